@@ -10,4 +10,6 @@
 
 pub mod cache;
 pub mod driver;
-pub mod error;
+
+pub mod smt2;
+pub mod term;

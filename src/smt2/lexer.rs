@@ -1,0 +1,293 @@
+//! Tokens of SMT-LIB v2.6 (nom) and the s-expression tree of one command. The tree is a
+//! flat arena built with an explicit stack, so nesting depth costs heap, not call stack,
+//! and dropping it is not recursive. Every node records its byte offset in the command
+//! text, for error positions.
+
+use nom::{
+    branch::alt,
+    bytes::complete::{tag, take_while, take_while1},
+    character::complete::{char, digit1},
+    combinator::{opt, recognize},
+    sequence::{pair, preceded},
+    IResult,
+};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Tok {
+    Numeral,
+    Decimal,
+    Hex,
+    Binary,
+    /// A string literal; the atom text is the raw text with quotes (unescape with `unescape_string`).
+    Str,
+    Symbol,
+    /// `|quoted|`; the atom text is the content without bars.
+    Quoted,
+    Keyword,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum SNode {
+    Atom { tok: Tok, start: u32, end: u32 },
+    /// Children are `kids[first..first+len]`.
+    List { first: u32, len: u32, start: u32, end: u32 },
+}
+
+/// The parsed s-expressions of one command text.
+pub struct Sexps<'a> {
+    pub text: &'a str,
+    pub nodes: Vec<SNode>,
+    pub kids: Vec<u32>,
+    pub roots: Vec<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LexError {
+    pub offset: usize,
+    pub msg: String,
+}
+
+fn is_simple_sym_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "~!@$%^&*_-+=<>.?/".contains(c)
+}
+
+fn numeral(i: &str) -> IResult<&str, &str> {
+    alt((recognize(pair(take_while1(|c: char| ('1'..='9').contains(&c)), take_while(|c: char| c.is_ascii_digit()))), tag("0")))(i)
+}
+
+fn token<'a>(i: &'a str) -> IResult<&'a str, (Tok, &'a str)> {
+    alt((
+        |i: &'a str| -> IResult<&'a str, (Tok, &'a str)> {
+            let (r, s) = recognize(pair(digit1, opt(pair(char('.'), digit1))))(i)?;
+            if s.contains('.') {
+                Ok((r, (Tok::Decimal, s)))
+            } else {
+                // a numeral must not have leading zeros; accept them leniently as z3 does
+                let _ = numeral;
+                Ok((r, (Tok::Numeral, s)))
+            }
+        },
+        |i| {
+            let (r, s) = recognize(preceded(tag("#x"), take_while1(|c: char| c.is_ascii_hexdigit())))(i)?;
+            Ok((r, (Tok::Hex, s)))
+        },
+        |i| {
+            let (r, s) = recognize(preceded(tag("#b"), take_while1(|c: char| c == '0' || c == '1')))(i)?;
+            Ok((r, (Tok::Binary, s)))
+        },
+        |i| {
+            let (r, s) = recognize(preceded(char(':'), take_while1(is_simple_sym_char)))(i)?;
+            Ok((r, (Tok::Keyword, s)))
+        },
+        |i| {
+            let (r, s) = take_while1(is_simple_sym_char)(i)?;
+            Ok((r, (Tok::Symbol, s)))
+        },
+    ))(i)
+}
+
+/// Skip white space and comments.
+fn skip_ws(text: &str, mut pos: usize) -> usize {
+    let b = text.as_bytes();
+    while pos < b.len() {
+        match b[pos] {
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => pos += 1,
+            b';' => {
+                while pos < b.len() && b[pos] != b'\n' {
+                    pos += 1;
+                }
+            }
+            _ => break,
+        }
+    }
+    pos
+}
+
+impl<'a> Sexps<'a> {
+    /// Parse all s-expressions in `text`.
+    pub fn parse(text: &'a str) -> Result<Sexps<'a>, LexError> {
+        let mut s = Sexps { text, nodes: Vec::new(), kids: Vec::new(), roots: Vec::new() };
+        // Stack of open lists: (start offset, children so far).
+        let mut stack: Vec<(u32, Vec<u32>)> = Vec::new();
+        let b = text.as_bytes();
+        let mut pos = 0usize;
+        loop {
+            pos = skip_ws(text, pos);
+            if pos >= b.len() {
+                break;
+            }
+            let start = pos as u32;
+            let id = match b[pos] {
+                b'(' => {
+                    stack.push((start, Vec::new()));
+                    pos += 1;
+                    continue;
+                }
+                b')' => {
+                    pos += 1;
+                    let Some((lstart, kids)) = stack.pop() else {
+                        return Err(LexError { offset: start as usize, msg: "unexpected ')'".into() });
+                    };
+                    let first = s.kids.len() as u32;
+                    let len = kids.len() as u32;
+                    s.kids.extend(kids);
+                    s.nodes.push(SNode::List { first, len, start: lstart, end: pos as u32 });
+                    (s.nodes.len() - 1) as u32
+                }
+                b'"' => {
+                    let mut p = pos + 1;
+                    loop {
+                        match b.get(p) {
+                            None => return Err(LexError { offset: pos, msg: "unterminated string literal".into() }),
+                            Some(b'"') if b.get(p + 1) == Some(&b'"') => p += 2,
+                            Some(b'"') => break,
+                            Some(_) => p += 1,
+                        }
+                    }
+                    s.nodes.push(SNode::Atom { tok: Tok::Str, start, end: (p + 1) as u32 });
+                    pos = p + 1;
+                    (s.nodes.len() - 1) as u32
+                }
+                b'|' => {
+                    let Some(len) = text[pos + 1..].find(['|', '\\']) else {
+                        return Err(LexError { offset: pos, msg: "unterminated quoted symbol".into() });
+                    };
+                    if b[pos + 1 + len] == b'\\' {
+                        return Err(LexError { offset: pos + 1 + len, msg: "'\\' is not allowed in a quoted symbol".into() });
+                    }
+                    s.nodes.push(SNode::Atom { tok: Tok::Quoted, start: start + 1, end: (pos + 1 + len) as u32 });
+                    pos = pos + len + 2;
+                    (s.nodes.len() - 1) as u32
+                }
+                _ => match token(&text[pos..]) {
+                    Ok((rest, (tok, t))) => {
+                        let end = pos + t.len();
+                        // A token must end at a delimiter.
+                        if let Some(c) = rest.chars().next() {
+                            if !(c.is_whitespace() || c == '(' || c == ')' || c == ';' || c == '"' || c == '|') {
+                                return Err(LexError { offset: end, msg: format!("unexpected character '{c}'") });
+                            }
+                        }
+                        s.nodes.push(SNode::Atom { tok, start, end: end as u32 });
+                        pos = end;
+                        (s.nodes.len() - 1) as u32
+                    }
+                    Err(_) => {
+                        let c = text[pos..].chars().next().unwrap_or('?');
+                        return Err(LexError { offset: pos, msg: format!("unexpected character '{}'", c.escape_default()) });
+                    }
+                },
+            };
+            match stack.last_mut() {
+                Some((_, kids)) => kids.push(id),
+                None => s.roots.push(id),
+            }
+        }
+        if let Some((start, _)) = stack.last() {
+            return Err(LexError { offset: *start as usize, msg: "unbalanced parentheses: missing ')'".into() });
+        }
+        Ok(s)
+    }
+
+    pub fn node(&self, id: u32) -> SNode {
+        self.nodes[id as usize]
+    }
+    /// Children of a list node (empty for atoms).
+    pub fn list(&self, id: u32) -> Option<&[u32]> {
+        match self.nodes[id as usize] {
+            SNode::List { first, len, .. } => Some(&self.kids[first as usize..(first + len) as usize]),
+            SNode::Atom { .. } => None,
+        }
+    }
+    /// The atom's token and text.
+    pub fn atom(&self, id: u32) -> Option<(Tok, &'a str)> {
+        match self.nodes[id as usize] {
+            SNode::Atom { tok, start, end } => Some((tok, &self.text[start as usize..end as usize])),
+            SNode::List { .. } => None,
+        }
+    }
+    /// A symbol (simple or quoted), as its name.
+    pub fn symbol(&self, id: u32) -> Option<&'a str> {
+        match self.atom(id) {
+            Some((Tok::Symbol | Tok::Quoted, s)) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn is_symbol(&self, id: u32, name: &str) -> bool {
+        matches!(self.atom(id), Some((Tok::Symbol, s)) if s == name)
+    }
+    pub fn keyword(&self, id: u32) -> Option<&'a str> {
+        match self.atom(id) {
+            Some((Tok::Keyword, s)) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn offset(&self, id: u32) -> usize {
+        match self.nodes[id as usize] {
+            SNode::Atom { start, .. } | SNode::List { start, .. } => start as usize,
+        }
+    }
+    /// The source text of a node.
+    pub fn source(&self, id: u32) -> &'a str {
+        match self.nodes[id as usize] {
+            SNode::Atom { tok: Tok::Quoted, start, end } => &self.text[start as usize - 1..end as usize + 1],
+            SNode::Atom { start, end, .. } => &self.text[start as usize..end as usize],
+            SNode::List { start, end, .. } => &self.text[start as usize..end as usize],
+        }
+    }
+}
+
+/// The content of a string literal's raw text (`"a""b"` -> `a"b`).
+pub fn unescape_string(raw: &str) -> String {
+    let inner = raw.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(raw);
+    inner.replace("\"\"", "\"")
+}
+
+/// Line and column (1-based) of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map(|p| p + 1).unwrap_or(0) + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atoms_and_lists() {
+        let s = Sexps::parse("(assert (= |a b| #x0F \"x\"\"y\" 1.50 12 :named))").unwrap();
+        assert_eq!(s.roots.len(), 1);
+        let top = s.list(s.roots[0]).unwrap();
+        assert!(s.is_symbol(top[0], "assert"));
+        let eq = s.list(top[1]).unwrap();
+        assert_eq!(s.symbol(eq[1]), Some("a b"));
+        assert_eq!(s.atom(eq[2]), Some((Tok::Hex, "#x0F")));
+        assert_eq!(unescape_string(s.atom(eq[3]).unwrap().1), "x\"y");
+        assert_eq!(s.atom(eq[4]), Some((Tok::Decimal, "1.50")));
+        assert_eq!(s.keyword(eq[6]), Some(":named"));
+        assert_eq!(s.source(top[1]), "(= |a b| #x0F \"x\"\"y\" 1.50 12 :named)");
+    }
+
+    #[test]
+    fn errors_have_offsets() {
+        assert_eq!(Sexps::parse("(a (b)").err().unwrap().offset, 0);
+        assert_eq!(Sexps::parse("(a \"xx)").err().unwrap().msg, "unterminated string literal");
+        assert!(Sexps::parse("(a b))").is_err());
+        assert!(Sexps::parse("(a #b012)").is_err());
+    }
+
+    #[test]
+    fn deep_nesting_is_iterative() {
+        let n = 200_000;
+        let text = format!("{}x{}", "(".repeat(n), ")".repeat(n));
+        let s = Sexps::parse(&text).unwrap();
+        assert_eq!(s.nodes.len(), n + 1);
+    }
+
+    #[test]
+    fn line_and_column() {
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
+    }
+}

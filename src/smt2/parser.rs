@@ -1,0 +1,841 @@
+//! From one command's text to a `Command` whose terms live in the term store. `let` is
+//! expanded into shared nodes, `define-fun` macros are inlined, quantifier variables and
+//! macro parameters get fresh internal symbols (so no later substitution can capture a
+//! global of the same name). Every term is sort-checked as it is built.
+//!
+//! An error is one of three kinds: `Syntax` (the input is not SMT-LIB), `Sort` (ill-sorted
+//! or unknown names), or `Unsupported` (valid-looking input using theories or constructs
+//! smtproxy does not model: the session forwards such a command verbatim and lets the
+//! solver decide). Nesting deeper than `MAX_DEPTH` is refused with a clear message.
+
+use super::command::Command;
+use super::lexer::{unescape_string, Sexps, Tok};
+use crate::term::build::SortError;
+use crate::term::signature::{FunDef, Signature, SortDef};
+use crate::term::{Op, Sort, SortId, SortStore, TermId, TermStore};
+use num_bigint::BigUint;
+use num_traits::Num;
+use rustc_hash::FxHashMap;
+
+/// Terms nested deeper than this are refused (the engine runs on a thread with a large
+/// stack sized for this depth).
+pub const MAX_DEPTH: usize = 400_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    Syntax,
+    Sort,
+    Unsupported,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub offset: usize,
+    pub msg: String,
+    pub kind: ErrorKind,
+}
+
+type PResult<T> = Result<T, ParseError>;
+
+fn err<T>(offset: usize, kind: ErrorKind, msg: impl Into<String>) -> PResult<T> {
+    Err(ParseError { offset, msg: msg.into(), kind })
+}
+
+/// Parse one command (the text of one top-level s-expression).
+pub fn parse_command(store: &mut TermStore, sig: &Signature, text: &str) -> PResult<Command> {
+    let sx = Sexps::parse(text).map_err(|e| ParseError { offset: e.offset, msg: e.msg, kind: ErrorKind::Syntax })?;
+    if sx.roots.len() != 1 {
+        return err(0, ErrorKind::Syntax, "expected exactly one command");
+    }
+    let mut p = Parser { store, sig, sx: &sx, env: FxHashMap::default(), named: Vec::new(), sort_params: Vec::new() };
+    p.command(sx.roots[0])
+}
+
+/// Parse a standalone term (used for solver answers, e.g. model values).
+pub fn parse_term(store: &mut TermStore, sig: &Signature, text: &str) -> PResult<TermId> {
+    let sx = Sexps::parse(text).map_err(|e| ParseError { offset: e.offset, msg: e.msg, kind: ErrorKind::Syntax })?;
+    if sx.roots.len() != 1 {
+        return err(0, ErrorKind::Syntax, "expected exactly one term");
+    }
+    let mut p = Parser { store, sig, sx: &sx, env: FxHashMap::default(), named: Vec::new(), sort_params: Vec::new() };
+    p.term(sx.roots[0], 0)
+}
+
+/// Parse a standalone sort.
+pub fn parse_sort(store: &mut TermStore, sig: &Signature, text: &str) -> PResult<SortId> {
+    let sx = Sexps::parse(text).map_err(|e| ParseError { offset: e.offset, msg: e.msg, kind: ErrorKind::Syntax })?;
+    if sx.roots.len() != 1 {
+        return err(0, ErrorKind::Syntax, "expected exactly one sort");
+    }
+    let mut p = Parser { store, sig, sx: &sx, env: FxHashMap::default(), named: Vec::new(), sort_params: Vec::new() };
+    p.sort(sx.roots[0], 0)
+}
+
+struct Parser<'a, 's> {
+    store: &'a mut TermStore,
+    sig: &'a Signature,
+    sx: &'a Sexps<'s>,
+    /// let-bound names, quantified variables and macro parameters: name -> stack of terms.
+    env: FxHashMap<String, Vec<TermId>>,
+    named: Vec<(String, TermId)>,
+    /// define-sort / datatype parameters in scope.
+    sort_params: Vec<(String, SortId)>,
+}
+
+pub fn builtin_op(name: &str) -> Option<Op> {
+    Some(match name {
+        "not" => Op::Not,
+        "and" => Op::And,
+        "or" => Op::Or,
+        "xor" => Op::Xor,
+        "=>" => Op::Implies,
+        "=" => Op::Eq,
+        "distinct" => Op::Distinct,
+        "ite" => Op::Ite,
+        "select" => Op::Select,
+        "store" => Op::Store,
+        "concat" => Op::Concat,
+        "bvnot" => Op::BvNot,
+        "bvneg" => Op::BvNeg,
+        "bvand" => Op::BvAnd,
+        "bvor" => Op::BvOr,
+        "bvxor" => Op::BvXor,
+        "bvnand" => Op::BvNand,
+        "bvnor" => Op::BvNor,
+        "bvxnor" => Op::BvXnor,
+        "bvcomp" => Op::BvComp,
+        "bvadd" => Op::BvAdd,
+        "bvsub" => Op::BvSub,
+        "bvmul" => Op::BvMul,
+        "bvudiv" => Op::BvUdiv,
+        "bvurem" => Op::BvUrem,
+        "bvsdiv" => Op::BvSdiv,
+        "bvsrem" => Op::BvSrem,
+        "bvsmod" => Op::BvSmod,
+        "bvshl" => Op::BvShl,
+        "bvlshr" => Op::BvLshr,
+        "bvashr" => Op::BvAshr,
+        "bvult" => Op::BvUlt,
+        "bvule" => Op::BvUle,
+        "bvugt" => Op::BvUgt,
+        "bvuge" => Op::BvUge,
+        "bvslt" => Op::BvSlt,
+        "bvsle" => Op::BvSle,
+        "bvsgt" => Op::BvSgt,
+        "bvsge" => Op::BvSge,
+        "-" => Op::Sub,
+        "+" => Op::Add,
+        "*" => Op::Mul,
+        "/" => Op::RealDiv,
+        "div" => Op::IntDiv,
+        "mod" => Op::Mod,
+        "abs" => Op::Abs,
+        "<=" => Op::Le,
+        "<" => Op::Lt,
+        ">=" => Op::Ge,
+        ">" => Op::Gt,
+        "to_real" => Op::ToReal,
+        "to_int" => Op::ToInt,
+        "is_int" => Op::IsInt,
+        _ => return None,
+    })
+}
+
+fn indexed_op(name: &str, idx: &[u32]) -> Option<Op> {
+    Some(match (name, idx) {
+        ("extract", [i, j]) => Op::Extract(*i, *j),
+        ("zero_extend", [k]) => Op::ZeroExtend(*k),
+        ("sign_extend", [k]) => Op::SignExtend(*k),
+        ("repeat", [k]) => Op::Repeat(*k),
+        ("rotate_left", [k]) => Op::RotateLeft(*k),
+        ("rotate_right", [k]) => Op::RotateRight(*k),
+        ("divisible", [k]) => Op::Divisible(*k),
+        _ => return None,
+    })
+}
+
+impl<'a, 's> Parser<'a, 's> {
+    fn off(&self, id: u32) -> usize {
+        self.sx.offset(id)
+    }
+    fn kids(&self, id: u32) -> &'a [u32] {
+        self.sx.list(id).unwrap_or(&[])
+    }
+    fn sym(&self, id: u32, what: &str) -> PResult<&'s str> {
+        match self.sx.symbol(id) {
+            Some(s) => Ok(s),
+            None => err(self.off(id), ErrorKind::Syntax, format!("invalid {what}, symbol expected")),
+        }
+    }
+    fn numeral(&self, id: u32) -> PResult<u32> {
+        match self.sx.atom(id) {
+            Some((Tok::Numeral, s)) => s
+                .parse::<u32>()
+                .or_else(|_| err(self.off(id), ErrorKind::Sort, format!("numeral {s} is too large"))),
+            _ => err(self.off(id), ErrorKind::Syntax, "numeral expected"),
+        }
+    }
+    fn sort_err(&self, id: u32, e: SortError) -> ParseError {
+        ParseError { offset: self.off(id), msg: e.0, kind: ErrorKind::Sort }
+    }
+
+    fn command(&mut self, root: u32) -> PResult<Command> {
+        let items = match self.sx.list(root) {
+            Some(k) if !k.is_empty() => k,
+            _ => return err(self.off(root), ErrorKind::Syntax, "invalid command, '(' <command> expected"),
+        };
+        let head = self.sym(items[0], "command")?;
+        let args = &items[1..];
+        let n = args.len();
+        let want = |k: usize| -> PResult<()> {
+            if n == k {
+                Ok(())
+            } else {
+                err(self.off(root), ErrorKind::Syntax, format!("invalid {head} command, expected {k} argument(s)"))
+            }
+        };
+        Ok(match head {
+            "set-logic" => {
+                want(1)?;
+                Command::SetLogic(self.sym(args[0], "logic")?.to_string())
+            }
+            "set-option" | "set-info" => {
+                if n < 1 {
+                    return err(self.off(root), ErrorKind::Syntax, format!("invalid {head} command, keyword expected"));
+                }
+                let Some(k) = self.sx.keyword(args[0]) else {
+                    return err(self.off(args[0]), ErrorKind::Syntax, "keyword expected");
+                };
+                let v = args.get(1).map(|&v| self.sx.source(v).to_string()).unwrap_or_default();
+                if head == "set-option" {
+                    Command::SetOption(k.to_string(), v)
+                } else {
+                    Command::SetInfo(k.to_string(), v)
+                }
+            }
+            "get-info" | "get-option" => {
+                want(1)?;
+                let Some(k) = self.sx.keyword(args[0]) else {
+                    return err(self.off(args[0]), ErrorKind::Syntax, "keyword expected");
+                };
+                if head == "get-info" {
+                    Command::GetInfo(k.to_string())
+                } else {
+                    Command::GetOption(k.to_string())
+                }
+            }
+            "declare-sort" => {
+                if !(1..=2).contains(&n) {
+                    return err(self.off(root), ErrorKind::Syntax, "invalid declare-sort command");
+                }
+                let name = self.sym(args[0], "sort name")?;
+                let arity = if n == 2 { self.numeral(args[1])? } else { 0 };
+                Command::DeclareSort(name.to_string(), arity)
+            }
+            "define-sort" => {
+                want(3)?;
+                let name = self.sym(args[0], "sort name")?;
+                let mut params = Vec::new();
+                for &p in self.kids(args[1]) {
+                    params.push(self.sym(p, "sort parameter")?.to_string());
+                }
+                // Check the body now, with the parameters as opaque sorts.
+                let saved = self.sort_params.len();
+                for p in &params {
+                    let s = self.store.sorts.intern(Sort::Named { name: p.clone(), indices: vec![], args: vec![] });
+                    self.sort_params.push((p.clone(), s));
+                }
+                let r = self.sort(args[2], 0);
+                self.sort_params.truncate(saved);
+                r?;
+                Command::DefineSort { name: name.to_string(), params, body: self.sx.source(args[2]).to_string() }
+            }
+            "declare-fun" => {
+                want(3)?;
+                let name = self.sym(args[0], "function name")?;
+                let mut params = Vec::new();
+                let Some(ps) = self.sx.list(args[1]) else {
+                    return err(self.off(args[1]), ErrorKind::Syntax, "sort list expected");
+                };
+                for &p in ps {
+                    params.push(self.sort(p, 0)?);
+                }
+                let ret = self.sort(args[2], 0)?;
+                self.check_fresh(args[0], name)?;
+                Command::DeclareFun { name: name.to_string(), params, ret }
+            }
+            "declare-const" => {
+                want(2)?;
+                let name = self.sym(args[0], "constant name")?;
+                let ret = self.sort(args[1], 0)?;
+                self.check_fresh(args[0], name)?;
+                Command::DeclareFun { name: name.to_string(), params: vec![], ret }
+            }
+            "define-fun" => {
+                want(4)?;
+                let name = self.sym(args[0], "function name")?;
+                let params = self.sorted_vars(args[1])?;
+                let ret = self.sort(args[2], 0)?;
+                let (body, _) = self.with_vars(&params, |p| p.term(args[3], 0))?;
+                let body = self.coerce(args[3], body, ret)?;
+                self.check_fresh(args[0], name)?;
+                let params = params.into_iter().map(|(n, s, t)| (n, s, self.store.op_sym(t))).collect();
+                Command::DefineFun { name: name.to_string(), params, ret, body }
+            }
+            "define-fun-rec" => {
+                want(4)?;
+                let name = self.sym(args[0], "function name")?;
+                let params = self.sorted_vars(args[1])?;
+                let ret = self.sort(args[2], 0)?;
+                Command::DefineFunsRec(vec![(name.to_string(), params.into_iter().map(|p| p.1).collect(), ret)])
+            }
+            "define-funs-rec" => {
+                want(2)?;
+                let mut decls = Vec::new();
+                for &d in self.kids(args[0]) {
+                    let k = self.kids(d);
+                    if k.len() != 3 {
+                        return err(self.off(d), ErrorKind::Syntax, "invalid function declaration");
+                    }
+                    let name = self.sym(k[0], "function name")?;
+                    let params = self.sorted_vars(k[1])?;
+                    let ret = self.sort(k[2], 0)?;
+                    decls.push((name.to_string(), params.into_iter().map(|p| p.1).collect(), ret));
+                }
+                Command::DefineFunsRec(decls)
+            }
+            "declare-datatype" | "declare-datatypes" => self.datatypes(head, args, root)?,
+            "push" | "pop" => {
+                if n > 1 {
+                    return err(self.off(root), ErrorKind::Syntax, format!("invalid {head} command"));
+                }
+                let k = if n == 1 { self.numeral(args[0])? } else { 1 };
+                if head == "push" {
+                    Command::Push(k)
+                } else {
+                    Command::Pop(k)
+                }
+            }
+            "assert" => {
+                want(1)?;
+                let t = self.term(args[0], 0)?;
+                if self.store.sort(t) != SortStore::BOOL {
+                    return err(self.off(args[0]), ErrorKind::Sort, "assert expects a Bool term");
+                }
+                Command::Assert(t, std::mem::take(&mut self.named))
+            }
+            "check-sat" => {
+                want(0)?;
+                Command::CheckSat
+            }
+            "check-sat-assuming" => {
+                want(1)?;
+                let Some(ls) = self.sx.list(args[0]) else {
+                    return err(self.off(args[0]), ErrorKind::Syntax, "list of literals expected");
+                };
+                let mut lits = Vec::new();
+                for &l in ls {
+                    let t = self.term(l, 0)?;
+                    if self.store.sort(t) != SortStore::BOOL {
+                        return err(self.off(l), ErrorKind::Sort, "check-sat-assuming expects Bool literals");
+                    }
+                    lits.push(t);
+                }
+                Command::CheckSatAssuming(lits)
+            }
+            "get-value" => {
+                want(1)?;
+                let Some(ts) = self.sx.list(args[0]) else {
+                    return err(self.off(args[0]), ErrorKind::Syntax, "list of terms expected");
+                };
+                if ts.is_empty() {
+                    return err(self.off(args[0]), ErrorKind::Syntax, "get-value expects at least one term");
+                }
+                let mut out = Vec::new();
+                for &t in ts {
+                    let id = self.term(t, 0)?;
+                    out.push((id, self.sx.source(t).to_string()));
+                }
+                Command::GetValue(out)
+            }
+            "get-model" => simple(want(0), Command::GetModel)?,
+            "get-assignment" => simple(want(0), Command::GetAssignment)?,
+            "get-unsat-core" => simple(want(0), Command::GetUnsatCore)?,
+            "get-unsat-assumptions" => simple(want(0), Command::GetUnsatAssumptions)?,
+            "get-proof" => simple(want(0), Command::GetProof)?,
+            "reset" => simple(want(0), Command::Reset)?,
+            "reset-assertions" => simple(want(0), Command::ResetAssertions)?,
+            "exit" => simple(want(0), Command::Exit)?,
+            "echo" => {
+                want(1)?;
+                match self.sx.atom(args[0]) {
+                    Some((Tok::Str, s)) => Command::Echo(s.to_string()),
+                    _ => return err(self.off(args[0]), ErrorKind::Syntax, "string literal expected"),
+                }
+            }
+            _ => Command::Other(self.sx.text.to_string()),
+        })
+    }
+
+    fn check_fresh(&self, id: u32, name: &str) -> PResult<()> {
+        if self.sig.has_fun(name) || builtin_op(name).is_some() || name == "true" || name == "false" {
+            return err(self.off(id), ErrorKind::Sort, format!("invalid declaration, function '{name}' (with the given signature) already declared"));
+        }
+        Ok(())
+    }
+
+    fn datatypes(&mut self, head: &str, args: &[u32], root: u32) -> PResult<Command> {
+        // Collect (name, arity, constructor-decl-list node)
+        let mut dts: Vec<(String, u32, u32)> = Vec::new();
+        if head == "declare-datatype" {
+            if args.len() != 2 {
+                return err(self.off(root), ErrorKind::Syntax, "invalid declare-datatype command");
+            }
+            dts.push((self.sym(args[0], "datatype name")?.to_string(), 0, args[1]));
+        } else {
+            if args.len() != 2 {
+                return err(self.off(root), ErrorKind::Syntax, "invalid declare-datatypes command");
+            }
+            let decls = self.kids(args[0]);
+            let bodies = self.kids(args[1]);
+            if decls.len() != bodies.len() {
+                return err(self.off(root), ErrorKind::Syntax, "datatype declarations and definitions differ in number");
+            }
+            for (&d, &b) in decls.iter().zip(bodies) {
+                let k = self.kids(d);
+                if k.len() != 2 {
+                    return err(self.off(d), ErrorKind::Syntax, "invalid sort declaration");
+                }
+                dts.push((self.sym(k[0], "datatype name")?.to_string(), self.numeral(k[1])?, b));
+            }
+        }
+        let sorts: Vec<(String, u32)> = dts.iter().map(|(n, a, _)| (n.clone(), *a)).collect();
+        let mut funs = Vec::new();
+        for (name, arity, body) in &dts {
+            // Parametric datatypes: (par (T ...) (ctors)). Constructors are then polymorphic,
+            // which smtproxy does not model.
+            let ctors = self.kids(*body);
+            if *arity > 0 || ctors.first().is_some_and(|&c| self.sx.is_symbol(c, "par")) {
+                return err(self.off(*body), ErrorKind::Unsupported, "parametric datatypes are forwarded");
+            }
+            let dt = self.store.sorts.intern(Sort::Named { name: name.clone(), indices: vec![], args: vec![] });
+            for &c in ctors {
+                let (cname, fields) = match self.sx.symbol(c) {
+                    Some(s) => (s, &[][..]),
+                    None => {
+                        let k = self.kids(c);
+                        if k.is_empty() {
+                            return err(self.off(c), ErrorKind::Syntax, "constructor expected");
+                        }
+                        (self.sym(k[0], "constructor")?, &k[1..])
+                    }
+                };
+                let mut field_sorts = Vec::new();
+                for &f in fields {
+                    let fk = self.kids(f);
+                    if fk.len() != 2 {
+                        return err(self.off(f), ErrorKind::Syntax, "selector expected");
+                    }
+                    let sel = self.sym(fk[0], "selector")?;
+                    // A field may mention any datatype of this declaration.
+                    let fs = self.sort_with_pending(fk[1], &sorts)?;
+                    funs.push((sel.to_string(), vec![dt], fs));
+                    field_sorts.push(fs);
+                }
+                funs.push((cname.to_string(), field_sorts, dt));
+                funs.push((format!("is-{cname}"), vec![dt], SortStore::BOOL));
+            }
+        }
+        Ok(Command::DeclareDatatypes { sorts, funs })
+    }
+
+    fn sort_with_pending(&mut self, id: u32, pending: &[(String, u32)]) -> PResult<SortId> {
+        if let Some(s) = self.sx.symbol(id) {
+            if pending.iter().any(|(n, _)| n == s) {
+                return Ok(self.store.sorts.intern(Sort::Named { name: s.to_string(), indices: vec![], args: vec![] }));
+            }
+        }
+        self.sort(id, 0)
+    }
+
+    /// `((x S) ...)`, with fresh internal symbols for each variable.
+    fn sorted_vars(&mut self, id: u32) -> PResult<Vec<(String, SortId, TermId)>> {
+        let Some(vs) = self.sx.list(id) else {
+            return err(self.off(id), ErrorKind::Syntax, "sorted variable list expected");
+        };
+        let mut out = Vec::new();
+        for &v in vs {
+            let k = self.kids(v);
+            if k.len() != 2 {
+                return err(self.off(v), ErrorKind::Syntax, "sorted variable (name sort) expected");
+            }
+            let name = self.sym(k[0], "variable name")?;
+            let s = self.sort(k[1], 0)?;
+            let sym = self.store.fresh_sym(name);
+            let t = self.store.mk_sym_app(sym, vec![], s);
+            out.push((name.to_string(), s, t));
+        }
+        Ok(out)
+    }
+
+    fn with_vars<T>(
+        &mut self,
+        vars: &[(String, SortId, TermId)],
+        f: impl FnOnce(&mut Self) -> PResult<T>,
+    ) -> PResult<(T, Vec<TermId>)> {
+        for (n, _, t) in vars {
+            self.env.entry(n.clone()).or_default().push(*t);
+        }
+        let r = f(self);
+        for (n, _, _) in vars {
+            if let Some(v) = self.env.get_mut(n) {
+                v.pop();
+                if v.is_empty() {
+                    self.env.remove(n);
+                }
+            }
+        }
+        Ok((r?, vars.iter().map(|v| v.2).collect()))
+    }
+
+    /// Accept an Int where a Real is wanted (as solvers do), refuse other mismatches.
+    fn coerce(&mut self, id: u32, t: TermId, want: SortId) -> PResult<TermId> {
+        let got = self.store.sort(t);
+        if got == want || got == SortStore::UNKNOWN || want == SortStore::UNKNOWN {
+            Ok(t)
+        } else if got == SortStore::INT && want == SortStore::REAL {
+            self.store.app(Op::ToReal, vec![t]).map_err(|e| self.sort_err(id, e))
+        } else {
+            err(
+                self.off(id),
+                ErrorKind::Sort,
+                format!(
+                    "sort mismatch: expected {}, got {}",
+                    self.store.sorts.to_text(want),
+                    self.store.sorts.to_text(got)
+                ),
+            )
+        }
+    }
+
+    fn sort(&mut self, id: u32, depth: usize) -> PResult<SortId> {
+        if depth > 1000 {
+            return err(self.off(id), ErrorKind::Syntax, "sort nested too deeply");
+        }
+        if let Some(name) = self.sx.symbol(id) {
+            if let Some((_, s)) = self.sort_params.iter().rev().find(|(n, _)| n == name) {
+                return Ok(*s);
+            }
+            return match name {
+                "Bool" => Ok(SortStore::BOOL),
+                "Int" => Ok(SortStore::INT),
+                "Real" => Ok(SortStore::REAL),
+                _ => self.named_sort(id, name, &[]),
+            };
+        }
+        let k = self.kids(id);
+        if k.is_empty() {
+            return err(self.off(id), ErrorKind::Syntax, "sort expected");
+        }
+        if self.sx.is_symbol(k[0], "_") {
+            if k.len() == 3 && self.sx.is_symbol(k[1], "BitVec") {
+                let w = self.numeral(k[2])?;
+                if w == 0 {
+                    return err(self.off(k[2]), ErrorKind::Sort, "bit-vector width must be positive");
+                }
+                return Ok(self.store.sorts.bv(w));
+            }
+            return err(self.off(id), ErrorKind::Unsupported, format!("sort {} is not modelled", self.sx.source(id)));
+        }
+        let name = self.sym(k[0], "sort")?;
+        let mut args = Vec::new();
+        for &a in &k[1..] {
+            args.push(self.sort(a, depth + 1)?);
+        }
+        if name == "Array" {
+            if args.len() != 2 {
+                return err(self.off(id), ErrorKind::Sort, "Array expects two sorts");
+            }
+            return Ok(self.store.sorts.array(args[0], args[1]));
+        }
+        self.named_sort(id, name, &args)
+    }
+
+    fn named_sort(&mut self, id: u32, name: &str, args: &[SortId]) -> PResult<SortId> {
+        match self.sig.sort(name) {
+            Some(SortDef::Declared(arity)) => {
+                if *arity as usize != args.len() {
+                    return err(self.off(id), ErrorKind::Sort, format!("sort {name} expects {arity} argument(s)"));
+                }
+                Ok(self.store.sorts.intern(Sort::Named { name: name.to_string(), indices: vec![], args: args.to_vec() }))
+            }
+            Some(SortDef::Alias { params, body }) => {
+                if params.len() != args.len() {
+                    return err(self.off(id), ErrorKind::Sort, format!("sort {name} expects {} argument(s)", params.len()));
+                }
+                let body = body.clone();
+                let sx = Sexps::parse(&body).map_err(|e| ParseError { offset: self.off(id), msg: e.msg, kind: ErrorKind::Syntax })?;
+                let mut p = Parser {
+                    store: self.store,
+                    sig: self.sig,
+                    sx: &sx,
+                    env: FxHashMap::default(),
+                    named: Vec::new(),
+                    sort_params: params.iter().cloned().zip(args.iter().copied()).collect(),
+                };
+                let root = sx.roots.first().copied().unwrap_or(0);
+                p.sort(root, 1).map_err(|mut e| {
+                    e.offset = self.sx.offset(id);
+                    e
+                })
+            }
+            None => err(self.off(id), ErrorKind::Unsupported, format!("unknown sort '{name}'")),
+        }
+    }
+
+    fn term(&mut self, id: u32, depth: usize) -> PResult<TermId> {
+        if depth > MAX_DEPTH {
+            return err(self.off(id), ErrorKind::Syntax, format!("term nested deeper than {MAX_DEPTH} levels"));
+        }
+        if let Some((tok, text)) = self.sx.atom(id) {
+            return self.atom(id, tok, text);
+        }
+        let k = self.kids(id);
+        if k.is_empty() {
+            return err(self.off(id), ErrorKind::Syntax, "term expected, got '()'");
+        }
+        // (_ bvN w) literal, or an indexed identifier used as a constant
+        if self.sx.is_symbol(k[0], "_") {
+            return self.indexed_const(id, k);
+        }
+        if let Some(h) = self.sx.symbol(k[0]) {
+            match h {
+                "let" if self.sx.atom(k[0]).map(|a| a.0) == Some(Tok::Symbol) => return self.let_term(id, k, depth),
+                "forall" | "exists" if self.sx.atom(k[0]).map(|a| a.0) == Some(Tok::Symbol) => {
+                    if k.len() != 3 {
+                        return err(self.off(id), ErrorKind::Syntax, format!("invalid {h}"));
+                    }
+                    let vars = self.sorted_vars(k[1])?;
+                    let vs: Vec<_> = vars.iter().map(|v| (self.store.op_sym(v.2), v.1)).collect();
+                    let (body, _) = self.with_vars(&vars, |p| p.term(k[2], depth + 1))?;
+                    return self.store.mk_quant(h == "forall", vs, body).map_err(|e| self.sort_err(id, e));
+                }
+                "!" => {
+                    if k.len() < 3 {
+                        return err(self.off(id), ErrorKind::Syntax, "invalid annotation");
+                    }
+                    let t = self.term(k[1], depth + 1)?;
+                    let mut i = 2;
+                    while i < k.len() {
+                        if self.sx.keyword(k[i]) == Some(":named") {
+                            let Some(&nid) = k.get(i + 1) else {
+                                return err(self.off(k[i]), ErrorKind::Syntax, ":named expects a symbol");
+                            };
+                            let n = self.sym(nid, "name")?;
+                            self.named.push((n.to_string(), t));
+                        }
+                        i += 1;
+                    }
+                    let start = self.sx.offset(k[2]);
+                    let end = self.sx.offset(id) + self.sx.source(id).len() - 1;
+                    let attrs = self.sx.text[start..end].trim().to_string();
+                    return Ok(self.store.mk_annot(t, &attrs));
+                }
+                "match" => return err(self.off(id), ErrorKind::Unsupported, "match is forwarded"),
+                _ => {}
+            }
+        }
+        // Qualified or indexed function heads.
+        let head = k[0];
+        let mut args = Vec::with_capacity(k.len() - 1);
+        for &a in &k[1..] {
+            args.push(self.term(a, depth + 1)?);
+        }
+        if let Some(hk) = self.sx.list(head) {
+            if hk.len() == 3 && self.sx.is_symbol(hk[0], "as") && self.sx.is_symbol(hk[1], "const") {
+                let s = self.sort(hk[2], 0)?;
+                if args.len() != 1 {
+                    return err(self.off(id), ErrorKind::Sort, "constant array expects one value");
+                }
+                return self.store.mk_const_array(s, args[0]).map_err(|e| self.sort_err(id, e));
+            }
+            if !hk.is_empty() && self.sx.is_symbol(hk[0], "_") && hk.len() >= 3 {
+                let name = self.sym(hk[1], "indexed identifier")?;
+                let mut idx = Vec::new();
+                for &i in &hk[2..] {
+                    match self.sx.atom(i) {
+                        Some((Tok::Numeral, _)) => idx.push(self.numeral(i)?),
+                        _ => return err(self.off(head), ErrorKind::Unsupported, "non-numeral index"),
+                    }
+                }
+                if let Some(op) = indexed_op(name, &idx) {
+                    return self.store.app(op, args).map_err(|e| self.sort_err(id, e));
+                }
+            }
+            return err(self.off(head), ErrorKind::Unsupported, format!("function {} is not modelled", self.sx.source(head)));
+        }
+        let name = self.sym(head, "function")?;
+        if let Some(op) = builtin_op(name) {
+            let op = if op == Op::Sub && args.len() == 1 { Op::Neg } else { op };
+            return self.store.app(op, args).map_err(|e| self.sort_err(id, e));
+        }
+        self.apply(id, name, args)
+    }
+
+    fn apply(&mut self, id: u32, name: &str, args: Vec<TermId>) -> PResult<TermId> {
+        match self.sig.fun(name) {
+            Some(FunDef::Declared { sym, params, ret, kind: _ }) => {
+                let (sym, params, ret) = (*sym, params.clone(), *ret);
+                if params.len() != args.len() {
+                    return err(self.off(id), ErrorKind::Sort, format!("invalid number of arguments to '{name}'"));
+                }
+                let mut a2 = Vec::with_capacity(args.len());
+                for (a, p) in args.into_iter().zip(params) {
+                    a2.push(self.coerce(id, a, p)?);
+                }
+                Ok(self.store.mk_sym_app(sym, a2, ret))
+            }
+            Some(FunDef::Macro { params, body }) => {
+                let (params, body) = (params.clone(), *body);
+                if params.len() != args.len() {
+                    return err(self.off(id), ErrorKind::Sort, format!("invalid number of arguments to '{name}'"));
+                }
+                let mut map = FxHashMap::default();
+                for (a, (psym, psort)) in args.into_iter().zip(params) {
+                    let a = self.coerce(id, a, psort)?;
+                    let pt = self.store.mk_sym_app(psym, vec![], psort);
+                    map.insert(pt, a);
+                }
+                Ok(self.store.substitute(body, &map))
+            }
+            None => err(self.off(id), ErrorKind::Unsupported, format!("unknown function '{name}'")),
+        }
+    }
+
+    fn let_term(&mut self, id: u32, k: &[u32], depth: usize) -> PResult<TermId> {
+        if k.len() != 3 {
+            return err(self.off(id), ErrorKind::Syntax, "invalid let");
+        }
+        let Some(binds) = self.sx.list(k[1]) else {
+            return err(self.off(k[1]), ErrorKind::Syntax, "let bindings expected");
+        };
+        let mut vals = Vec::with_capacity(binds.len());
+        for &b in binds {
+            let bk = self.kids(b);
+            if bk.len() != 2 {
+                return err(self.off(b), ErrorKind::Syntax, "let binding (name term) expected");
+            }
+            let n = self.sym(bk[0], "let variable")?;
+            let v = self.term(bk[1], depth + 1)?;
+            vals.push((n, v));
+        }
+        for (n, v) in &vals {
+            self.env.entry(n.to_string()).or_default().push(*v);
+        }
+        let r = self.term(k[2], depth + 1);
+        for (n, _) in &vals {
+            if let Some(s) = self.env.get_mut(*n) {
+                s.pop();
+                if s.is_empty() {
+                    self.env.remove(*n);
+                }
+            }
+        }
+        r
+    }
+
+    fn atom(&mut self, id: u32, tok: Tok, text: &str) -> PResult<TermId> {
+        match tok {
+            Tok::Numeral => {
+                let n = BigUint::from_str_radix(text, 10).map_err(|_| ParseError {
+                    offset: self.off(id),
+                    msg: "invalid numeral".into(),
+                    kind: ErrorKind::Syntax,
+                })?;
+                Ok(self.store.mk_num(n))
+            }
+            Tok::Decimal => Ok(self.store.mk_dec(text)),
+            Tok::Hex | Tok::Binary => {
+                let (radix, bits) = if tok == Tok::Hex { (16, 4) } else { (2, 1) };
+                let digits = &text[2..];
+                let w = u32::try_from(digits.len() * bits)
+                    .map_err(|_| ParseError { offset: self.off(id), msg: "literal too wide".into(), kind: ErrorKind::Sort })?;
+                let v = BigUint::from_str_radix(digits, radix).map_err(|_| ParseError {
+                    offset: self.off(id),
+                    msg: "invalid literal".into(),
+                    kind: ErrorKind::Syntax,
+                })?;
+                Ok(self.store.mk_bv(&v, w))
+            }
+            Tok::Str => Ok(self.store.mk_str(&unescape_string(text))),
+            Tok::Keyword => err(self.off(id), ErrorKind::Syntax, format!("unexpected keyword {text}")),
+            Tok::Symbol | Tok::Quoted => {
+                if let Some(t) = self.env.get(text).and_then(|v| v.last()) {
+                    return Ok(*t);
+                }
+                if tok == Tok::Symbol {
+                    if text == "true" {
+                        return Ok(TermStore::TRUE);
+                    }
+                    if text == "false" {
+                        return Ok(TermStore::FALSE);
+                    }
+                }
+                let takes_args = match self.sig.fun(text) {
+                    Some(FunDef::Declared { params, .. }) => !params.is_empty(),
+                    Some(FunDef::Macro { params, .. }) => !params.is_empty(),
+                    None => false,
+                };
+                match self.sig.fun(text) {
+                    Some(_) if !takes_args => self.apply(id, text, vec![]),
+                    Some(_) => err(self.off(id), ErrorKind::Sort, format!("function '{text}' expects arguments")),
+                    None => {
+                        if builtin_op(text).is_some() {
+                            err(self.off(id), ErrorKind::Sort, format!("operator '{text}' used without arguments"))
+                        } else {
+                            err(self.off(id), ErrorKind::Unsupported, format!("unknown constant '{text}'"))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `(_ bvN w)`, or another indexed constant (forwarded).
+    fn indexed_const(&mut self, id: u32, k: &[u32]) -> PResult<TermId> {
+        if k.len() == 3 {
+            if let Some(name) = self.sx.symbol(k[1]) {
+                if let Some(digits) = name.strip_prefix("bv") {
+                    if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
+                        let v = BigUint::from_str_radix(digits, 10).map_err(|_| ParseError {
+                            offset: self.off(id),
+                            msg: "invalid bit-vector literal".into(),
+                            kind: ErrorKind::Syntax,
+                        })?;
+                        let w = self.numeral(k[2])?;
+                        if w == 0 {
+                            return err(self.off(id), ErrorKind::Sort, "bit-vector width must be positive");
+                        }
+                        return Ok(self.store.mk_bv(&v, w));
+                    }
+                }
+            }
+        }
+        err(self.off(id), ErrorKind::Unsupported, format!("indexed constant {} is not modelled", self.sx.source(id)))
+    }
+}
+
+fn simple(r: PResult<()>, c: Command) -> PResult<Command> {
+    r.map(|_| c)
+}
+
+impl TermStore {
+    /// The symbol of a `Sym` leaf.
+    pub fn op_sym(&self, t: TermId) -> crate::term::Sym {
+        match self.op(t) {
+            Op::Sym(s) => s,
+            _ => crate::term::Sym(u32::MAX),
+        }
+    }
+}
+

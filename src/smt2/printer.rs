@@ -1,0 +1,389 @@
+//! Printing terms back to SMT-LIB. The output parses back to the same term id (the
+//! round-trip is tested over the whole corpus): subterms shared in the DAG are bound once
+//! with `let` (grouped by level, so nesting stays shallow), literals print in a canonical
+//! form. Names come from a `Names` policy: client names for answers, backend names (with
+//! internal symbols mapped into the reserved `sp!` namespace) for the solver.
+//!
+//! Reserved names: every name smtproxy invents starts with `sp!` followed by a letter or
+//! digit; a client name that starts with `sp!` is sent to the backend as `sp!!...`, so the
+//! two sets never meet.
+
+use crate::term::{Lit, Op, Sort, Sym, TermId, TermStore};
+use num_bigint::BigUint;
+use rustc_hash::FxHashMap;
+use std::borrow::Cow;
+use std::fmt::Write;
+
+pub fn is_simple_symbol(name: &str) -> bool {
+    !name.is_empty()
+        && !name.as_bytes()[0].is_ascii_digit()
+        && name.bytes().all(|c| c.is_ascii_alphanumeric() || b"~!@$%^&*_-+=<>.?/".contains(&c))
+}
+
+/// A symbol as SMT-LIB text: bare when it can be, `|quoted|` otherwise.
+pub fn quote_symbol(name: &str) -> Cow<'_, str> {
+    if is_simple_symbol(name) && !matches!(name, "let" | "forall" | "exists" | "match" | "par" | "as" | "_" | "!") {
+        Cow::Borrowed(name)
+    } else {
+        Cow::Owned(format!("|{name}|"))
+    }
+}
+
+/// The backend name of a store symbol: internal symbols (leading NUL) become `sp!<n>!<base>`;
+/// client names starting with `sp!` get one more `!`.
+pub fn backend_name(name: &str) -> Cow<'_, str> {
+    if let Some(rest) = name.strip_prefix('\0') {
+        Cow::Owned(format!("sp!{rest}"))
+    } else if let Some(rest) = name.strip_prefix("sp!") {
+        Cow::Owned(format!("sp!!{rest}"))
+    } else {
+        Cow::Borrowed(name)
+    }
+}
+
+/// Inverse of `backend_name` for client names (None for internal names).
+pub fn client_name(backend: &str) -> Option<Cow<'_, str>> {
+    if let Some(rest) = backend.strip_prefix("sp!!") {
+        Some(Cow::Owned(format!("sp!{rest}")))
+    } else if backend.starts_with("sp!") {
+        None
+    } else {
+        Some(Cow::Borrowed(backend))
+    }
+}
+
+/// How symbols are named in printed text.
+pub trait Names {
+    /// The printed name of the declared symbol `s` at node `t` (unquoted; the printer quotes).
+    fn sym<'a>(&'a self, store: &'a TermStore, t: TermId, s: Sym) -> Cow<'a, str>;
+    /// A name already standing for the whole term `t` (a CSE macro), if any.
+    fn defined(&self, _t: TermId) -> Option<&str> {
+        None
+    }
+}
+
+/// Names as the backend sees them (reserved namespace applied).
+pub struct BackendNames;
+impl Names for BackendNames {
+    fn sym<'a>(&'a self, store: &'a TermStore, _t: TermId, s: Sym) -> Cow<'a, str> {
+        backend_name(store.sym_name(s))
+    }
+}
+
+/// Names exactly as the client wrote them.
+pub struct ClientNames;
+impl Names for ClientNames {
+    fn sym<'a>(&'a self, store: &'a TermStore, _t: TermId, s: Sym) -> Cow<'a, str> {
+        let n = store.sym_name(s);
+        match n.strip_prefix('\0') {
+            Some(rest) => Cow::Owned(format!("sp!{rest}")),
+            None => Cow::Borrowed(n),
+        }
+    }
+}
+
+pub fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Not => "not",
+        Op::And => "and",
+        Op::Or => "or",
+        Op::Xor => "xor",
+        Op::Implies => "=>",
+        Op::Eq => "=",
+        Op::Distinct => "distinct",
+        Op::Ite => "ite",
+        Op::Select => "select",
+        Op::Store => "store",
+        Op::Concat => "concat",
+        Op::BvNot => "bvnot",
+        Op::BvNeg => "bvneg",
+        Op::BvAnd => "bvand",
+        Op::BvOr => "bvor",
+        Op::BvXor => "bvxor",
+        Op::BvNand => "bvnand",
+        Op::BvNor => "bvnor",
+        Op::BvXnor => "bvxnor",
+        Op::BvComp => "bvcomp",
+        Op::BvAdd => "bvadd",
+        Op::BvSub => "bvsub",
+        Op::BvMul => "bvmul",
+        Op::BvUdiv => "bvudiv",
+        Op::BvUrem => "bvurem",
+        Op::BvSdiv => "bvsdiv",
+        Op::BvSrem => "bvsrem",
+        Op::BvSmod => "bvsmod",
+        Op::BvShl => "bvshl",
+        Op::BvLshr => "bvlshr",
+        Op::BvAshr => "bvashr",
+        Op::BvUlt => "bvult",
+        Op::BvUle => "bvule",
+        Op::BvUgt => "bvugt",
+        Op::BvUge => "bvuge",
+        Op::BvSlt => "bvslt",
+        Op::BvSle => "bvsle",
+        Op::BvSgt => "bvsgt",
+        Op::BvSge => "bvsge",
+        Op::Neg | Op::Sub => "-",
+        Op::Add => "+",
+        Op::Mul => "*",
+        Op::RealDiv => "/",
+        Op::IntDiv => "div",
+        Op::Mod => "mod",
+        Op::Abs => "abs",
+        Op::Le => "<=",
+        Op::Lt => "<",
+        Op::Ge => ">=",
+        Op::Gt => ">",
+        Op::ToReal => "to_real",
+        Op::ToInt => "to_int",
+        Op::IsInt => "is_int",
+        _ => "",
+    }
+}
+
+/// Bit-vector literal text: `#x` when the width is a multiple of 4, else `#b`.
+pub fn bv_literal(v: &BigUint, width: u32, out: &mut String) {
+    if width % 4 == 0 {
+        let s = v.to_str_radix(16);
+        out.push_str("#x");
+        for _ in s.len()..(width / 4) as usize {
+            out.push('0');
+        }
+        out.push_str(&s);
+    } else {
+        let s = v.to_str_radix(2);
+        out.push_str("#b");
+        for _ in s.len()..width as usize {
+            out.push('0');
+        }
+        out.push_str(&s);
+    }
+}
+
+fn bv_u64(v: u64, width: u32, out: &mut String) {
+    if width % 4 == 0 {
+        let _ = write!(out, "#x{:0w$x}", v, w = (width / 4) as usize);
+    } else {
+        let _ = write!(out, "#b{:0w$b}", v, w = width as usize);
+    }
+}
+
+pub fn string_literal(s: &str, out: &mut String) {
+    out.push('"');
+    out.push_str(&s.replace('"', "\"\""));
+    out.push('"');
+}
+
+/// Print `t` with `let` for shared subterms.
+pub fn print_term(store: &TermStore, t: TermId, names: &dyn Names) -> String {
+    let mut out = String::new();
+    write_term(store, t, names, &mut out);
+    out
+}
+
+/// Print `t` as a tree, with no `let` (for small terms and values).
+pub fn print_tree(store: &TermStore, t: TermId, names: &dyn Names) -> String {
+    let mut out = String::new();
+    let p = Printer { store, names, bound: FxHashMap::default() };
+    p.node(t, &mut out);
+    out
+}
+
+pub fn write_term(store: &TermStore, t: TermId, names: &dyn Names, out: &mut String) {
+    // Count references within the DAG (stopping at quantifiers and defined names).
+    let mut refs: FxHashMap<TermId, u32> = FxHashMap::default();
+    let mut stack = vec![t];
+    let mut order: Vec<TermId> = Vec::new();
+    while let Some(x) = stack.pop() {
+        let c = refs.entry(x).or_insert(0);
+        *c += 1;
+        if *c > 1 {
+            continue;
+        }
+        if names.defined(x).is_some() && x != t {
+            continue;
+        }
+        order.push(x);
+        if matches!(store.op(x), Op::Forall(_) | Op::Exists(_)) {
+            continue;
+        }
+        stack.extend(store.args(x).iter().copied());
+    }
+    let mut shared: Vec<TermId> = order
+        .into_iter()
+        .filter(|&x| x != t && refs[&x] > 1 && !store.args(x).is_empty() && names.defined(x).is_none())
+        .collect();
+    if shared.is_empty() {
+        let p = Printer { store, names, bound: FxHashMap::default() };
+        p.node(t, out);
+        return;
+    }
+    shared.sort_unstable();
+    // Level of each shared node: 1 + the highest level of a shared node below it.
+    let shared_set: FxHashMap<TermId, usize> = shared.iter().enumerate().map(|(i, &x)| (x, i)).collect();
+    let mut level: FxHashMap<TermId, u32> = FxHashMap::default();
+    let mut below: FxHashMap<TermId, u32> = FxHashMap::default();
+    // Compute for all nodes reachable (ids are topological: process ascending).
+    let mut all: Vec<TermId> = refs.keys().copied().collect();
+    all.sort_unstable();
+    for &x in &all {
+        let mut m = 0;
+        if !matches!(store.op(x), Op::Forall(_) | Op::Exists(_)) && names.defined(x).is_none() {
+            for a in store.args(x) {
+                let l = level.get(a).copied().unwrap_or_else(|| below.get(a).copied().unwrap_or(0));
+                m = m.max(l);
+            }
+        }
+        if shared_set.contains_key(&x) {
+            level.insert(x, m + 1);
+        } else {
+            below.insert(x, m);
+        }
+    }
+    let mut by_level: Vec<Vec<TermId>> = Vec::new();
+    for &x in &shared {
+        let l = level[&x] as usize;
+        if by_level.len() < l {
+            by_level.resize(l, Vec::new());
+        }
+        by_level[l - 1].push(x);
+    }
+    let mut p = Printer { store, names, bound: FxHashMap::default() };
+    let mut closing = 0;
+    let mut n = 0usize;
+    for group in &by_level {
+        out.push_str("(let (");
+        for (i, &x) in group.iter().enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            let name = format!("sp!l{n}");
+            n += 1;
+            out.push('(');
+            out.push_str(&name);
+            out.push(' ');
+            p.node(x, out);
+            out.push(')');
+            p.bound.insert(x, name);
+        }
+        out.push_str(") ");
+        closing += 1;
+    }
+    p.node(t, out);
+    for _ in 0..closing {
+        out.push(')');
+    }
+}
+
+struct Printer<'a> {
+    store: &'a TermStore,
+    names: &'a dyn Names,
+    bound: FxHashMap<TermId, String>,
+}
+
+impl Printer<'_> {
+    fn node(&self, t: TermId, out: &mut String) {
+        let store = self.store;
+        let n = store.node(t);
+        match n.op {
+            Op::True => return out.push_str("true"),
+            Op::False => return out.push_str("false"),
+            Op::Bv(v) => return bv_u64(v, store.sorts.bv_width(n.sort).unwrap_or(64), out),
+            Op::BvWide(l) | Op::Num(l) | Op::Dec(l) | Op::Str(l) => {
+                match (n.op, store.get_lit(l)) {
+                    (Op::BvWide(_), Lit::Nat(v)) => bv_literal(v, store.sorts.bv_width(n.sort).unwrap_or(0), out),
+                    (_, Lit::Nat(v)) => out.push_str(&v.to_string()),
+                    (_, Lit::Dec(d)) => out.push_str(d),
+                    (_, Lit::Str(s)) => string_literal(s, out),
+                    (_, Lit::Raw(r)) => out.push_str(r),
+                }
+                return;
+            }
+            _ => {}
+        }
+        if let Some(name) = self.bound.get(&t) {
+            return out.push_str(name);
+        }
+        if let Some(name) = self.names.defined(t) {
+            return out.push_str(&quote_symbol(name));
+        }
+        let args = &n.args;
+        let head: Cow<str> = match n.op {
+            Op::Sym(s) => {
+                let nm = self.names.sym(store, t, s);
+                let q = quote_symbol(&nm).into_owned();
+                if args.is_empty() {
+                    return out.push_str(&q);
+                }
+                Cow::Owned(q)
+            }
+            Op::Other(l) => {
+                let h = match store.get_lit(l) {
+                    Lit::Raw(r) => r.clone(),
+                    _ => String::new(),
+                };
+                if args.is_empty() {
+                    return out.push_str(&h);
+                }
+                Cow::Owned(h)
+            }
+            Op::Annot(l) => {
+                out.push_str("(! ");
+                self.node(args[0], out);
+                out.push(' ');
+                if let Lit::Raw(r) = store.get_lit(l) {
+                    out.push_str(r);
+                }
+                return out.push(')');
+            }
+            Op::Forall(b) | Op::Exists(b) => {
+                out.push_str(if matches!(n.op, Op::Forall(_)) { "(forall (" } else { "(exists (" });
+                for (i, (s, sort)) in store.binders[b as usize].iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    out.push('(');
+                    out.push_str(&quote_symbol(&self.names.sym(store, t, *s)));
+                    out.push(' ');
+                    store.sorts.print(*sort, out);
+                    out.push(')');
+                }
+                out.push_str(") ");
+                write_term(store, args[0], self.names, out);
+                return out.push(')');
+            }
+            Op::ConstArray => {
+                out.push_str("((as const ");
+                store.sorts.print(n.sort, out);
+                out.push_str(") ");
+                self.node(args[0], out);
+                return out.push(')');
+            }
+            Op::Extract(i, j) => Cow::Owned(format!("(_ extract {i} {j})")),
+            Op::ZeroExtend(k) => Cow::Owned(format!("(_ zero_extend {k})")),
+            Op::SignExtend(k) => Cow::Owned(format!("(_ sign_extend {k})")),
+            Op::Repeat(k) => Cow::Owned(format!("(_ repeat {k})")),
+            Op::RotateLeft(k) => Cow::Owned(format!("(_ rotate_left {k})")),
+            Op::RotateRight(k) => Cow::Owned(format!("(_ rotate_right {k})")),
+            Op::Divisible(k) => Cow::Owned(format!("(_ divisible {k})")),
+            op => Cow::Borrowed(op_name(op)),
+        };
+        out.push('(');
+        out.push_str(&head);
+        for &a in args.iter() {
+            out.push(' ');
+            self.node(a, out);
+        }
+        out.push(')');
+    }
+}
+
+/// Print a sort (re-exported for convenience).
+pub fn print_sort(store: &TermStore, s: crate::term::SortId) -> String {
+    store.sorts.to_text(s)
+}
+
+/// True when the sort is an array whose values need `(as const ...)` to print.
+pub fn is_array(store: &TermStore, s: crate::term::SortId) -> bool {
+    matches!(store.sorts.get(s), Sort::Array(..))
+}

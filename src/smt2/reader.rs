@@ -1,0 +1,246 @@
+//! Streaming command framing: reads one top-level s-expression at a time from a byte
+//! stream, returning as soon as its closing parenthesis arrives (a client waits for each
+//! answer before it sends more, so we must never wait for EOF). Strings, quoted symbols and
+//! comments are respected while counting parentheses. Each command carries the line and
+//! column where it starts, for error messages. Invalid UTF-8 and stray tokens become
+//! `Frame::Error`; the reader then goes on with the next command.
+
+use std::io::BufRead;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawCommand {
+    pub text: String,
+    pub line: usize,
+    pub col: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame {
+    Command(RawCommand),
+    Error { msg: String, line: usize, col: usize },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Top,
+    TopComment,
+    /// Inside a command at this depth.
+    In,
+    Str,
+    Quoted,
+    Comment,
+    /// A stray atom at top level.
+    Stray,
+}
+
+pub struct CommandReader<R> {
+    inner: R,
+    line: usize,
+    col: usize,
+    eof: bool,
+}
+
+impl<R: BufRead> CommandReader<R> {
+    pub fn new(inner: R) -> Self {
+        CommandReader { inner, line: 1, col: 1, eof: false }
+    }
+
+    /// The next command, or None at end of input.
+    pub fn next_frame(&mut self) -> Option<Frame> {
+        if self.eof {
+            return None;
+        }
+        let mut state = State::Top;
+        let mut depth = 0usize;
+        let mut cmd: Vec<u8> = Vec::new();
+        let (mut start_line, mut start_col) = (self.line, self.col);
+        loop {
+            let chunk = match self.inner.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.eof = true;
+                    return Some(Frame::Error { msg: format!("read error: {e}"), line: self.line, col: self.col });
+                }
+            };
+            if chunk.is_empty() {
+                self.eof = true;
+                return match state {
+                    State::Top | State::TopComment => None,
+                    State::Stray => Some(self.finish_stray(cmd, start_line, start_col)),
+                    _ => Some(Frame::Error {
+                        msg: "unexpected end of input: unbalanced parentheses or unterminated literal".into(),
+                        line: start_line,
+                        col: start_col,
+                    }),
+                };
+            }
+            let mut used = 0;
+            let mut done = false;
+            for &b in chunk {
+                used += 1;
+                let (line, col) = (self.line, self.col);
+                if b == b'\n' {
+                    self.line += 1;
+                    self.col = 1;
+                } else if (b & 0xC0) != 0x80 {
+                    self.col += 1;
+                }
+                match state {
+                    State::Top => match b {
+                        b'(' => {
+                            state = State::In;
+                            depth = 1;
+                            start_line = line;
+                            start_col = col;
+                            cmd.push(b);
+                        }
+                        b';' => state = State::TopComment,
+                        b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {}
+                        _ => {
+                            state = State::Stray;
+                            start_line = line;
+                            start_col = col;
+                            cmd.push(b);
+                        }
+                    },
+                    State::TopComment => {
+                        if b == b'\n' {
+                            state = State::Top;
+                        }
+                    }
+                    State::Stray => {
+                        if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'(' | b')' | b';') {
+                            // Give the delimiter back only if it starts something.
+                            if b == b'(' || b == b';' {
+                                used -= 1;
+                                if b == b'(' {
+                                    self.col -= 1;
+                                } else {
+                                    self.col -= 1;
+                                }
+                            }
+                            done = true;
+                            break;
+                        }
+                        cmd.push(b);
+                    }
+                    State::In => {
+                        cmd.push(b);
+                        match b {
+                            b'(' => depth += 1,
+                            b')' => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    done = true;
+                                    break;
+                                }
+                            }
+                            b'"' => state = State::Str,
+                            b'|' => state = State::Quoted,
+                            b';' => state = State::Comment,
+                            _ => {}
+                        }
+                    }
+                    State::Str => {
+                        cmd.push(b);
+                        if b == b'"' {
+                            // `""` is an escaped quote: the next byte decides; treat the
+                            // closing quote as closing, and a following `"` reopens.
+                            state = State::In;
+                        }
+                    }
+                    State::Quoted => {
+                        cmd.push(b);
+                        if b == b'|' {
+                            state = State::In;
+                        }
+                    }
+                    State::Comment => {
+                        cmd.push(b);
+                        if b == b'\n' {
+                            state = State::In;
+                        }
+                    }
+                }
+            }
+            self.inner.consume(used);
+            if done {
+                if state == State::Stray {
+                    return Some(self.finish_stray(cmd, start_line, start_col));
+                }
+                return Some(match String::from_utf8(cmd) {
+                    Ok(text) => Frame::Command(RawCommand { text, line: start_line, col: start_col }),
+                    Err(_) => Frame::Error { msg: "invalid UTF-8 in input".into(), line: start_line, col: start_col },
+                });
+            }
+        }
+    }
+
+    fn finish_stray(&self, cmd: Vec<u8>, line: usize, col: usize) -> Frame {
+        let text = String::from_utf8_lossy(&cmd);
+        Frame::Error { msg: format!("invalid command, '(' expected, got '{text}'"), line, col }
+    }
+}
+
+impl<R: BufRead> Iterator for CommandReader<R> {
+    type Item = Frame;
+    fn next(&mut self) -> Option<Frame> {
+        self.next_frame()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(s: &[u8]) -> Vec<Frame> {
+        CommandReader::new(s).collect()
+    }
+
+    #[test]
+    fn splits_commands_and_tracks_positions() {
+        let f = frames(b"; c\n(check-sat) (echo \"a)\"\"b\")\n (assert |x)|) ;x\n");
+        assert_eq!(f.len(), 3);
+        assert_eq!(f[0], Frame::Command(RawCommand { text: "(check-sat)".into(), line: 2, col: 1 }));
+        assert_eq!(f[1], Frame::Command(RawCommand { text: "(echo \"a)\"\"b\")".into(), line: 2, col: 13 }));
+        assert_eq!(f[2], Frame::Command(RawCommand { text: "(assert |x)|)".into(), line: 3, col: 2 }));
+    }
+
+    #[test]
+    fn stray_tokens_and_eof() {
+        let f = frames(b"foo (exit) (assert (a b)");
+        assert!(matches!(&f[0], Frame::Error { msg, .. } if msg.contains("foo")));
+        assert!(matches!(&f[1], Frame::Command(c) if c.text == "(exit)"));
+        assert!(matches!(&f[2], Frame::Error { msg, .. } if msg.contains("end of input")));
+        assert_eq!(f.len(), 3);
+    }
+
+    #[test]
+    fn invalid_utf8_is_an_error_and_reading_goes_on() {
+        let f = frames(b"(echo \"\xff\") (check-sat)");
+        assert!(matches!(&f[0], Frame::Error { msg, .. } if msg.contains("UTF-8")));
+        assert!(matches!(&f[1], Frame::Command(c) if c.text == "(check-sat)"));
+    }
+
+    #[test]
+    fn answers_without_waiting_for_eof() {
+        // A reader that yields one command then blocks forever would hang this test if the
+        // framer waited for more input; here we check that the first frame comes from a
+        // partial stream.
+        struct Once(Option<Vec<u8>>);
+        impl std::io::Read for Once {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                match self.0.take() {
+                    Some(v) => {
+                        buf[..v.len()].copy_from_slice(&v);
+                        Ok(v.len())
+                    }
+                    None => panic!("read past the first command"),
+                }
+            }
+        }
+        let mut r = CommandReader::new(std::io::BufReader::new(Once(Some(b"(check-sat)\n".to_vec()))));
+        assert!(matches!(r.next_frame(), Some(Frame::Command(_))));
+    }
+}
