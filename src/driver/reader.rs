@@ -50,6 +50,8 @@ enum State {
 #[derive(Debug)]
 pub struct Framer {
     buf: Vec<u8>,
+    /// Bytes before this offset belong to frames already returned.
+    base: usize,
     /// Next byte to scan.
     pos: usize,
     /// Start of the frame being scanned (valid when not idle).
@@ -70,18 +72,26 @@ fn is_delim(b: u8) -> bool {
 
 impl Framer {
     pub fn new() -> Self {
-        Framer { buf: Vec::new(), pos: 0, start: 0, depth: 0, state: State::Idle }
+        Framer { buf: Vec::new(), base: 0, pos: 0, start: 0, depth: 0, state: State::Idle }
     }
 
     /// Append raw bytes read from the solver.
     pub fn push(&mut self, data: &[u8]) {
+        // Compact once per chunk (not once per frame): a chunk holding thousands
+        // of `success` answers from a pipelined batch stays linear.
+        if self.base > 0 {
+            self.buf.drain(..self.base);
+            self.pos -= self.base;
+            self.start = self.start.saturating_sub(self.base);
+            self.base = 0;
+        }
         self.buf.extend_from_slice(data);
     }
 
     /// Bytes received but not yet returned as part of a frame (including skipped
     /// whitespace not yet discarded).
     pub fn pending(&self) -> usize {
-        self.buf.len()
+        self.buf.len() - self.base
     }
 
     /// True when nothing but whitespace/comments is buffered.
@@ -94,9 +104,8 @@ impl Framer {
     pub fn next_frame(&mut self) -> Option<String> {
         let end = self.scan()?;
         let text = String::from_utf8_lossy(&self.buf[self.start..end]).into_owned();
-        self.buf.drain(..end);
-        self.pos -= end;
-        self.start = 0;
+        self.base = end;
+        self.start = end;
         self.depth = 0;
         self.state = State::Idle;
         Some(text)
@@ -113,6 +122,7 @@ impl Framer {
             self.buf.clear();
             self.pos = 0;
             self.start = 0;
+            self.base = 0;
             self.state = State::Idle;
             return Some(text);
         }
@@ -234,6 +244,8 @@ impl Framer {
             // with whitespace/comment noise.
             self.buf.clear();
             self.pos = 0;
+            self.start = 0;
+            self.base = 0;
         }
         None
     }
@@ -394,6 +406,25 @@ mod tests {
         }
         assert_eq!(got.map(|g| g.len()), Some(s.trim_end().len()));
         assert!(t.elapsed() < std::time::Duration::from_secs(2), "framing too slow: {:?}", t.elapsed());
+    }
+
+    #[test]
+    fn many_small_frames_in_one_chunk() {
+        let n = 200_000;
+        let s = "success\n".repeat(n);
+        let mut f = Framer::new();
+        let t = std::time::Instant::now();
+        f.push(s.as_bytes());
+        let mut count = 0;
+        while let Some(fr) = f.next_frame() {
+            assert_eq!(fr, "success");
+            count += 1;
+        }
+        assert_eq!(count, n);
+        assert_eq!(f.pending(), 0, "trailing whitespace is discarded");
+        f.push(b"sat\n");
+        assert_eq!(f.next_frame().as_deref(), Some("sat"));
+        assert!(t.elapsed() < std::time::Duration::from_secs(1), "too slow: {:?}", t.elapsed());
     }
 
     #[test]
