@@ -212,7 +212,7 @@ fn sigterm_ignoring_solver_is_killed() {
     let script = r#"trap '' TERM; while IFS= read -r l; do case "$l" in *check-sat*) sleep 1000 ;; *) echo success ;; esac; done"#;
     let spec = SolverSpec { kind: SolverKind::Custom, program: PathBuf::from("/bin/sh"), args: vec!["-c".into(), script.into()] };
     let mut s = Solver::start(&spec).expect("start fake solver");
-    assert_eq!(s.name_check(), "sh");
+    assert_eq!(s.spec().name(), "sh");
     assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
     let pid = s.pid();
     let t0 = Instant::now();
@@ -223,15 +223,6 @@ fn sigterm_ignoring_solver_is_killed() {
     // SIGKILL after the grace period ended it.
     assert!(took >= Duration::from_millis(450), "took {took:?}: SIGKILL path not exercised?");
     assert_gone(pid);
-}
-
-trait NameCheck {
-    fn name_check(&self) -> String;
-}
-impl NameCheck for Solver {
-    fn name_check(&self) -> String {
-        self.spec().name().to_string()
-    }
 }
 
 #[test]
