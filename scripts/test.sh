@@ -58,7 +58,7 @@ check() {
     fi
 }
 
-check "hand-written corpus: z3/cvc5 statuses and z3 golden outputs" bash scripts/check-hand-corpus.sh
+check "hand-written corpus: z3/cvc5 statuses and z3 golden outputs" python3 scripts/check-hand-corpus.py
 # check "example" bash scripts/some-check.sh
 # --- end of extra checks ----------------------------------------------------------------------------
 
