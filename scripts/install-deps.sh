@@ -83,6 +83,7 @@ pip_install() {
 where() {
     local path
     path=$(command -v "$1")
+    # shellcheck disable=SC2016  # $1 is expanded by the inner shell
     if ! env -i PATH=/usr/local/bin:/usr/bin:/bin:"${SMTPROXY_ORIG_PATH:-}" bash -c 'command -v "$1"' _ "$1" >/dev/null 2>&1; then
         path="$path (not on the caller's PATH: add $(dirname "$path") to PATH)"
     fi
