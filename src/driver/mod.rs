@@ -1,1 +1,509 @@
-//! Solver processes.
+//! Solver processes: start a real SMT solver (z3, cvc5, yices or a custom command)
+//! behind pipes and exchange one command for exactly one framed response.
+//!
+//! Invariants:
+//! * A [`Solver`] runs in its own process group; [`Solver::kill`] (also run on
+//!   drop, on timeout and when the solver is found dead) sends SIGTERM to the
+//!   whole group, waits [`process::KILL_GRACE`], sends SIGKILL and reaps the
+//!   leader. No solver process outlives its `Solver`, even one ignoring SIGTERM.
+//! * `:print-success` is on from the start and kept on: every command sent
+//!   yields exactly one response, so responses are never mismatched with
+//!   commands. Commands that would break this are handled in the driver:
+//!   `(set-option :print-success ...)` is answered `success` locally (printing
+//!   `success` to the client is the session's business), `(echo "...")` is
+//!   answered locally with the string literal (z3 and yices print echo strings
+//!   raw and unquoted, cvc5 prints the quoted string *and* a `success`), and
+//!   `(reset)` is followed by a re-enable of print-success and a
+//!   `(get-info :name)` sentinel (cvc5 1.0.3 turns print-success off on reset
+//!   and prints nothing for it; z3 and yices print `success`).
+//! * Responses are framed as whole s-expressions by [`reader::Framer`]; text
+//!   between responses that is whitespace or `;` comments is ignored (z3 prints
+//!   `; Supported ...` lines after `unsupported` for an unknown get-info key).
+//! * Once a call returns `Died` or `Timeout` the solver is dead and reaped;
+//!   further calls return `Died` immediately. A solver that exits after
+//!   answering (cvc5 and yices-without-`--interactive` exit after a parse
+//!   error; cvc5 prints the `(error ...)` first) yields that answer, and the
+//!   next call reports `Died`.
+//! * Nothing read from the solver or the client is `unwrap()`ed.
+
+pub mod process;
+pub mod reader;
+pub mod spec;
+
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
+
+pub use spec::{SolverKind, SolverSpec};
+
+use process::{Chunk, Proc, KILL_GRACE};
+use reader::Framer;
+
+/// Errors from running a solver.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    /// The solver binary could not be found.
+    #[error("solver `{solver}` not found: {hint}")]
+    NotInstalled { solver: String, hint: String },
+    /// The binary exists but could not be started.
+    #[error("cannot start solver `{program}`: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The solver exited (or closed its stdout) while an answer was expected.
+    #[error("solver died (exit status {}){}", fmt_exit(.exit), fmt_stderr(.stderr))]
+    Died { exit: Option<i32>, stderr: String },
+    /// No answer before the deadline; the solver was killed.
+    #[error("solver timed out after {after:?} and was killed")]
+    Timeout { after: Duration },
+    #[error("solver I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The solver printed something that is not a response.
+    #[error("solver protocol error: {0}")]
+    Protocol(String),
+}
+
+fn fmt_exit(exit: &Option<i32>) -> String {
+    match exit {
+        Some(c) => c.to_string(),
+        None => "killed by signal".to_string(),
+    }
+}
+
+fn fmt_stderr(s: &str) -> String {
+    let t = s.trim();
+    if t.is_empty() {
+        String::new()
+    } else {
+        // Last few lines are what matters.
+        let lines: Vec<&str> = t.lines().collect();
+        let tail = &lines[lines.len().saturating_sub(5)..];
+        format!(": {}", tail.join(" | "))
+    }
+}
+
+/// One complete answer from the solver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Response {
+    /// `success`
+    Success,
+    Sat,
+    Unsat,
+    Unknown,
+    /// `unsupported`
+    Unsupported,
+    /// `(error "msg")`, with `msg` unescaped.
+    Error(String),
+    /// Any other answer, exactly as the solver printed it (trimmed).
+    Other(String),
+}
+
+impl Response {
+    /// Classify one framed response text.
+    pub fn parse(text: &str) -> Response {
+        let t = text.trim();
+        match t {
+            "success" => return Response::Success,
+            "sat" => return Response::Sat,
+            "unsat" => return Response::Unsat,
+            "unknown" => return Response::Unknown,
+            "unsupported" => return Response::Unsupported,
+            _ => {}
+        }
+        if let Some(msg) = parse_error(t) {
+            return Response::Error(msg);
+        }
+        Response::Other(t.to_string())
+    }
+
+    /// How to print it to a client (error text re-escaped: `"` becomes `""`).
+    pub fn to_text(&self) -> String {
+        match self {
+            Response::Success => "success".into(),
+            Response::Sat => "sat".into(),
+            Response::Unsat => "unsat".into(),
+            Response::Unknown => "unknown".into(),
+            Response::Unsupported => "unsupported".into(),
+            Response::Error(m) => format!("(error {})", reader::quote_string(m)),
+            Response::Other(s) => s.clone(),
+        }
+    }
+
+    pub fn is_error(&self) -> bool {
+        matches!(self, Response::Error(_))
+    }
+}
+
+impl std::fmt::Display for Response {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.to_text())
+    }
+}
+
+/// `(error "msg")` -> msg; `(error <anything else>)` -> that text raw.
+fn parse_error(t: &str) -> Option<String> {
+    let inner = t.strip_prefix('(')?.strip_suffix(')')?;
+    let inner = reader::skip_ws_comments(inner);
+    let rest = inner.strip_prefix("error")?;
+    if !rest.starts_with(|c: char| c.is_ascii_whitespace() || c == '"') {
+        return None;
+    }
+    if let Some((msg, after)) = reader::parse_string_literal(rest) {
+        if reader::skip_ws_comments(after).is_empty() {
+            return Some(msg);
+        }
+    }
+    Some(rest.trim().to_string())
+}
+
+/// What the driver does with one command.
+enum Plan {
+    /// Forward; expect one response.
+    Send,
+    /// Answer locally without touching the solver.
+    Local(Response),
+    /// `(reset)`: forward with print-success re-enable and a sentinel.
+    Reset,
+    /// `(exit)`: forward; EOF counts as success; the solver is reaped.
+    Exit,
+}
+
+fn plan(text: &str) -> Plan {
+    match reader::command_head(text) {
+        Some("echo") => {
+            let s = reader::skip_ws_comments(text);
+            let body = s.get(1..).map(reader::skip_ws_comments).and_then(|b| b.strip_prefix("echo"));
+            match body.and_then(reader::parse_string_literal) {
+                Some((msg, rest)) if reader::skip_ws_comments(rest).starts_with(')') => {
+                    Plan::Local(Response::Other(reader::quote_string(&msg)))
+                }
+                _ => Plan::Local(Response::Error("echo expects one string literal".into())),
+            }
+        }
+        Some("set-option") => {
+            let s = reader::skip_ws_comments(text);
+            let body = s.get(1..).map(reader::skip_ws_comments).and_then(|b| b.strip_prefix("set-option"));
+            match body.map(reader::skip_ws_comments) {
+                Some(b) if b.starts_with(":print-success") => Plan::Local(Response::Success),
+                _ => Plan::Send,
+            }
+        }
+        Some("reset") => Plan::Reset,
+        Some("exit") => Plan::Exit,
+        _ => Plan::Send,
+    }
+}
+
+const PRINT_SUCCESS: &str = "(set-option :print-success true)\n";
+const RESET_SENTINEL: &str = "(get-info :name)\n";
+
+/// A running solver process.
+pub struct Solver {
+    spec: SolverSpec,
+    proc: Proc,
+    framer: Framer,
+    dead: bool,
+    /// Exit code recorded when the solver was found dead.
+    exit: Option<i32>,
+    busy: Duration,
+}
+
+impl Solver {
+    /// Start the solver, turn on print-success and consume its `success`.
+    pub fn start(spec: &SolverSpec) -> Result<Solver, DriverError> {
+        let proc = Proc::spawn(spec)?;
+        let mut s = Solver { spec: spec.clone(), proc, framer: Framer::new(), dead: false, exit: None, busy: Duration::ZERO };
+        // Generous bound so a wedged binary cannot hang startup forever.
+        let t0 = Instant::now();
+        let limit = Some(Duration::from_secs(30));
+        s.send_raw(PRINT_SUCCESS)?;
+        let r = s.read_response(t0, limit)?;
+        s.busy += t0.elapsed();
+        match r {
+            Response::Success => Ok(s),
+            other => {
+                s.kill();
+                Err(DriverError::Protocol(format!(
+                    "{} answered `{}` to (set-option :print-success true); is it an SMT-LIB solver?",
+                    s.spec.command_line(),
+                    other.to_text()
+                )))
+            }
+        }
+    }
+
+    /// Send one complete command (a newline is appended) and read exactly one
+    /// response. `deadline` bounds the wait; past it the solver is killed and
+    /// `Timeout` returned.
+    pub fn command(&mut self, text: &str, deadline: Option<Duration>) -> Result<Response, DriverError> {
+        self.ensure_alive()?;
+        let t0 = Instant::now();
+        let r = self.command_inner(text, t0, deadline);
+        self.busy += t0.elapsed();
+        r
+    }
+
+    fn command_inner(&mut self, text: &str, t0: Instant, deadline: Option<Duration>) -> Result<Response, DriverError> {
+        match plan(text) {
+            Plan::Local(r) => Ok(r),
+            Plan::Send => {
+                self.send_command(text)?;
+                self.read_response(t0, deadline)
+            }
+            Plan::Reset => {
+                self.send_command(text)?;
+                self.send_raw(PRINT_SUCCESS)?;
+                self.send_raw(RESET_SENTINEL)?;
+                // Up to three answers: reset's (absent on cvc5), print-success's,
+                // and the sentinel's `(:name ...)`.
+                let mut first_err = None;
+                for _ in 0..3 {
+                    let r = self.read_response(t0, deadline)?;
+                    if let Response::Other(s) = &r {
+                        if s.starts_with("(:name") {
+                            break;
+                        }
+                    }
+                    if r.is_error() && first_err.is_none() {
+                        first_err = Some(r);
+                    }
+                }
+                Ok(first_err.unwrap_or(Response::Success))
+            }
+            Plan::Exit => {
+                self.send_command(text)?;
+                let r = match self.read_response(t0, Some(deadline.unwrap_or(Duration::from_secs(2)))) {
+                    Ok(r) => r,
+                    Err(DriverError::Died { .. }) | Err(DriverError::Timeout { .. }) => Response::Success,
+                    Err(e) => return Err(e),
+                };
+                self.kill();
+                Ok(r)
+            }
+        }
+    }
+
+    /// Send several commands, then read one response each (pipelined). Stops at
+    /// the first `Died`/`Timeout`, returning that error. `deadline` bounds the
+    /// whole batch.
+    pub fn batch(&mut self, cmds: &[String], deadline: Option<Duration>) -> Result<Vec<Response>, DriverError> {
+        self.ensure_alive()?;
+        let t0 = Instant::now();
+        let r = self.batch_inner(cmds, t0, deadline);
+        self.busy += t0.elapsed();
+        r
+    }
+
+    fn batch_inner(&mut self, cmds: &[String], t0: Instant, deadline: Option<Duration>) -> Result<Vec<Response>, DriverError> {
+        let mut out = Vec::with_capacity(cmds.len());
+        let mut i = 0;
+        while i < cmds.len() {
+            // Pipeline the run of plain commands starting at i.
+            let mut j = i;
+            let mut payload = String::new();
+            while j < cmds.len() && matches!(plan(&cmds[j]), Plan::Send) {
+                push_command(&mut payload, &cmds[j]);
+                j += 1;
+            }
+            if j > i {
+                self.send_raw(&payload)?;
+                for _ in i..j {
+                    out.push(self.read_response(t0, deadline)?);
+                }
+                i = j;
+            } else {
+                // A special command: handled one at a time.
+                let r = self.command_inner(&cmds[i], t0, deadline)?;
+                out.push(r);
+                i += 1;
+            }
+        }
+        Ok(out)
+    }
+
+    /// True while the solver process is running. Detects exits without a call.
+    pub fn is_alive(&mut self) -> bool {
+        if self.dead {
+            return false;
+        }
+        if self.proc.leader_exited() {
+            self.mark_dead();
+            return false;
+        }
+        true
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.proc.pid()
+    }
+
+    /// SIGTERM the group, grace, SIGKILL, reap. Idempotent.
+    pub fn kill(&mut self) {
+        self.proc.kill(KILL_GRACE);
+        if !self.dead {
+            self.dead = true;
+            self.exit = self.proc.status().and_then(|s| s.code());
+        }
+    }
+
+    /// Last ~64 KB of the solver's stderr.
+    pub fn stderr_tail(&self) -> String {
+        self.proc.stderr_tail()
+    }
+
+    pub fn spec(&self) -> &SolverSpec {
+        &self.spec
+    }
+
+    /// Cumulative wall time spent in `command`/`batch` (and startup).
+    pub fn busy_time(&self) -> Duration {
+        self.busy
+    }
+
+    // ---- internals ----
+
+    fn ensure_alive(&mut self) -> Result<(), DriverError> {
+        if self.dead {
+            return Err(self.died_error());
+        }
+        Ok(())
+    }
+
+    fn died_error(&self) -> DriverError {
+        DriverError::Died { exit: self.exit, stderr: self.proc.stderr_tail() }
+    }
+
+    /// Reap after the solver was found gone (EOF or exited).
+    fn mark_dead(&mut self) {
+        // Give a process that closed stdout a moment to exit on its own so its
+        // real exit code is recorded, then make sure the group is gone.
+        let until = Instant::now() + Duration::from_millis(100);
+        while Instant::now() < until && !self.proc.leader_exited() {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        self.kill();
+        self.proc.settle_stderr(Duration::from_millis(100));
+    }
+
+    fn send_command(&mut self, text: &str) -> Result<(), DriverError> {
+        let mut s = String::with_capacity(text.len() + 1);
+        push_command(&mut s, text);
+        self.send_raw(&s)
+    }
+
+    fn send_raw(&mut self, text: &str) -> Result<(), DriverError> {
+        if self.proc.write(text.as_bytes().to_vec()) {
+            Ok(())
+        } else {
+            self.mark_dead();
+            Err(self.died_error())
+        }
+    }
+
+    /// Read one framed response; `deadline` counts from `t0`.
+    fn read_response(&mut self, t0: Instant, deadline: Option<Duration>) -> Result<Response, DriverError> {
+        loop {
+            if let Some(frame) = self.framer.next_frame() {
+                if frame == ")" {
+                    return Err(DriverError::Protocol("unbalanced `)` in solver output".into()));
+                }
+                return Ok(Response::parse(&frame));
+            }
+            let chunk = match deadline {
+                None => self.proc.stdout_rx.recv().unwrap_or(Chunk::Eof),
+                Some(d) => {
+                    let left = d.saturating_sub(t0.elapsed());
+                    match self.proc.stdout_rx.recv_timeout(left) {
+                        Ok(c) => c,
+                        Err(RecvTimeoutError::Timeout) => {
+                            self.kill();
+                            return Err(DriverError::Timeout { after: d });
+                        }
+                        Err(RecvTimeoutError::Disconnected) => Chunk::Eof,
+                    }
+                }
+            };
+            match chunk {
+                Chunk::Data(bytes) => self.framer.push(&bytes),
+                Chunk::Eof => {
+                    // A final atom without trailing newline still counts.
+                    if let Some(frame) = self.framer.finish() {
+                        return Ok(Response::parse(&frame));
+                    }
+                    self.mark_dead();
+                    return Err(self.died_error());
+                }
+                Chunk::Err(e) => {
+                    self.kill();
+                    return Err(DriverError::Io(e));
+                }
+            }
+        }
+    }
+}
+
+fn push_command(buf: &mut String, text: &str) {
+    buf.push_str(text);
+    buf.push('\n');
+}
+
+impl Drop for Solver {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+impl std::fmt::Debug for Solver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Solver").field("spec", &self.spec).field("pid", &self.pid()).field("dead", &self.dead).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_responses() {
+        assert_eq!(Response::parse("success"), Response::Success);
+        assert_eq!(Response::parse(" sat\n"), Response::Sat);
+        assert_eq!(Response::parse("unsat"), Response::Unsat);
+        assert_eq!(Response::parse("unknown"), Response::Unknown);
+        assert_eq!(Response::parse("unsupported"), Response::Unsupported);
+        assert_eq!(Response::parse("(error \"a \"\"b\"\"\")"), Response::Error("a \"b\"".into()));
+        assert_eq!(Response::parse("(error \"line 1\nmore\")"), Response::Error("line 1\nmore".into()));
+        assert_eq!(Response::parse("((x 1))"), Response::Other("((x 1))".into()));
+        assert_eq!(Response::parse("(errors x)"), Response::Other("(errors x)".into()));
+        assert_eq!(Response::parse("(error |odd|)"), Response::Error("|odd|".into()));
+    }
+
+    #[test]
+    fn error_round_trip() {
+        let r = Response::Error("say \"hi\"".into());
+        assert_eq!(r.to_text(), "(error \"say \"\"hi\"\"\")");
+        assert_eq!(Response::parse(&r.to_text()), r);
+    }
+
+    #[test]
+    fn local_plans() {
+        match plan("(echo \"a\"\"b\")") {
+            Plan::Local(Response::Other(s)) => assert_eq!(s, "\"a\"\"b\""),
+            _ => panic!("echo not local"),
+        }
+        assert!(matches!(plan("( set-option  :print-success false)"), Plan::Local(Response::Success)));
+        assert!(matches!(plan("(set-option :produce-models true)"), Plan::Send));
+        assert!(matches!(plan("(reset)"), Plan::Reset));
+        assert!(matches!(plan("(reset-assertions)"), Plan::Send));
+        assert!(matches!(plan("(exit)"), Plan::Exit));
+        assert!(matches!(plan("(echo x)"), Plan::Local(Response::Error(_))));
+    }
+
+    #[test]
+    fn not_installed_message_is_one_line() {
+        let e = DriverError::NotInstalled { solver: "z3".into(), hint: SolverKind::Z3.install_hint().into() };
+        let m = e.to_string();
+        assert!(!m.contains('\n'));
+        assert!(m.contains("pip install z3-solver"), "{m}");
+    }
+}

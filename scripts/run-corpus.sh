@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The main job: install the solvers if missing, build, replay the shipped corpus under every strategy
+# (`smtproxy bench`) and print the strategy table.
+#
+#   bash scripts/run-corpus.sh                          all strategies on the default corpus
+#   bash scripts/run-corpus.sh --strategies fresh,hybrid --json bench.json
+#   bash scripts/run-corpus.sh smt2-corpus/klee/sort/*.smt2.gz     your own corpus instead
+#
+# Options (anything starting with '-') are passed to `smtproxy bench`; if any non-option argument is
+# given, those files replace the default corpus.
+set -euo pipefail
+
+# shellcheck source=scripts/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+smtproxy_cd_root
+smtproxy_path_setup
+
+# bench options that take a value as the next argument (DESIGN.md command line contract)
+takes_value() {
+    case "$1" in
+        --strategies|--json|--solver|--strategy|--cache|--timeout-ms) return 0 ;;
+        *) return 1 ;;
+    esac
+}
+
+opts=()
+corpus=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --) shift; corpus+=("$@"); break ;;
+        -*)
+            opts+=("$1")
+            if takes_value "$1" && [ $# -ge 2 ]; then
+                opts+=("$2")
+                shift
+            fi
+            ;;
+        *) corpus+=("$1") ;;
+    esac
+    shift
+done
+
+if [ ${#corpus[@]} -eq 0 ]; then
+    shopt -s nullglob
+    corpus=(
+        smt2-corpus/klee/*/solver-queries.smt2.gz
+        smt2-corpus/klee/*/all-queries.smt2.gz
+        smt2-corpus/external/*.smt2.gz
+        smt2-corpus/external/*.smt2
+    )
+    shopt -u nullglob
+    if [ ${#corpus[@]} -eq 0 ]; then
+        echo "run-corpus.sh: no corpus files under smt2-corpus/" >&2
+        exit 1
+    fi
+fi
+
+bash scripts/install-deps.sh --solvers-only
+cargo build --release --quiet
+
+echo "==> smtproxy bench ${opts[*]} (${#corpus[@]} logs)" >&2
+exec target/release/smtproxy bench "${opts[@]}" "${corpus[@]}"

