@@ -9,7 +9,10 @@
 //! recorded logs through the same engine.
 
 pub mod cache;
+pub mod corpus;
 pub mod driver;
-
+pub mod error;
+pub mod replay;
+pub mod session;
 pub mod smt2;
 pub mod term;

@@ -1,0 +1,69 @@
+//! Replaying recorded logs through the same engine the proxy uses, in-process. Each
+//! check-sat answer is compared with the answer recorded in the log (`--check`): KLEE's
+//! result comments, or `(set-info :status ...)` before the check-sat in plain scripts. An
+//! `unknown` where an answer was recorded counts as a mismatch: it is not wrong, but it is
+//! not the answer either.
+
+use crate::corpus::{Log, LogKind};
+use crate::session::planner::Answer;
+use crate::session::Engine;
+use crate::smt2::reader::{CommandReader, Frame};
+
+#[derive(Clone, Debug, Default)]
+pub struct ReplayResult {
+    /// The engine's answer to each check-sat, in order.
+    pub answers: Vec<Answer>,
+    /// The recorded answer of each check-sat, where there is one.
+    pub expected: Vec<Option<Answer>>,
+    pub expected_mismatches: u64,
+    /// (check-sat index, expected, got) for the first mismatches.
+    pub mismatch_examples: Vec<(usize, Answer, Answer)>,
+}
+
+/// Run every command of `log` through `engine`; a KLEE record's `(exit)` acts as `(reset)`.
+pub fn replay(log: &Log, engine: &mut Engine, mut progress: impl FnMut(usize)) -> ReplayResult {
+    let mut res = ReplayResult::default();
+    let mut status: Option<Answer> = None;
+    let mut seen_checks = 0usize;
+    for frame in CommandReader::new(log.text.as_bytes()) {
+        let frame = match frame {
+            Frame::Command(mut c) if log.kind == LogKind::Klee && c.text == "(exit)" => {
+                c.text = "(reset)".into();
+                Frame::Command(c)
+            }
+            f => f,
+        };
+        let out = engine.handle(frame);
+        if let Some(s) = out.status {
+            status = Some(s);
+        }
+        if let Some(a) = out.check {
+            let idx = res.answers.len();
+            let expected = match log.kind {
+                LogKind::Klee => log.klee_expected.get(idx).copied().flatten(),
+                LogKind::Script => status.take(),
+            };
+            if let Some(e) = expected {
+                if e != Answer::Unknown && e != a {
+                    res.expected_mismatches += 1;
+                    if res.mismatch_examples.len() < 10 {
+                        res.mismatch_examples.push((idx, e, a));
+                    }
+                }
+            }
+            res.answers.push(a);
+            res.expected.push(expected);
+            seen_checks += 1;
+            progress(seen_checks);
+        }
+        if out.exit || engine.output_closed() {
+            break;
+        }
+    }
+    res
+}
+
+/// Number of check-sat commands in a log (for progress bars).
+pub fn count_checks(log: &Log) -> usize {
+    log.text.matches("(check-sat").count()
+}

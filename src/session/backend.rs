@@ -1,0 +1,115 @@
+//! One backend solver process as the session uses it: started lazily, restarted after a
+//! crash or a deadline, with the time spent in it counted. Invariant: after any
+//! `Died`/`Timeout` the process is gone and `generation` has moved on, so the owner knows
+//! that whatever state it pushed into the solver is lost and must be rebuilt.
+
+use crate::driver::{DriverError, Response, Solver, SolverSpec};
+use std::time::{Duration, Instant};
+
+pub struct SolverHandle {
+    spec: SolverSpec,
+    solver: Option<Solver>,
+    pub timeout: Option<Duration>,
+    /// Bumped every time the process is (re)started.
+    pub generation: u64,
+    pub restarts: u64,
+    pub busy: Duration,
+    pub checks: u64,
+}
+
+impl SolverHandle {
+    pub fn new(spec: SolverSpec, timeout: Option<Duration>) -> Self {
+        SolverHandle { spec, solver: None, timeout, generation: 0, restarts: 0, busy: Duration::ZERO, checks: 0 }
+    }
+    pub fn spec(&self) -> &SolverSpec {
+        &self.spec
+    }
+    pub fn is_running(&self) -> bool {
+        self.solver.is_some()
+    }
+
+    fn ensure(&mut self) -> Result<&mut Solver, DriverError> {
+        if self.solver.as_mut().is_some_and(|s| !s.is_alive()) {
+            self.solver = None;
+        }
+        if self.solver.is_none() {
+            let s = Solver::start(&self.spec)?;
+            if self.generation > 0 {
+                self.restarts += 1;
+            }
+            self.generation += 1;
+            self.solver = Some(s);
+        }
+        self.solver.as_mut().ok_or_else(|| DriverError::Protocol("solver not running".into()))
+    }
+
+    /// Make sure a process is running; returns its generation.
+    pub fn start(&mut self) -> Result<u64, DriverError> {
+        self.ensure()?;
+        Ok(self.generation)
+    }
+
+    /// One command without deadline (declarations, assertions, get-value).
+    pub fn cmd(&mut self, text: &str) -> Result<Response, DriverError> {
+        let t0 = Instant::now();
+        let r = self.ensure()?.command(text, None);
+        self.busy += t0.elapsed();
+        self.after(r)
+    }
+
+    /// A check-sat (or check-sat-assuming) under the deadline.
+    pub fn check(&mut self, text: &str) -> Result<Response, DriverError> {
+        self.check_with(text, self.timeout)
+    }
+
+    /// A check-sat under a given deadline.
+    pub fn check_with(&mut self, text: &str, deadline: Option<Duration>) -> Result<Response, DriverError> {
+        let t0 = Instant::now();
+        self.checks += 1;
+        let r = self.ensure()?.command(text, deadline);
+        self.busy += t0.elapsed();
+        self.after(r)
+    }
+
+    /// Pipelined commands; the first error response is returned as `Ok(Err(text))`.
+    pub fn batch(&mut self, cmds: &[String]) -> Result<Result<(), String>, DriverError> {
+        if cmds.is_empty() {
+            return Ok(Ok(()));
+        }
+        let t0 = Instant::now();
+        let r = self.ensure()?.batch(cmds, None);
+        self.busy += t0.elapsed();
+        let rs = self.after(r)?;
+        for (c, r) in cmds.iter().zip(rs) {
+            if let Response::Error(e) = r {
+                return Ok(Err(format!("{e} (in {})", abbreviate(c))));
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    fn after<T>(&mut self, r: Result<T, DriverError>) -> Result<T, DriverError> {
+        if matches!(r, Err(DriverError::Died { .. } | DriverError::Timeout { .. } | DriverError::Io(_))) {
+            self.kill();
+        }
+        r
+    }
+
+    pub fn kill(&mut self) {
+        if let Some(mut s) = self.solver.take() {
+            s.kill();
+        }
+    }
+}
+
+fn abbreviate(s: &str) -> String {
+    if s.len() > 80 {
+        let mut end = 80;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}...", &s[..end])
+    } else {
+        s.to_string()
+    }
+}

@@ -1,0 +1,104 @@
+//! The client's view of the solver: assertion frames with the declarations, definitions
+//! and raw state-changing commands made in each, and the options that matter for answers.
+//! Invariant: `frames` is never empty (frame 0 is the base level); `frames.len() - 1` is
+//! the client's push depth, and the `Signature` is pushed and popped in step with it.
+
+use crate::term::{SortId, Sym, TermId};
+
+/// A declared free symbol, as the backend must be told about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decl {
+    pub name: String,
+    pub sym: Sym,
+    pub params: Vec<SortId>,
+    pub ret: SortId,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ClientFrame {
+    pub assertions: Vec<TermId>,
+    pub named: Vec<(String, TermId)>,
+    pub decls: Vec<Decl>,
+    /// Raw text of definitions the backend must see verbatim (declare-sort, datatypes,
+    /// define-fun-rec), in order.
+    pub defs: Vec<String>,
+    /// Raw text of every state-changing command of this frame, in order (for passthrough
+    /// replay into a restarted solver).
+    pub raw: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ClientState {
+    pub frames: Vec<ClientFrame>,
+    pub logic: Option<String>,
+    pub print_success: bool,
+    pub produce_models: bool,
+    /// Options to replay into a fresh backend context: (keyword, value).
+    pub options: Vec<(String, String)>,
+    /// Raw commands before the first frame that must be replayed (set-logic, set-option).
+    pub preamble: Vec<String>,
+}
+
+impl Default for ClientState {
+    fn default() -> Self {
+        ClientState {
+            frames: vec![ClientFrame::default()],
+            logic: None,
+            print_success: false,
+            produce_models: false,
+            options: Vec::new(),
+            preamble: Vec::new(),
+        }
+    }
+}
+
+impl ClientState {
+    pub fn top(&mut self) -> &mut ClientFrame {
+        // frames is never empty
+        let n = self.frames.len() - 1;
+        &mut self.frames[n]
+    }
+    pub fn depth(&self) -> usize {
+        self.frames.len() - 1
+    }
+    pub fn assertions(&self) -> Vec<TermId> {
+        self.frames.iter().flat_map(|f| f.assertions.iter().copied()).collect()
+    }
+    pub fn decls(&self) -> impl Iterator<Item = &Decl> {
+        self.frames.iter().flat_map(|f| f.decls.iter())
+    }
+    pub fn defs(&self) -> impl Iterator<Item = &String> {
+        self.frames.iter().flat_map(|f| f.defs.iter())
+    }
+    pub fn named(&self) -> impl Iterator<Item = &(String, TermId)> {
+        self.frames.iter().flat_map(|f| f.named.iter())
+    }
+    /// The raw command log that rebuilds this state in a fresh solver.
+    pub fn replay_log(&self) -> Vec<String> {
+        let mut out = self.preamble.clone();
+        for (i, f) in self.frames.iter().enumerate() {
+            if i > 0 {
+                out.push("(push 1)".into());
+            }
+            out.extend(f.raw.iter().cloned());
+        }
+        out
+    }
+    /// Forget all assertions and frames (reset-assertions); base-level declarations are
+    /// kept when `keep_base_decls`.
+    pub fn reset_assertions(&mut self, keep_base_decls: bool) {
+        let mut base = std::mem::take(&mut self.frames[0]);
+        self.frames.clear();
+        base.assertions.clear();
+        base.named.clear();
+        if !keep_base_decls {
+            base.decls.clear();
+            base.defs.clear();
+        }
+        base.raw.retain(|r| !r.trim_start().starts_with("(assert"));
+        if !keep_base_decls {
+            base.raw.clear();
+        }
+        self.frames.push(base);
+    }
+}

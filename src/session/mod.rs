@@ -1,0 +1,661 @@
+//! The session engine: reads the client's commands one at a time, keeps the client's view
+//! (declarations, assertion frames, options, the last check-sat result) and answers each
+//! command exactly as the replaced solver would, deciding per check-sat how to get the
+//! answer (see `planner`).
+//!
+//! Invariants:
+//! * Every command gets exactly the answer the client expects: `success` only under
+//!   `:print-success`, `(error "...")` for bad input after which the session goes on.
+//! * A `sat` that did not come from the backend for this very query comes with a model
+//!   that was evaluated to true on every active assertion (`planner` enforces it).
+//! * Commands the engine cannot interpret (unsupported theories, solver extensions, unsat
+//!   cores and proofs) switch the session to passthrough: the client's state is replayed
+//!   into one backend and from then on every command is forwarded verbatim.
+//! * After a solver crash or deadline the backend is restarted and rebuilt; the client
+//!   sees `unknown` for a check-sat that ran out of time, never a wrong answer.
+
+pub mod backend;
+pub mod client;
+pub mod planner;
+pub mod stack;
+pub mod stats;
+
+use crate::driver::{DriverError, Response, SolverKind, SolverSpec};
+use crate::smt2::command::Command;
+use crate::smt2::lexer::{unescape_string, Sexps};
+use crate::smt2::parser::{parse_command, ErrorKind};
+use crate::smt2::printer::{client_name, print_term, quote_symbol, BackendNames};
+use crate::smt2::reader::Frame;
+use crate::smt2::response::{self, Dialect};
+use crate::term::signature::{DeclKind, FunDef, Signature, SortDef};
+use crate::term::{TermId, TermStore};
+use backend::SolverHandle;
+use client::{ClientState, Decl};
+pub use planner::Strategy;
+use planner::{Answer, Planner};
+pub use stats::Stats;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// How an engine is set up.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub strategy: Strategy,
+    pub solver: SolverSpec,
+    pub timeout: Option<Duration>,
+    pub cache: Option<crate::cache::tiered::CacheConfig>,
+}
+
+/// What happened on one command (for replay and bench).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Outcome {
+    /// The answer to a check-sat / check-sat-assuming, if this was one.
+    pub check: Option<Answer>,
+    /// A `(set-info :status ...)` seen.
+    pub status: Option<Answer>,
+    pub exit: bool,
+}
+
+/// Where the model of the last sat answer lives.
+enum Last {
+    None,
+    Sat,
+    Unsat,
+    Unknown,
+}
+
+pub struct Engine {
+    pub store: TermStore,
+    sig: Signature,
+    client: ClientState,
+    dialect: Dialect,
+    planner: Planner,
+    last: Last,
+    /// Passthrough mode (the strategy, or a fall-back after something not modelled).
+    passthrough: bool,
+    /// The passthrough backend must be rebuilt from the client log before the next command.
+    pass_stale: bool,
+    pub stats: Stats,
+    out: Box<dyn Write + Send>,
+    out_closed: bool,
+}
+
+impl Engine {
+    pub fn new(cfg: Config, out: Box<dyn Write + Send>) -> Result<Engine, crate::error::Error> {
+        let dialect = match cfg.solver.kind {
+            SolverKind::Cvc5 => Dialect::Cvc5,
+            SolverKind::Yices => Dialect::Yices,
+            _ => Dialect::Z3,
+        };
+        let passthrough = cfg.strategy == Strategy::Passthrough;
+        let planner = Planner::new(&cfg)?;
+        Ok(Engine {
+            store: TermStore::new(),
+            sig: Signature::default(),
+            client: ClientState::default(),
+            dialect,
+            planner,
+            last: Last::None,
+            passthrough,
+            pass_stale: false,
+            stats: Stats::new(cfg.strategy.name()),
+            out,
+            out_closed: false,
+        })
+    }
+
+    pub fn is_passthrough(&self) -> bool {
+        self.passthrough
+    }
+
+    /// Start the backend now (so a missing solver is reported before any input is read).
+    pub fn start_backend(&mut self) -> Result<(), DriverError> {
+        self.planner.main.start().map(|_| ())
+    }
+
+    fn emit(&mut self, text: &str) {
+        if self.out_closed {
+            return;
+        }
+        let r = self.out.write_all(text.as_bytes()).and_then(|_| self.out.write_all(b"\n")).and_then(|_| self.out.flush());
+        if r.is_err() {
+            self.out_closed = true;
+        }
+    }
+    pub fn output_closed(&self) -> bool {
+        self.out_closed
+    }
+    fn success(&mut self) {
+        if self.client.print_success {
+            self.emit("success");
+        }
+    }
+    fn error_at(&mut self, line: usize, col: usize, msg: &str) {
+        let e = response::error_at(line, col, msg);
+        self.emit(&e);
+    }
+
+    /// Handle one framed command.
+    pub fn handle(&mut self, frame: Frame) -> Outcome {
+        let t0 = Instant::now();
+        let out = match frame {
+            Frame::Error { msg, line, col } => {
+                self.error_at(line, col, &msg);
+                Outcome::default()
+            }
+            Frame::Command(raw) => self.command(&raw.text, raw.line, raw.col),
+        };
+        self.stats.wall += t0.elapsed();
+        out
+    }
+
+    fn command(&mut self, text: &str, line: usize, col: usize) -> Outcome {
+        let parsed = parse_command(&mut self.store, &self.sig, text);
+        if self.passthrough {
+            return self.forward(text, parsed.ok(), line, col);
+        }
+        let cmd = match parsed {
+            Ok(c) => c,
+            Err(e) if e.kind == ErrorKind::Unsupported => {
+                // Not modelled: let the solver judge it; if it accepts, go passthrough.
+                return self.fall_back(text, None, line, col, &e.msg);
+            }
+            Err(e) => {
+                let (l, c) = crate::smt2::lexer::line_col(text, e.offset);
+                let (l, c) = if l == 1 { (line, col + c - 1) } else { (line + l - 1, c) };
+                self.error_at(l, c, &e.msg);
+                return Outcome::default();
+            }
+        };
+        self.interpret(cmd, text, line, col)
+    }
+
+    /// Switch to passthrough: rebuild the client's state in the backend, then forward.
+    fn fall_back(&mut self, text: &str, cmd: Option<Command>, line: usize, col: usize, why: &str) -> Outcome {
+        if !self.passthrough {
+            self.passthrough = true;
+            self.pass_stale = true;
+            self.stats.fallbacks_passthrough += 1;
+            self.stats.note(format!("switched to passthrough: {why}"));
+        }
+        self.forward(text, cmd, line, col)
+    }
+
+    /// Rebuild the passthrough backend from the client log.
+    fn rebuild_passthrough(&mut self) -> Result<(), DriverError> {
+        let log = self.client.replay_log();
+        let h = &mut self.planner.main;
+        h.kill();
+        h.start()?;
+        let mut cmds = vec!["(set-option :produce-models true)".to_string()];
+        cmds.extend(log);
+        // Errors in the replay were already reported to the client when first sent.
+        let _ = h.batch(&cmds)?;
+        self.pass_stale = false;
+        Ok(())
+    }
+
+    /// Passthrough: forward the command text verbatim, relay the answer.
+    fn forward(&mut self, text: &str, cmd: Option<Command>, line: usize, col: usize) -> Outcome {
+        let mut outcome = Outcome::default();
+        // Options that govern the framing are the proxy's business.
+        if let Some(Command::SetOption(k, v)) = &cmd {
+            if k == ":print-success" {
+                self.client.print_success = v == "true";
+                self.success();
+                return outcome;
+            }
+        }
+        if let Some(Command::Echo(s)) = &cmd {
+            self.echo(s);
+            return outcome;
+        }
+        if let Some(Command::SetInfo(k, v)) = &cmd {
+            if k == ":status" {
+                outcome.status = Answer::parse(v);
+            }
+        }
+        let is_check = matches!(cmd, Some(Command::CheckSat | Command::CheckSatAssuming(_)));
+        let is_exit = matches!(cmd, Some(Command::Exit));
+        if is_exit {
+            self.success();
+            outcome.exit = true;
+            return outcome;
+        }
+        for attempt in 0..2 {
+            if self.pass_stale || !self.planner.main.is_running() && self.client_has_state() {
+                if let Err(e) = self.rebuild_passthrough() {
+                    self.emit(&response::error(&format!("solver failed: {e}")));
+                    return outcome;
+                }
+            }
+            let r = if is_check { self.planner.main.check(text) } else { self.planner.main.cmd(text) };
+            match r {
+                Ok(resp) => {
+                    let ok = !resp.is_error();
+                    if is_check {
+                        let a = match resp {
+                            Response::Sat => Answer::Sat,
+                            Response::Unsat => Answer::Unsat,
+                            _ => Answer::Unknown,
+                        };
+                        self.count_check(a);
+                        self.stats.solver_checks += 1;
+                        outcome.check = Some(a);
+                    }
+                    match resp {
+                        Response::Success => self.success(),
+                        other => self.emit(&other.to_text()),
+                    }
+                    if ok {
+                        if let Some(c) = cmd {
+                            self.track(c, text);
+                        }
+                    }
+                    return outcome;
+                }
+                Err(DriverError::Timeout { .. }) => {
+                    self.stats.timeouts += 1;
+                    self.pass_stale = true;
+                    if is_check {
+                        self.count_check(Answer::Unknown);
+                        outcome.check = Some(Answer::Unknown);
+                        self.emit("unknown");
+                    } else {
+                        self.emit(&response::error("solver timed out"));
+                    }
+                    return outcome;
+                }
+                Err(e @ DriverError::Died { .. }) | Err(e @ DriverError::Io(_)) => {
+                    self.stats.note(format!("solver died: {e}; restarting"));
+                    self.pass_stale = true;
+                    if attempt == 1 {
+                        if is_check {
+                            self.count_check(Answer::Unknown);
+                            outcome.check = Some(Answer::Unknown);
+                            self.emit("unknown");
+                        } else {
+                            self.emit(&response::error(&format!("solver died: {e}")));
+                        }
+                        return outcome;
+                    }
+                }
+                Err(e) => {
+                    self.emit(&response::error(&format!("solver failed: {e}")));
+                    return outcome;
+                }
+            }
+        }
+        outcome
+    }
+
+    fn client_has_state(&self) -> bool {
+        !self.client.preamble.is_empty() || self.client.frames.iter().any(|f| !f.raw.is_empty()) || self.client.depth() > 0
+    }
+
+    /// Keep the client view in step in passthrough mode (for replay after a crash).
+    fn track(&mut self, cmd: Command, text: &str) {
+        match &cmd {
+            Command::Reset => {
+                self.reset_client();
+            }
+            Command::ResetAssertions => {
+                let keep = self.dialect == Dialect::Z3;
+                self.client.reset_assertions(keep);
+            }
+            Command::Push(n) => {
+                for _ in 0..*n {
+                    self.sig.push();
+                    self.client.frames.push(Default::default());
+                }
+            }
+            Command::Pop(n) => {
+                for _ in 0..*n {
+                    if self.client.depth() == 0 {
+                        break;
+                    }
+                    self.sig.pop();
+                    self.client.frames.pop();
+                }
+            }
+            Command::SetLogic(_) | Command::SetOption(..) => self.client.preamble.push(text.to_string()),
+            c if c.changes_state() => {
+                self.declare(&cmd);
+                self.client.top().raw.push(text.to_string());
+            }
+            _ => {}
+        }
+    }
+
+    fn reset_client(&mut self) {
+        let ps = self.client.print_success;
+        self.client = ClientState { print_success: ps, ..Default::default() };
+        self.sig.clear();
+        self.last = Last::None;
+        self.planner.reset();
+    }
+
+    fn echo(&mut self, raw: &str) {
+        match self.dialect {
+            Dialect::Cvc5 => self.emit(raw),
+            _ => {
+                let s = unescape_string(raw);
+                self.emit(&s);
+            }
+        }
+    }
+
+    /// Update the signature for a declaration-like command.
+    fn declare(&mut self, cmd: &Command) {
+        match cmd {
+            Command::DeclareSort(name, arity) => self.sig.add_sort(name, SortDef::Declared(*arity)),
+            Command::DefineSort { name, params, body } => {
+                self.sig.add_sort(name, SortDef::Alias { params: params.clone(), body: body.clone() })
+            }
+            Command::DeclareFun { name, params, ret } => {
+                let sym = self.store.sym(name);
+                self.sig.add_fun(name, FunDef::Declared { sym, params: params.clone(), ret: *ret, kind: DeclKind::Free });
+                self.client.top().decls.push(Decl { name: name.clone(), sym, params: params.clone(), ret: *ret });
+            }
+            Command::DefineFun { name, params, body, .. } => {
+                let params = params.iter().map(|(_, s, sym)| (*sym, *s)).collect();
+                self.sig.add_fun(name, FunDef::Macro { params, body: *body });
+            }
+            Command::DefineFunsRec(decls) => {
+                for (name, params, ret) in decls {
+                    let sym = self.store.sym(name);
+                    self.sig.add_fun(name, FunDef::Declared { sym, params: params.clone(), ret: *ret, kind: DeclKind::Defined });
+                }
+            }
+            Command::DeclareDatatypes { sorts, funs } => {
+                for (name, arity) in sorts {
+                    self.sig.add_sort(name, SortDef::Declared(*arity));
+                }
+                for (name, params, ret) in funs {
+                    let sym = self.store.sym(name);
+                    self.sig.add_fun(name, FunDef::Declared { sym, params: params.clone(), ret: *ret, kind: DeclKind::Defined });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn count_check(&mut self, a: Answer) {
+        self.stats.queries += 1;
+        match a {
+            Answer::Sat => self.stats.sat += 1,
+            Answer::Unsat => self.stats.unsat += 1,
+            Answer::Unknown => self.stats.unknown += 1,
+        }
+    }
+
+    /// The engine's own handling of a parsed command (not passthrough).
+    fn interpret(&mut self, cmd: Command, text: &str, line: usize, col: usize) -> Outcome {
+        let mut outcome = Outcome::default();
+        match cmd {
+            Command::SetLogic(ref l) => {
+                if self.client.logic.is_some() && self.dialect != Dialect::Z3 {
+                    self.error_at(line, col, "logic already set");
+                    return outcome;
+                }
+                self.client.logic = Some(l.clone());
+                self.client.preamble.push(text.to_string());
+                self.success();
+            }
+            Command::SetOption(ref k, ref v) => match k.as_str() {
+                ":print-success" => {
+                    self.client.print_success = v == "true";
+                    self.success();
+                }
+                ":produce-models" => {
+                    self.client.produce_models = v == "true";
+                    self.success();
+                }
+                ":global-declarations" => {
+                    self.sig.global_declarations = v == "true";
+                    self.client.preamble.push(text.to_string());
+                    self.success();
+                }
+                ":produce-unsat-cores" | ":produce-proofs" | ":produce-unsat-assumptions" | ":produce-assignments"
+                | ":produce-interpolants"
+                    if v == "true" =>
+                {
+                    return self.fall_back(text, Some(cmd.clone()), line, col, "unsat cores, proofs or assignments requested");
+                }
+                _ => {
+                    // Ask the backend whether it accepts the option; remember it for fresh contexts.
+                    match self.planner.main.cmd(text) {
+                        Ok(Response::Success) => {
+                            self.client.options.push((k.clone(), v.clone()));
+                            self.client.preamble.push(text.to_string());
+                            self.planner.invalidate();
+                            self.success();
+                        }
+                        Ok(r) => self.emit(&r.to_text()),
+                        Err(e) => self.emit(&response::error(&format!("solver failed: {e}"))),
+                    }
+                }
+            },
+            Command::SetInfo(ref k, ref v) => {
+                if k == ":status" {
+                    outcome.status = Answer::parse(v);
+                }
+                self.success();
+            }
+            Command::GetInfo(ref k) if k == ":smtproxy-version" => {
+                self.emit(&format!("(:smtproxy-version \"{}\")", env!("CARGO_PKG_VERSION")));
+            }
+            Command::GetInfo(_) | Command::GetOption(_) => match self.planner.main.cmd(text) {
+                Ok(r) => self.emit(&r.to_text()),
+                Err(e) => self.emit(&response::error(&format!("solver failed: {e}"))),
+            },
+            Command::DeclareSort(..)
+            | Command::DefineSort { .. }
+            | Command::DeclareFun { .. }
+            | Command::DefineFun { .. }
+            | Command::DefineFunsRec(_)
+            | Command::DeclareDatatypes { .. } => {
+                self.declare(&cmd);
+                let top = self.client.top();
+                top.raw.push(text.to_string());
+                if matches!(cmd, Command::DeclareSort(..) | Command::DefineFunsRec(_) | Command::DeclareDatatypes { .. }) {
+                    top.defs.push(text.to_string());
+                }
+                self.success();
+            }
+            Command::Push(n) => {
+                for _ in 0..n {
+                    self.sig.push();
+                    self.client.frames.push(Default::default());
+                }
+                self.last = Last::None;
+                self.success();
+            }
+            Command::Pop(n) => {
+                if n as usize > self.client.depth() {
+                    self.error_at(line, col, "pop command failed: not enough scopes");
+                    return outcome;
+                }
+                for _ in 0..n {
+                    self.sig.pop();
+                    self.client.frames.pop();
+                }
+                self.last = Last::None;
+                self.success();
+            }
+            Command::Assert(t, named) => {
+                let top = self.client.top();
+                top.assertions.push(t);
+                top.named.extend(named);
+                top.raw.push(text.to_string());
+                self.last = Last::None;
+                self.success();
+            }
+            Command::CheckSat => {
+                let a = self.check(&[]);
+                outcome.check = Some(a);
+            }
+            Command::CheckSatAssuming(lits) => {
+                let a = self.check(&lits);
+                outcome.check = Some(a);
+            }
+            Command::GetValue(terms) => self.get_value(&terms, line, col),
+            Command::GetModel => self.get_model(line, col),
+            Command::GetAssignment | Command::GetUnsatCore | Command::GetUnsatAssumptions | Command::GetProof => {
+                self.error_at(line, col, "unsat cores, proofs and assignments need the corresponding produce- option set first");
+            }
+            Command::Reset => {
+                self.reset_client();
+                self.success();
+            }
+            Command::ResetAssertions => {
+                let keep = self.dialect == Dialect::Z3;
+                self.client.reset_assertions(keep);
+                if !keep {
+                    self.sig.clear();
+                }
+                while self.sig.depth() > 0 {
+                    self.sig.pop();
+                }
+                self.last = Last::None;
+                self.success();
+            }
+            Command::Echo(s) => self.echo(&s),
+            Command::Exit => {
+                self.success();
+                outcome.exit = true;
+            }
+            Command::Other(_) => return self.fall_back(text, None, line, col, "command not interpreted"),
+        }
+        outcome
+    }
+
+    fn check(&mut self, assumptions: &[TermId]) -> Answer {
+        let assertions = self.client.assertions();
+        let decls: Vec<Decl> = self.client.decls().cloned().collect();
+        let defs: Vec<String> = self.client.defs().cloned().collect();
+        let q = planner::Query {
+            assertions: &assertions,
+            assumptions,
+            decls: &decls,
+            defs: &defs,
+            preamble: &self.client.preamble,
+            logic: self.client.logic.as_deref(),
+        };
+        let r = self.planner.check(&mut self.store, &q, &mut self.stats);
+        let a = match r {
+            Ok(a) => a,
+            Err(e) => {
+                self.stats.note(format!("check-sat failed: {e}"));
+                Answer::Unknown
+            }
+        };
+        self.count_check(a);
+        self.last = match a {
+            Answer::Sat => Last::Sat,
+            Answer::Unsat => Last::Unsat,
+            Answer::Unknown => Last::Unknown,
+        };
+        self.emit(a.as_str());
+        a
+    }
+
+    fn models_enabled(&self) -> bool {
+        self.client.produce_models || self.dialect == Dialect::Z3
+    }
+
+    fn get_value(&mut self, terms: &[(TermId, String)], line: usize, col: usize) {
+        if !self.models_enabled() {
+            return self.error_at(line, col, "cannot get value unless model generation is enabled");
+        }
+        if !matches!(self.last, Last::Sat) {
+            return self.error_at(line, col, "model is not available");
+        }
+        let ts: Vec<TermId> = terms.iter().map(|t| t.0).collect();
+        match self.planner.values(&mut self.store, &ts) {
+            Ok(values) => {
+                let pairs: Vec<(String, String)> =
+                    terms.iter().zip(values).map(|((_, src), v)| (src.clone(), v)).collect();
+                self.emit(&response::get_value(&pairs));
+            }
+            Err(e) => self.error_at(line, col, &e),
+        }
+    }
+
+    fn get_model(&mut self, line: usize, col: usize) {
+        if !self.models_enabled() {
+            return self.error_at(line, col, "cannot get model unless model generation is enabled");
+        }
+        if !matches!(self.last, Last::Sat) {
+            return self.error_at(line, col, "model is not available");
+        }
+        let decls: Vec<Decl> = self.client.decls().cloned().collect();
+        match self.planner.model(&mut self.store, &decls, self.dialect) {
+            Ok(text) => self.emit(&text),
+            Err(e) => self.error_at(line, col, &e),
+        }
+    }
+
+    /// Stop the backends (at exit or on a signal).
+    pub fn shutdown(&mut self) {
+        self.planner.shutdown(&mut self.stats);
+    }
+}
+
+/// Rewrite a backend get-model answer for the client: drop entries of internal names (CSE
+/// macros, renamed declarations) and map reserved-prefix names back.
+pub fn filter_model(text: &str) -> String {
+    let Ok(sx) = Sexps::parse(text) else { return text.to_string() };
+    let Some(&root) = sx.roots.first() else { return text.to_string() };
+    let Some(items) = sx.list(root) else { return text.to_string() };
+    let mut changed = false;
+    let mut kept: Vec<String> = Vec::new();
+    let mut start = 0;
+    if let Some(&first) = items.first() {
+        if sx.is_symbol(first, "model") {
+            start = 1;
+        }
+    }
+    for &it in &items[start..] {
+        let k = sx.list(it).unwrap_or(&[]);
+        let name = k.get(1).and_then(|&n| sx.symbol(n));
+        match name.map(|n| (n, client_name(n))) {
+            Some((_, None)) => changed = true,
+            Some((n, Some(c))) if c != n => {
+                changed = true;
+                let src = sx.source(it);
+                let name_src = sx.source(k[1]);
+                kept.push(src.replacen(name_src, &quote_symbol(&c), 1));
+            }
+            _ => kept.push(sx.source(it).to_string()),
+        }
+    }
+    if !changed {
+        return text.to_string();
+    }
+    let mut s = String::from("(\n");
+    for k in kept {
+        s.push_str("  ");
+        s.push_str(&k);
+        s.push('\n');
+    }
+    s.push(')');
+    s
+}
+
+/// Print a term for the backend.
+pub fn backend_text(store: &TermStore, t: TermId) -> String {
+    print_term(store, t, &BackendNames)
+}
+
+/// Resolve the solver and build an engine writing to `out`.
+pub fn engine_for(
+    strategy: Strategy,
+    solver: Option<&str>,
+    timeout: Option<Duration>,
+    cache: Option<crate::cache::tiered::CacheConfig>,
+    out: Box<dyn Write + Send>,
+) -> Result<Engine, crate::error::Error> {
+    let spec = SolverSpec::resolve(solver)?;
+    Engine::new(Config { strategy, solver: spec, timeout, cache }, out)
+}

@@ -1,0 +1,296 @@
+//! Per-query planning: how a check-sat gets its answer under each strategy, and where the
+//! model of a sat answer lives afterwards (in the backend that solved it, or in a model
+//! smtproxy evaluated itself). Invariants: a backend answer of `unknown` or a deadline is
+//! answered `unknown` and nothing is stored; a model held in the backend is only asked for
+//! while the backend generation that produced it is still running.
+
+use super::backend::SolverHandle;
+use super::client::Decl;
+use super::stack::StackMirror;
+use super::Config;
+use crate::driver::{DriverError, Response};
+use crate::smt2::lexer::Sexps;
+use crate::smt2::printer::{backend_name, print_term, quote_symbol, BackendNames};
+use crate::smt2::response::Dialect;
+use crate::term::{TermId, TermStore};
+use std::time::Instant;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    Passthrough,
+    Fresh,
+    Stack,
+    StackCse,
+    Cache,
+    Hybrid,
+}
+
+impl Strategy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Passthrough => "passthrough",
+            Strategy::Fresh => "fresh",
+            Strategy::Stack => "stack",
+            Strategy::StackCse => "stack-cse",
+            Strategy::Cache => "cache",
+            Strategy::Hybrid => "hybrid",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Strategy> {
+        Self::all().into_iter().find(|x| x.name() == s)
+    }
+    pub fn all() -> Vec<Strategy> {
+        vec![Strategy::Passthrough, Strategy::Fresh, Strategy::Stack, Strategy::StackCse, Strategy::Cache, Strategy::Hybrid]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Answer {
+    Sat,
+    Unsat,
+    Unknown,
+}
+
+impl Answer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Answer::Sat => "sat",
+            Answer::Unsat => "unsat",
+            Answer::Unknown => "unknown",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Answer> {
+        match s.trim() {
+            "sat" => Some(Answer::Sat),
+            "unsat" => Some(Answer::Unsat),
+            "unknown" => Some(Answer::Unknown),
+            _ => None,
+        }
+    }
+}
+
+/// Everything a strategy needs to know about one check-sat.
+pub struct Query<'a> {
+    pub assertions: &'a [TermId],
+    pub assumptions: &'a [TermId],
+    pub decls: &'a [Decl],
+    /// Raw definitions (declare-sort, datatypes, define-fun-rec) in order.
+    pub defs: &'a [String],
+    /// set-logic and answer-relevant set-option commands, raw.
+    pub preamble: &'a [String],
+    pub logic: Option<&'a str>,
+}
+
+/// Where the last sat answer's model is.
+enum ModelAt {
+    None,
+    /// The main backend, in this generation.
+    Main(u64),
+    /// The auxiliary (fresh-context) backend of the stack strategy.
+    Aux(u64),
+}
+
+pub struct Planner {
+    strategy: Strategy,
+    pub main: SolverHandle,
+    aux: SolverHandle,
+    stack: StackMirror,
+    model_at: ModelAt,
+}
+
+impl Planner {
+    pub fn new(cfg: &Config) -> Result<Planner, crate::error::Error> {
+        Ok(Planner {
+            strategy: cfg.strategy,
+            main: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
+            aux: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
+            stack: StackMirror::new(cfg.strategy == Strategy::StackCse),
+            model_at: ModelAt::None,
+        })
+    }
+
+    /// The client reset: nothing in the backends is lost (the stack strategy keeps its
+    /// prefix), but no model is available.
+    pub fn reset(&mut self) {
+        self.model_at = ModelAt::None;
+    }
+    /// Options changed: incremental state must be rebuilt.
+    pub fn invalidate(&mut self) {
+        self.stack.clear();
+        self.model_at = ModelAt::None;
+    }
+
+    pub fn check(&mut self, store: &mut TermStore, q: &Query, stats: &mut super::Stats) -> Result<Answer, DriverError> {
+        self.model_at = ModelAt::None;
+        let t0 = Instant::now();
+        let before = self.main.busy + self.aux.busy;
+        let r = match self.strategy {
+            Strategy::Stack | Strategy::StackCse if q.defs.is_empty() => {
+                match self.stack.check(&mut self.main, store, q, stats)? {
+                    Some(a) => {
+                        self.model_at = ModelAt::Main(self.main.generation);
+                        Ok(a)
+                    }
+                    None => {
+                        // The incremental solve was abandoned: solve in a fresh context.
+                        let a = fresh_check(&mut self.aux, store, q, stats)?;
+                        self.model_at = ModelAt::Aux(self.aux.generation);
+                        Ok(a)
+                    }
+                }
+            }
+            _ => {
+                let a = fresh_check(&mut self.main, store, q, stats)?;
+                self.model_at = ModelAt::Main(self.main.generation);
+                Ok(a)
+            }
+        };
+        stats.solver += (self.main.busy + self.aux.busy) - before;
+        let _ = t0;
+        r
+    }
+
+    fn model_backend(&mut self) -> Result<&mut SolverHandle, String> {
+        match self.model_at {
+            ModelAt::Main(g) if g == self.main.generation && self.main.is_running() => Ok(&mut self.main),
+            ModelAt::Aux(g) if g == self.aux.generation && self.aux.is_running() => Ok(&mut self.aux),
+            _ => Err("model is not available".into()),
+        }
+    }
+
+    /// Values of `terms` in the last model, as text.
+    pub fn values(&mut self, store: &mut TermStore, terms: &[TermId]) -> Result<Vec<String>, String> {
+        let stack_names = matches!(self.model_at, ModelAt::Main(_))
+            && matches!(self.strategy, Strategy::Stack | Strategy::StackCse);
+        let names: &dyn crate::smt2::printer::Names = if stack_names { self.stack.names() } else { &BackendNames };
+        let mut cmd = String::from("(get-value (");
+        for (i, &t) in terms.iter().enumerate() {
+            if i > 0 {
+                cmd.push(' ');
+            }
+            cmd.push_str(&print_term(store, t, names));
+        }
+        cmd.push_str("))");
+        let h = self.model_backend()?;
+        match h.cmd(&cmd) {
+            Ok(Response::Other(text)) => split_values(&text, terms.len()),
+            Ok(Response::Error(e)) => Err(e),
+            Ok(r) => Err(format!("unexpected solver answer {}", r.to_text())),
+            Err(e) => Err(format!("solver failed: {e}")),
+        }
+    }
+
+    /// The last model as get-model text for the client.
+    pub fn model(&mut self, _store: &mut TermStore, _decls: &[Decl], _dialect: Dialect) -> Result<String, String> {
+        let h = self.model_backend()?;
+        match h.cmd("(get-model)") {
+            Ok(Response::Other(text)) => Ok(super::filter_model(&text)),
+            Ok(Response::Error(e)) => Err(e),
+            Ok(r) => Err(format!("unexpected solver answer {}", r.to_text())),
+            Err(e) => Err(format!("solver failed: {e}")),
+        }
+    }
+
+    pub fn shutdown(&mut self, stats: &mut super::Stats) {
+        stats.restarts = self.main.restarts + self.aux.restarts;
+        self.main.kill();
+        self.aux.kill();
+    }
+}
+
+/// The value texts of a get-value answer `((t1 v1) (t2 v2) ...)`.
+pub fn split_values(text: &str, n: usize) -> Result<Vec<String>, String> {
+    let sx = Sexps::parse(text).map_err(|e| format!("cannot read solver values: {}", e.msg))?;
+    let root = *sx.roots.first().ok_or("empty get-value answer")?;
+    let pairs = sx.list(root).ok_or("malformed get-value answer")?;
+    if pairs.len() != n {
+        return Err(format!("solver gave {} values for {} terms", pairs.len(), n));
+    }
+    pairs
+        .iter()
+        .map(|&p| match sx.list(p) {
+            Some([_, v]) => Ok(sx.source(*v).to_string()),
+            _ => Err("malformed get-value pair".to_string()),
+        })
+        .collect()
+}
+
+/// `(declare-fun name (params) ret)` for the backend.
+pub fn declare_text(store: &TermStore, d: &Decl, name: &str) -> String {
+    let mut s = format!("(declare-fun {} (", quote_symbol(name));
+    for (i, p) in d.params.iter().enumerate() {
+        if i > 0 {
+            s.push(' ');
+        }
+        store.sorts.print(*p, &mut s);
+    }
+    s.push_str(") ");
+    store.sorts.print(d.ret, &mut s);
+    s.push(')');
+    s
+}
+
+/// Solve the query in a clean context: `(reset)`, options, logic, definitions,
+/// declarations, assertions, check. A solver that dies is restarted once.
+pub fn fresh_check(h: &mut SolverHandle, store: &TermStore, q: &Query, stats: &mut super::Stats) -> Result<Answer, DriverError> {
+    let mut cmds: Vec<String> = Vec::with_capacity(q.decls.len() + q.assertions.len() + 4);
+    cmds.push("(reset)".into());
+    cmds.push("(set-option :produce-models true)".into());
+    cmds.extend(q.preamble.iter().cloned());
+    cmds.extend(q.defs.iter().cloned());
+    for d in q.decls {
+        cmds.push(declare_text(store, d, &backend_name(&d.name)));
+    }
+    for &a in q.assertions {
+        let mut s = String::from("(assert ");
+        s.push_str(&print_term(store, a, &BackendNames));
+        s.push(')');
+        cmds.push(s);
+    }
+    let check = check_text(store, q.assumptions);
+    for attempt in 0..2 {
+        match h.batch(&cmds) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                stats.note(format!("backend rejected the query: {e}"));
+                return Ok(Answer::Unknown);
+            }
+            Err(DriverError::Died { .. } | DriverError::Io(_)) if attempt == 0 => continue,
+            Err(e) => return Err(e),
+        }
+        stats.solver_checks += 1;
+        match h.check(&check) {
+            Ok(r) => return Ok(response_answer(&r)),
+            Err(DriverError::Timeout { .. }) => {
+                stats.timeouts += 1;
+                return Ok(Answer::Unknown);
+            }
+            Err(DriverError::Died { .. } | DriverError::Io(_)) if attempt == 0 => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Answer::Unknown)
+}
+
+pub fn check_text(store: &TermStore, assumptions: &[TermId]) -> String {
+    if assumptions.is_empty() {
+        return "(check-sat)".into();
+    }
+    let mut s = String::from("(check-sat-assuming (");
+    for (i, &a) in assumptions.iter().enumerate() {
+        if i > 0 {
+            s.push(' ');
+        }
+        s.push_str(&print_term(store, a, &BackendNames));
+    }
+    s.push_str("))");
+    s
+}
+
+pub fn response_answer(r: &Response) -> Answer {
+    match r {
+        Response::Sat => Answer::Sat,
+        Response::Unsat => Answer::Unsat,
+        _ => Answer::Unknown,
+    }
+}

@@ -1,0 +1,84 @@
+//! Counters of one run, serialised as the JSON summary of DESIGN.md's contract. Notes
+//! (warnings worth telling the user once) are kept de-duplicated.
+
+use serde::Serialize;
+use std::time::Duration;
+
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub strategy: String,
+    pub queries: u64,
+    pub sat: u64,
+    pub unsat: u64,
+    pub unknown: u64,
+    pub solver_checks: u64,
+    pub cache_hits: u64,
+    pub model_hits: u64,
+    pub wall: Duration,
+    pub solver: Duration,
+    pub timeouts: u64,
+    pub restarts: u64,
+    pub fallbacks_passthrough: u64,
+    /// Stack strategy: incremental solves abandoned for a fresh context.
+    pub stack_bailouts: u64,
+    /// Stack strategy: incremental backend restarted because it grew too large.
+    pub stack_rebuilds: u64,
+    pub pushes: u64,
+    pub pops: u64,
+    pub notes: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub struct Summary {
+    pub strategy: String,
+    pub log: String,
+    pub queries: u64,
+    pub sat: u64,
+    pub unsat: u64,
+    pub unknown: u64,
+    pub solver_checks: u64,
+    pub cache_hits: u64,
+    pub model_hits: u64,
+    pub wall_ms: f64,
+    pub solver_ms: f64,
+    pub expected_mismatches: u64,
+    pub cross_mismatches: u64,
+    pub timeouts: u64,
+    pub restarts: u64,
+    pub stack_bailouts: u64,
+    pub stack_rebuilds: u64,
+    pub fallbacks_passthrough: u64,
+}
+
+impl Stats {
+    pub fn new(strategy: &str) -> Self {
+        Stats { strategy: strategy.to_string(), ..Default::default() }
+    }
+    pub fn note(&mut self, n: String) {
+        if !self.notes.contains(&n) && self.notes.len() < 100 {
+            self.notes.push(n);
+        }
+    }
+    pub fn summary(&self, log: &str, expected_mismatches: u64, cross_mismatches: u64) -> Summary {
+        Summary {
+            strategy: self.strategy.clone(),
+            log: log.to_string(),
+            queries: self.queries,
+            sat: self.sat,
+            unsat: self.unsat,
+            unknown: self.unknown,
+            solver_checks: self.solver_checks,
+            cache_hits: self.cache_hits,
+            model_hits: self.model_hits,
+            wall_ms: self.wall.as_secs_f64() * 1000.0,
+            solver_ms: self.solver.as_secs_f64() * 1000.0,
+            expected_mismatches,
+            cross_mismatches,
+            timeouts: self.timeouts,
+            restarts: self.restarts,
+            stack_bailouts: self.stack_bailouts,
+            stack_rebuilds: self.stack_rebuilds,
+            fallbacks_passthrough: self.fallbacks_passthrough,
+        }
+    }
+}
