@@ -206,7 +206,7 @@ fn check_header(path: &Path) -> Result<(), CacheError> {
     if len == 0 {
         return Ok(()); // SQLite treats an empty file as a new database.
     }
-    let corrupt = |why: String| CacheError::Corrupt(format!("{}: {why}", path.display()));
+    let corrupt = CacheError::Corrupt;
     if len < 100 {
         return Err(corrupt(format!("truncated ({len} bytes)")));
     }

@@ -98,8 +98,7 @@ impl TieredCache {
         c
     }
 
-    /// Memory-only cache built from already opened stores (for callers and tests that
-    /// open tiers themselves).
+    /// A cache over stores the caller opened itself (e.g. with non-default timeouts).
     pub fn from_parts(mem: MemoryStore, disk: Option<DiskStore>, redis: Option<RedisStore>) -> TieredCache {
         TieredCache {
             disk_label: disk.as_ref().map(|d| format!("disk cache at {}", d.path().display())).unwrap_or_default(),
