@@ -1,1 +1,283 @@
-//! Result stores.
+//! Result stores: where smtproxy remembers the verdicts (and models) of check-sat
+//! queries it has already answered.
+//!
+//! Invariants of this module:
+//!
+//! * A cache key ([`Key`]) is a fixed 128-bit hash of a canonical query component,
+//!   computed elsewhere; the stores treat it as opaque bytes.
+//! * Only definite answers are stored: [`Verdict`] has exactly `Sat` and `Unsat`, so
+//!   `unknown` (or a timeout) cannot be represented, let alone cached.
+//! * Entries are facts: two writers that store the same key store the same verdict,
+//!   so every tier is "first writer wins" and nothing is ever overwritten or merged.
+//! * The model text is opaque: it is stored and returned byte for byte.
+//! * Every persistent byte string is an [`Entry::encode`] output whose first byte is
+//!   [`FORMAT_VERSION`]; a reader rejects any other version (or any malformed byte
+//!   string) with [`CacheError`] rather than guessing.
+//! * Stores never panic on bad input, bad files or unreachable servers: they return
+//!   [`CacheError`]. The [`TieredCache`] turns an error into a single warning on
+//!   stderr and continues without the failing tier, so a cache problem can slow
+//!   smtproxy down but never make it give a wrong answer or stop.
+//! * [`cex::SetIndex`] is a bounded, in-memory subset/superset index used for
+//!   counterexample reasoning; it is not persisted.
+
+pub mod cex;
+pub mod disk;
+pub mod memory;
+pub mod redis;
+pub mod tiered;
+
+pub use cex::SetIndex;
+pub use disk::DiskStore;
+pub use memory::MemoryStore;
+pub use redis::RedisStore;
+pub use tiered::{CacheConfig, CacheStats, TieredCache};
+
+use std::fmt;
+
+/// The version byte that starts every encoded [`Entry`] (and is recorded in the
+/// on-disk store's `meta` table).
+pub const FORMAT_VERSION: u8 = 1;
+
+/// A 128-bit cache key: the hash of a canonical query component.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key(pub [u8; 16]);
+
+impl Key {
+    /// Lower-case hexadecimal, 32 characters.
+    pub fn to_hex(&self) -> String {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut s = String::with_capacity(32);
+        for b in self.0 {
+            s.push(HEX[(b >> 4) as usize] as char);
+            s.push(HEX[(b & 15) as usize] as char);
+        }
+        s
+    }
+
+    /// Parses the output of [`Key::to_hex`] (either case).
+    pub fn from_hex(s: &str) -> Option<Key> {
+        let b = s.as_bytes();
+        if b.len() != 32 {
+            return None;
+        }
+        let nib = |c: u8| -> Option<u8> {
+            match c {
+                b'0'..=b'9' => Some(c - b'0'),
+                b'a'..=b'f' => Some(c - b'a' + 10),
+                b'A'..=b'F' => Some(c - b'A' + 10),
+                _ => None,
+            }
+        };
+        let mut k = [0u8; 16];
+        for i in 0..16 {
+            k[i] = (nib(b[2 * i])? << 4) | nib(b[2 * i + 1])?;
+        }
+        Some(Key(k))
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Key({})", self.to_hex())
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+/// A definite check-sat answer. `unknown` is deliberately not representable.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Verdict {
+    Sat,
+    Unsat,
+}
+
+/// A cached answer: the verdict and, for `sat`, optionally a model in canonical names.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Entry {
+    pub verdict: Verdict,
+    pub model: Option<String>,
+}
+
+// Encoding, version 1:
+//   byte 0      FORMAT_VERSION (1)
+//   byte 1      verdict: 1 = sat, 2 = unsat
+//   byte 2      0 = no model, 1 = model follows
+//   bytes 3..7  (only if model) model length, u32 little-endian
+//   bytes 7..   (only if model) model text, UTF-8, exactly that many bytes
+// Nothing may follow.
+const V_SAT: u8 = 1;
+const V_UNSAT: u8 = 2;
+
+impl Entry {
+    pub fn sat(model: Option<String>) -> Entry {
+        Entry { verdict: Verdict::Sat, model }
+    }
+
+    pub fn unsat() -> Entry {
+        Entry { verdict: Verdict::Unsat, model: None }
+    }
+
+    /// The versioned binary form (see the module source for the layout).
+    pub fn encode(&self) -> Vec<u8> {
+        let model = self.model.as_deref();
+        let mut out = Vec::with_capacity(7 + model.map_or(0, str::len));
+        out.push(FORMAT_VERSION);
+        out.push(match self.verdict {
+            Verdict::Sat => V_SAT,
+            Verdict::Unsat => V_UNSAT,
+        });
+        match model {
+            None => out.push(0),
+            Some(m) => {
+                out.push(1);
+                // Models beyond 4 GiB are not a realistic concern; refuse to wrap.
+                let len = u32::try_from(m.len()).unwrap_or(u32::MAX);
+                out.extend_from_slice(&len.to_le_bytes());
+                out.extend_from_slice(&m.as_bytes()[..len as usize]);
+            }
+        }
+        out
+    }
+
+    /// Parses [`Entry::encode`] output; any other version or malformed input is an error.
+    pub fn decode(bytes: &[u8]) -> Result<Entry, CacheError> {
+        let bad = |why: &str| CacheError::BadEntry(why.to_string());
+        let (&version, rest) = bytes.split_first().ok_or_else(|| bad("empty"))?;
+        if version != FORMAT_VERSION {
+            return Err(CacheError::Version { found: version, expected: FORMAT_VERSION });
+        }
+        if rest.len() < 2 {
+            return Err(bad("truncated header"));
+        }
+        let verdict = match rest[0] {
+            V_SAT => Verdict::Sat,
+            V_UNSAT => Verdict::Unsat,
+            other => return Err(bad(&format!("verdict byte {other}"))),
+        };
+        let rest = &rest[2..];
+        let model = match bytes[2] {
+            0 => {
+                if !rest.is_empty() {
+                    return Err(bad("trailing bytes"));
+                }
+                None
+            }
+            1 => {
+                if rest.len() < 4 {
+                    return Err(bad("truncated model length"));
+                }
+                let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
+                let text = &rest[4..];
+                if text.len() != len {
+                    return Err(bad("model length mismatch"));
+                }
+                Some(String::from_utf8(text.to_vec()).map_err(|_| bad("model is not UTF-8"))?)
+            }
+            other => return Err(bad(&format!("model flag {other}"))),
+        };
+        Ok(Entry { verdict, model })
+    }
+
+    /// Approximate memory footprint used for byte budgets: key + model length.
+    pub fn approx_size(&self) -> usize {
+        16 + self.model.as_ref().map_or(0, String::len)
+    }
+}
+
+/// Why a store could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("redis: {0}")]
+    Redis(#[from] ::redis::RedisError),
+    #[error("i/o: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("unsupported entry format version {found} (this build reads {expected})")]
+    Version { found: u8, expected: u8 },
+    #[error("malformed entry: {0}")]
+    BadEntry(String),
+    #[error("not an smtproxy cache or corrupt: {0}")]
+    Corrupt(String),
+    #[error("read-only: {0}")]
+    ReadOnly(String),
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl CacheError {
+    /// True when only one stored entry is bad (the store itself still works).
+    pub fn is_entry_error(&self) -> bool {
+        matches!(self, CacheError::Version { .. } | CacheError::BadEntry(_))
+    }
+}
+
+/// One tier of the result cache.
+pub trait Store: Send {
+    fn get(&mut self, k: &Key) -> Result<Option<Entry>, CacheError>;
+    fn put(&mut self, k: &Key, e: &Entry) -> Result<(), CacheError>;
+    fn name(&self) -> &'static str;
+    /// Makes buffered writes durable (or handed off); a no-op by default.
+    fn flush(&mut self) -> Result<(), CacheError> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_hex_round_trip() {
+        let k = Key([0x01, 0xab, 0xff, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x7f]);
+        let h = k.to_hex();
+        assert_eq!(h, "01abff000102030405060708090a0b7f");
+        assert_eq!(Key::from_hex(&h), Some(k));
+        assert_eq!(Key::from_hex("xyz"), None);
+    }
+
+    #[test]
+    fn entry_round_trip() {
+        for e in [
+            Entry::unsat(),
+            Entry::sat(None),
+            Entry::sat(Some(String::new())),
+            Entry::sat(Some("((x0 #x01) (a0 ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00)))".into())),
+            Entry::sat(Some("ünïcode ✓".into())),
+        ] {
+            assert_eq!(Entry::decode(&e.encode()).unwrap(), e);
+        }
+    }
+
+    #[test]
+    fn entry_unknown_version_rejected() {
+        let mut b = Entry::sat(Some("m".into())).encode();
+        b[0] = 2;
+        assert!(matches!(Entry::decode(&b), Err(CacheError::Version { found: 2, expected: 1 })));
+        b[0] = 0;
+        assert!(matches!(Entry::decode(&b), Err(CacheError::Version { found: 0, .. })));
+    }
+
+    #[test]
+    fn entry_malformed_rejected() {
+        let good = Entry::sat(Some("model".into())).encode();
+        for cut in 0..good.len() {
+            assert!(Entry::decode(&good[..cut]).is_err(), "prefix {cut} accepted");
+        }
+        let mut extra = good.clone();
+        extra.push(0);
+        assert!(Entry::decode(&extra).is_err());
+        let mut badv = good.clone();
+        badv[1] = 9;
+        assert!(Entry::decode(&badv).is_err());
+        let mut badutf = Entry::sat(Some("ab".into())).encode();
+        let n = badutf.len();
+        badutf[n - 1] = 0xff;
+        assert!(Entry::decode(&badutf).is_err());
+        assert!(Entry::decode(&[1, 2, 0, 0]).is_err());
+    }
+}

@@ -1,0 +1,281 @@
+//! Counterexample-reasoning index: a UBTree (unlimited branching tree; Hoffmann &
+//! Koehler 1999, as used by KLEE's CexCachingSolver) over sets of conjunct ids.
+//!
+//! A set is a sorted, duplicate-free `&[u64]`; it is stored as the path of its elements
+//! in a trie whose edges are ordered by element. Lookups walk only the part of the trie
+//! compatible with the query:
+//!
+//! * [`SetIndex::find_subset`]: is some stored set `S ⊆ Q`? From a node, only children
+//!   labelled with a remaining element of `Q` are followed. Used for "a stored unsat
+//!   core is contained in the query, so the query is unsat".
+//! * [`SetIndex::find_supersets`]: stored sets `S ⊇ Q`. From a node waiting for the
+//!   next query element `q`, only children labelled `<= q` are followed (a larger label
+//!   can never be followed by `q` on a sorted path). Their sat models are candidates
+//!   for the query.
+//!
+//! Bound: at most `max_sets` sets are kept. Inserting a new set into a full index first
+//! clears the whole index (cheap, and stale counterexamples are only an optimisation;
+//! the hit rate recovers as queries repeat). Inserting an already stored set replaces
+//! its value and never clears. Input slices that are not strictly increasing are
+//! sorted and deduplicated first.
+
+use std::collections::BTreeMap;
+
+struct Node<V> {
+    value: Option<V>,
+    children: BTreeMap<u64, Node<V>>,
+}
+
+impl<V> Node<V> {
+    fn new() -> Self {
+        Node { value: None, children: BTreeMap::new() }
+    }
+}
+
+pub struct SetIndex<V> {
+    root: Node<V>,
+    len: usize,
+    max_sets: usize,
+    clears: u64,
+}
+
+fn normalise(set: &[u64]) -> std::borrow::Cow<'_, [u64]> {
+    if set.windows(2).all(|w| w[0] < w[1]) {
+        std::borrow::Cow::Borrowed(set)
+    } else {
+        let mut v = set.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        std::borrow::Cow::Owned(v)
+    }
+}
+
+impl<V> SetIndex<V> {
+    /// An index holding at most `max_sets` sets (at least 1).
+    pub fn new(max_sets: usize) -> Self {
+        SetIndex { root: Node::new(), len: 0, max_sets: max_sets.max(1), clears: 0 }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn max_sets(&self) -> usize {
+        self.max_sets
+    }
+
+    /// How many times the size bound emptied the index.
+    pub fn clears(&self) -> u64 {
+        self.clears
+    }
+
+    pub fn clear(&mut self) {
+        self.root = Node::new();
+        self.len = 0;
+    }
+
+    fn lookup_exact(&self, set: &[u64]) -> Option<&V> {
+        let mut n = &self.root;
+        for e in set {
+            n = n.children.get(e)?;
+        }
+        n.value.as_ref()
+    }
+
+    /// The value stored for exactly this set.
+    pub fn get(&self, set: &[u64]) -> Option<&V> {
+        self.lookup_exact(&normalise(set))
+    }
+
+    /// Stores `value` for `set`, returning the value it replaces.
+    pub fn insert(&mut self, set: &[u64], value: V) -> Option<V> {
+        let set = normalise(set);
+        if self.len >= self.max_sets && self.lookup_exact(&set).is_none() {
+            self.clear();
+            self.clears += 1;
+        }
+        let mut n = &mut self.root;
+        for &e in set.iter() {
+            n = n.children.entry(e).or_insert_with(Node::new);
+        }
+        let old = n.value.replace(value);
+        if old.is_none() {
+            self.len += 1;
+        }
+        old
+    }
+
+    /// Some stored set that is a subset of `query` (the empty set included), if any.
+    pub fn find_subset(&self, query: &[u64]) -> Option<&V> {
+        let q = normalise(query);
+        fn walk<'a, V>(n: &'a Node<V>, q: &[u64]) -> Option<&'a V> {
+            if let Some(v) = &n.value {
+                return Some(v);
+            }
+            if n.children.is_empty() {
+                return None;
+            }
+            for (i, e) in q.iter().enumerate() {
+                if let Some(c) = n.children.get(e) {
+                    if let Some(v) = walk(c, &q[i + 1..]) {
+                        return Some(v);
+                    }
+                }
+            }
+            None
+        }
+        walk(&self.root, &q)
+    }
+
+    /// Up to `limit` stored sets that contain every element of `query`.
+    pub fn find_supersets(&self, query: &[u64], limit: usize) -> Vec<&V> {
+        let q = normalise(query);
+        let mut out = Vec::new();
+        fn all<'a, V>(n: &'a Node<V>, out: &mut Vec<&'a V>, limit: usize) {
+            if out.len() >= limit {
+                return;
+            }
+            if let Some(v) = &n.value {
+                out.push(v);
+            }
+            for c in n.children.values() {
+                if out.len() >= limit {
+                    return;
+                }
+                all(c, out, limit);
+            }
+        }
+        fn walk<'a, V>(n: &'a Node<V>, q: &[u64], out: &mut Vec<&'a V>, limit: usize) {
+            if out.len() >= limit {
+                return;
+            }
+            let Some((&first, rest)) = q.split_first() else {
+                return all(n, out, limit);
+            };
+            for (&e, c) in n.children.range(..=first) {
+                if out.len() >= limit {
+                    return;
+                }
+                if e == first {
+                    walk(c, rest, out, limit);
+                } else {
+                    walk(c, q, out, limit);
+                }
+            }
+        }
+        walk(&self.root, &q, &mut out, limit);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn cex_basic() {
+        let mut ix = SetIndex::new(100);
+        ix.insert(&[1, 3, 5], "a");
+        ix.insert(&[2, 3], "b");
+        ix.insert(&[1, 3, 5, 7], "c");
+        assert_eq!(ix.len(), 3);
+        assert_eq!(ix.find_subset(&[1, 2, 3, 4, 5]), Some(&"a"));
+        assert_eq!(ix.find_subset(&[2, 3, 9]), Some(&"b"));
+        assert_eq!(ix.find_subset(&[1, 5, 7]), None);
+        let mut s = ix.find_supersets(&[3], 10);
+        s.sort();
+        assert_eq!(s, vec![&"a", &"b", &"c"]);
+        assert_eq!(ix.find_supersets(&[5, 7], 10), vec![&"c"]);
+        assert_eq!(ix.find_supersets(&[3], 2).len(), 2);
+        assert!(ix.find_supersets(&[4], 10).is_empty());
+        // Unsorted input is normalised.
+        assert_eq!(ix.insert(&[5, 1, 3, 3], "a2"), Some("a"));
+        assert_eq!(ix.len(), 3);
+        assert_eq!(ix.get(&[1, 3, 5]), Some(&"a2"));
+        // Empty set is a subset of everything.
+        ix.insert(&[], "e");
+        assert_eq!(ix.find_subset(&[42]), Some(&"e"));
+    }
+
+    #[test]
+    fn cex_bound_clears() {
+        let mut ix = SetIndex::new(3);
+        for i in 0..3u64 {
+            ix.insert(&[i], i);
+        }
+        assert_eq!(ix.len(), 3);
+        ix.insert(&[1], 10); // replacement: no clear
+        assert_eq!((ix.len(), ix.clears()), (3, 0));
+        ix.insert(&[9], 9);
+        assert_eq!((ix.len(), ix.clears()), (1, 1));
+        assert_eq!(ix.find_subset(&[0, 1, 2]), None);
+        assert_eq!(ix.find_subset(&[9]), Some(&9));
+    }
+
+    #[test]
+    fn cex_does_not_scan_disjoint_sets() {
+        // 50k sets over elements >= 1000; a query over small elements must not visit them:
+        // from the root only children labelled with query elements are followed.
+        let mut ix = SetIndex::new(1_000_000);
+        for i in 0..50_000u64 {
+            ix.insert(&[1000 + i, 100_000 + i], i);
+        }
+        let t = std::time::Instant::now();
+        for _ in 0..10_000 {
+            assert!(ix.find_subset(&[1, 2, 3, 4]).is_none());
+            assert!(ix.find_supersets(&[5, 6], 10).is_empty());
+        }
+        assert!(t.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    fn sets() -> impl Strategy<Value = Vec<BTreeSet<u64>>> {
+        prop::collection::vec(prop::collection::btree_set(0u64..10, 0..6), 0..40)
+    }
+
+    proptest! {
+        #[test]
+        fn cex_matches_brute_force(stored in sets(), queries in prop::collection::vec(prop::collection::btree_set(0u64..10, 0..8), 1..20), limit in 1usize..6) {
+            let mut ix = SetIndex::new(usize::MAX);
+            let mut oracle: Vec<(Vec<u64>, usize)> = Vec::new();
+            for (i, s) in stored.iter().enumerate() {
+                let v: Vec<u64> = s.iter().copied().collect();
+                ix.insert(&v, i);
+                match oracle.iter_mut().find(|(o, _)| *o == v) {
+                    Some(slot) => slot.1 = i,
+                    None => oracle.push((v, i)),
+                }
+            }
+            prop_assert_eq!(ix.len(), oracle.len());
+            for q in &queries {
+                let qv: Vec<u64> = q.iter().copied().collect();
+                let is_sub = |s: &Vec<u64>| s.iter().all(|e| q.contains(e));
+                let is_sup = |s: &Vec<u64>| q.iter().all(|e| s.contains(e));
+                // find_subset
+                let want_any = oracle.iter().any(|(s, _)| is_sub(s));
+                match ix.find_subset(&qv) {
+                    None => prop_assert!(!want_any),
+                    Some(&v) => {
+                        let (s, _) = oracle.iter().find(|(_, ov)| *ov == v).expect("value stored");
+                        prop_assert!(is_sub(s));
+                    }
+                }
+                // find_supersets, unlimited: exactly the oracle's answer.
+                let mut got: Vec<usize> = ix.find_supersets(&qv, usize::MAX).into_iter().copied().collect();
+                got.sort_unstable();
+                let mut want: Vec<usize> = oracle.iter().filter(|(s, _)| is_sup(s)).map(|(_, v)| *v).collect();
+                want.sort_unstable();
+                prop_assert_eq!(&got, &want);
+                // limited: a prefix-sized subset of the answer.
+                let lim: Vec<usize> = ix.find_supersets(&qv, limit).into_iter().copied().collect();
+                prop_assert_eq!(lim.len(), want.len().min(limit));
+                prop_assert!(lim.iter().all(|v| want.contains(v)));
+            }
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! The on-disk tier: one SQLite file shared by all smtproxy processes of a user on one
+//! machine.
+//!
+//! * Schema: `results(key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID`, where
+//!   `value` is an [`Entry::encode`] byte string, and `meta(name TEXT PRIMARY KEY,
+//!   value INTEGER)` holding `format_version` = [`FORMAT_VERSION`]. A file with another
+//!   format version is rejected at open.
+//! * Concurrency: WAL journal (readers never wait for writers), `synchronous=NORMAL`,
+//!   a busy timeout (default [`DEFAULT_BUSY_TIMEOUT`]) for writers, and every write batch
+//!   is one `BEGIN IMMEDIATE` transaction of `INSERT OR IGNORE` (first writer wins;
+//!   entries are facts, so equal keys carry equal verdicts).
+//! * Buffering: `put` buffers encoded entries; they are written when
+//!   [`DEFAULT_BATCH`] are pending, when the oldest pending entry is older than
+//!   [`FLUSH_INTERVAL`], on [`Store::flush`], and on drop, so nothing is lost at a
+//!   normal exit (a crash can lose at most the unflushed batch). `get` sees buffered
+//!   entries too.
+//! * Failure: a file that is not SQLite, a truncated file (size disagreeing with the
+//!   header), a read-only file or directory, a lock held past the busy timeout, a full
+//!   disk: all are [`CacheError`]s, never panics.
+
+use super::{CacheError, Entry, Key, Store, FORMAT_VERSION};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
+use rustc_hash::FxHashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_millis(1000);
+pub const DEFAULT_BATCH: usize = 64;
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
+
+pub struct DiskStore {
+    conn: Connection,
+    path: PathBuf,
+    pending: FxHashMap<Key, Vec<u8>>,
+    pending_since: Option<Instant>,
+    batch: usize,
+}
+
+/// `$XDG_CACHE_HOME/smtproxy/results.sqlite3`, else `$HOME/.cache/smtproxy/results.sqlite3`;
+/// `None` when neither variable gives an absolute directory.
+pub fn default_path() -> Option<PathBuf> {
+    let abs = |v: Option<std::ffi::OsString>| {
+        v.map(PathBuf::from).filter(|p| p.is_absolute())
+    };
+    let base = abs(std::env::var_os("XDG_CACHE_HOME"))
+        .or_else(|| abs(std::env::var_os("HOME")).map(|h| h.join(".cache")))?;
+    Some(base.join("smtproxy").join("results.sqlite3"))
+}
+
+impl DiskStore {
+    /// Opens (creating if needed, with its directory) the store at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<DiskStore, CacheError> {
+        Self::open_with(path, DEFAULT_BUSY_TIMEOUT, DEFAULT_BATCH)
+    }
+
+    /// [`DiskStore::open`] with an explicit busy timeout and write batch size (>= 1).
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        busy_timeout: Duration,
+        batch: usize,
+    ) -> Result<DiskStore, CacheError> {
+        let path = path.as_ref().to_path_buf();
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir)?;
+        // Permission bits are checked explicitly so that a store made read-only is
+        // treated as such even when running as root (who would ignore them).
+        if std::fs::metadata(&dir)?.permissions().readonly() {
+            return Err(CacheError::ReadOnly(format!("directory {}", dir.display())));
+        }
+        match std::fs::metadata(&path) {
+            Ok(m) => {
+                if !m.is_file() {
+                    return Err(CacheError::Corrupt(format!("{} is not a regular file", path.display())));
+                }
+                if m.permissions().readonly() {
+                    return Err(CacheError::ReadOnly(format!("file {}", path.display())));
+                }
+                check_header(&path)?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+        let conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(busy_timeout)?;
+        let deadline = Instant::now() + busy_timeout;
+        loop {
+            match setup(&conn) {
+                Ok(()) => break,
+                // Switching to WAL can report BUSY without calling the busy handler
+                // while another process initialises the same file: retry until the timeout.
+                Err(CacheError::Sqlite(e))
+                    if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                        && Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if conn.is_readonly(rusqlite::DatabaseName::Main)? {
+            return Err(CacheError::ReadOnly(format!("file {}", path.display())));
+        }
+        Ok(DiskStore { conn, path, pending: FxHashMap::default(), pending_since: None, batch: batch.max(1) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Number of buffered, not yet written entries.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Forgets buffered entries (used when the tier is abandoned after an error so
+    /// that dropping it does not block on the same failure again).
+    pub fn discard_pending(&mut self) {
+        self.pending.clear();
+        self.pending_since = None;
+    }
+
+    /// Number of entries written to the file (excluding buffered ones).
+    pub fn stored_len(&self) -> Result<u64, CacheError> {
+        Ok(self.conn.query_row("SELECT count(*) FROM results", [], |r| r.get::<_, i64>(0))? as u64)
+    }
+
+    /// Test hook: caps the file size in pages so that writes fail like on a full disk.
+    #[doc(hidden)]
+    pub fn set_max_page_count(&self, pages: u32) -> Result<(), CacheError> {
+        self.conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
+        Ok(())
+    }
+
+    fn write_pending(&mut self) -> Result<(), CacheError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let mut rows: Vec<(&Key, &Vec<u8>)> = self.pending.iter().collect();
+        rows.sort_unstable_by_key(|(k, _)| **k);
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        {
+            let mut stmt =
+                tx.prepare_cached("INSERT OR IGNORE INTO results(key, value) VALUES (?1, ?2)")?;
+            for (k, v) in rows {
+                stmt.execute(params![&k.0[..], v])?;
+            }
+        }
+        tx.commit()?;
+        self.pending.clear();
+        self.pending_since = None;
+        Ok(())
+    }
+}
+
+fn setup(conn: &Connection) -> Result<(), CacheError> {
+    let _mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+    conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
+    // Fast path: an initialised store needs no write lock.
+    let existing: Option<i64> = match conn
+        .query_row("SELECT value FROM meta WHERE name = 'format_version'", [], |r| r.get(0))
+        .optional()
+    {
+        Ok(v) => v,
+        Err(rusqlite::Error::SqliteFailure(_, Some(msg))) if msg.contains("no such table") => None,
+        Err(e) => return Err(e.into()),
+    };
+    let version = match existing {
+        Some(v) => v,
+        None => {
+            conn.execute_batch(
+                "BEGIN IMMEDIATE;
+                 CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                 CREATE TABLE IF NOT EXISTS results(key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+                 INSERT OR IGNORE INTO meta(name, value) VALUES ('format_version', 1);
+                 COMMIT;",
+            )
+            .inspect_err(|_| {
+                let _ = conn.execute_batch("ROLLBACK;");
+            })?;
+            conn.query_row("SELECT value FROM meta WHERE name = 'format_version'", [], |r| r.get(0))?
+        }
+    };
+    if version != FORMAT_VERSION as i64 {
+        return Err(CacheError::Version { found: version.clamp(0, 255) as u8, expected: FORMAT_VERSION });
+    }
+    // Touch the results table so that a damaged schema shows up now, not later.
+    conn.query_row("SELECT count(*) FROM (SELECT 1 FROM results LIMIT 1)", [], |_| Ok(()))?;
+    Ok(())
+}
+
+/// Cheap structural checks on an existing file before SQLite sees it: the magic
+/// string, a sane page size, and (when no write-ahead log is pending) a file size
+/// that matches the page count in the header. Catches garbage and truncated files
+/// deterministically, without a full integrity check.
+fn check_header(path: &Path) -> Result<(), CacheError> {
+    let len = std::fs::metadata(path)?.len();
+    if len == 0 {
+        return Ok(()); // SQLite treats an empty file as a new database.
+    }
+    let corrupt = CacheError::Corrupt;
+    if len < 100 {
+        return Err(corrupt(format!("truncated ({len} bytes)")));
+    }
+    let mut h = [0u8; 100];
+    std::fs::File::open(path)?.read_exact(&mut h)?;
+    if &h[..16] != b"SQLite format 3\0" {
+        return Err(corrupt("not an SQLite database".into()));
+    }
+    let page_size = match u16::from_be_bytes([h[16], h[17]]) {
+        1 => 65536u64,
+        n if n >= 512 && n.is_power_of_two() => n as u64,
+        n => return Err(corrupt(format!("bad page size {n}"))),
+    };
+    if len % page_size != 0 {
+        return Err(corrupt(format!("truncated ({len} bytes is not a whole number of {page_size}-byte pages)")));
+    }
+    let be = |i: usize| u32::from_be_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
+    let (change, pages, valid_for) = (be(24), be(28) as u64, be(92));
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let wal_pending = std::fs::metadata(PathBuf::from(wal)).map(|m| m.len() > 0).unwrap_or(false);
+    if pages != 0 && change == valid_for && !wal_pending && len / page_size < pages {
+        return Err(corrupt(format!("truncated ({} of {pages} pages)", len / page_size)));
+    }
+    Ok(())
+}
+
+impl Store for DiskStore {
+    fn get(&mut self, k: &Key) -> Result<Option<Entry>, CacheError> {
+        if let Some(v) = self.pending.get(k) {
+            return Entry::decode(v).map(Some);
+        }
+        let mut stmt = self.conn.prepare_cached("SELECT value FROM results WHERE key = ?1")?;
+        let v: Option<Vec<u8>> = stmt.query_row([&k.0[..]], |r| r.get(0)).optional()?;
+        match v {
+            None => Ok(None),
+            Some(v) => Entry::decode(&v).map(Some),
+        }
+    }
+
+    fn put(&mut self, k: &Key, e: &Entry) -> Result<(), CacheError> {
+        self.pending.entry(*k).or_insert_with(|| e.encode());
+        let since = *self.pending_since.get_or_insert_with(Instant::now);
+        if self.pending.len() >= self.batch || since.elapsed() >= FLUSH_INTERVAL {
+            self.write_pending()?;
+        }
+        Ok(())
+    }
+
+    fn name(&self) -> &'static str {
+        "disk"
+    }
+
+    fn flush(&mut self) -> Result<(), CacheError> {
+        self.write_pending()
+    }
+}
+
+impl Drop for DiskStore {
+    fn drop(&mut self) {
+        let n = self.pending.len();
+        if let Err(e) = self.write_pending() {
+            eprintln!(
+                "smtproxy: warning: disk cache at {}: {n} entries not saved ({e})",
+                self.path.display()
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(i: u32) -> Key {
+        let mut k = [0u8; 16];
+        k[..4].copy_from_slice(&i.to_le_bytes());
+        k[15] = 0xd1;
+        Key(k)
+    }
+
+    #[test]
+    fn disk_round_trip_across_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/dir/results.sqlite3");
+        {
+            let mut s = DiskStore::open(&p).unwrap();
+            for i in 0..200 {
+                let e = if i % 2 == 0 { Entry::sat(Some(format!("((x0 #x{i:02x}))"))) } else { Entry::unsat() };
+                s.put(&key(i), &e).unwrap();
+            }
+            // Buffered entries are visible before flush.
+            assert_eq!(s.get(&key(199)).unwrap(), Some(Entry::unsat()));
+            // First writer wins.
+            s.put(&key(0), &Entry::sat(Some("other".into()))).unwrap();
+        } // drop flushes
+        let mut s = DiskStore::open(&p).unwrap();
+        assert_eq!(s.stored_len().unwrap(), 200);
+        assert_eq!(s.get(&key(0)).unwrap(), Some(Entry::sat(Some("((x0 #x00))".into()))));
+        assert_eq!(s.get(&key(1)).unwrap(), Some(Entry::unsat()));
+        assert_eq!(s.get(&key(1000)).unwrap(), None);
+    }
+
+    #[test]
+    fn default_path_uses_xdg_or_home() {
+        // Only checks the shape; environment is process-global so we do not mutate it.
+        if let Some(p) = default_path() {
+            assert!(p.ends_with("smtproxy/results.sqlite3"));
+            assert!(p.is_absolute());
+        }
+    }
+}

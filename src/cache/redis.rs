@@ -1,0 +1,260 @@
+//! The shared network tier: a Redis server used by many machines.
+//!
+//! * Keys are `smtproxy:v1:<32 hex digits>` (the `v1` is [`FORMAT_VERSION`], so builds
+//!   with another entry format never read each other's values); values are
+//!   [`Entry::encode`] byte strings, written with `SET NX` (first writer wins).
+//! * Reads are synchronous on the caller's connection with [`IO_TIMEOUT`] for connect,
+//!   read and write, so a slow or dead server costs at most about that much per call.
+//! * Writes are write-through without blocking the caller: `put` hands the entry to a
+//!   background thread over a bounded channel of [`QUEUE_LEN`] and returns; when the
+//!   channel is full the write is dropped (counted in [`RedisStore::dropped_writes`]).
+//!   The thread pipelines whatever is queued.
+//! * After any failure a connection is not retried for [`RETRY_INTERVAL`]; calls in
+//!   between fail immediately with [`CacheError::Unavailable`]. `put` reports an error
+//!   while the writer thread's last attempt failed (the entry is still queued and is
+//!   written if the server comes back, otherwise dropped).
+//! * `flush` waits (bounded) until everything queued before it has been handed to the
+//!   server; drop does the same with a one-second bound and then detaches the thread.
+
+use super::{CacheError, Entry, Key, Store, FORMAT_VERSION};
+use ::redis::{Client, Connection, RedisResult};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub const IO_TIMEOUT: Duration = Duration::from_millis(200);
+pub const RETRY_INTERVAL: Duration = Duration::from_secs(1);
+pub const QUEUE_LEN: usize = 4096;
+const PIPELINE_MAX: usize = 256;
+
+/// The Redis key under which `k` is stored.
+pub fn redis_key(k: &Key) -> String {
+    format!("smtproxy:v{FORMAT_VERSION}:{}", k.to_hex())
+}
+
+/// One connection with failure back-off.
+struct Link {
+    client: Client,
+    conn: Option<Connection>,
+    retry_at: Option<Instant>,
+}
+
+impl Link {
+    fn new(client: Client) -> Link {
+        Link { client, conn: None, retry_at: None }
+    }
+
+    fn connection(&mut self) -> Result<&mut Connection, CacheError> {
+        if self.conn.is_none() {
+            if let Some(t) = self.retry_at {
+                if Instant::now() < t {
+                    return Err(CacheError::Unavailable("server unreachable, backing off".into()));
+                }
+            }
+            let c = self
+                .client
+                .get_connection_with_timeout(IO_TIMEOUT)
+                .and_then(|c| {
+                    c.set_read_timeout(Some(IO_TIMEOUT))?;
+                    c.set_write_timeout(Some(IO_TIMEOUT))?;
+                    Ok(c)
+                });
+            match c {
+                Ok(c) => {
+                    self.conn = Some(c);
+                    self.retry_at = None;
+                }
+                Err(e) => {
+                    self.retry_at = Some(Instant::now() + RETRY_INTERVAL);
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(self.conn.as_mut().expect("connected above"))
+    }
+
+    fn run<T>(&mut self, f: impl FnOnce(&mut Connection) -> RedisResult<T>) -> Result<T, CacheError> {
+        let c = self.connection()?;
+        match f(c) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                // The connection may be half-read or dead: never reuse it.
+                self.conn = None;
+                self.retry_at = Some(Instant::now() + RETRY_INTERVAL);
+                Err(e.into())
+            }
+        }
+    }
+}
+
+enum Msg {
+    Set(String, Vec<u8>),
+    Flush(SyncSender<()>),
+}
+
+#[derive(Default)]
+struct Shared {
+    down: AtomicBool,
+    dropped: AtomicU64,
+    written: AtomicU64,
+}
+
+pub struct RedisStore {
+    url: String,
+    link: Link,
+    tx: Option<SyncSender<Msg>>,
+    shared: Arc<Shared>,
+}
+
+impl RedisStore {
+    /// Connects (failing within about [`IO_TIMEOUT`] if the server is unreachable) and
+    /// starts the writer thread.
+    pub fn connect(url: &str) -> Result<RedisStore, CacheError> {
+        let client = Client::open(url)?;
+        let mut link = Link::new(client.clone());
+        link.run(|c| ::redis::cmd("PING").query::<String>(c))?;
+        let (tx, rx) = mpsc::sync_channel(QUEUE_LEN);
+        let shared = Arc::new(Shared::default());
+        let sh = shared.clone();
+        std::thread::Builder::new()
+            .name("smtproxy-redis-writer".into())
+            .spawn(move || writer(Link::new(client), rx, sh))?;
+        Ok(RedisStore { url: url.to_string(), link, tx: Some(tx), shared })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Writes dropped because the queue was full or the server was unreachable.
+    pub fn dropped_writes(&self) -> u64 {
+        self.shared.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Writes acknowledged by the server.
+    pub fn written(&self) -> u64 {
+        self.shared.written.load(Ordering::Relaxed)
+    }
+
+    fn flush_within(&mut self, limit: Duration) -> Result<(), CacheError> {
+        let deadline = Instant::now() + limit;
+        let tx = self.tx.as_ref().ok_or_else(|| CacheError::Unavailable("writer stopped".into()))?;
+        let dropped_before = self.dropped_writes();
+        let (rtx, rrx) = mpsc::sync_channel(1);
+        let mut msg = Msg::Flush(rtx);
+        loop {
+            match tx.try_send(msg) {
+                Ok(()) => break,
+                Err(TrySendError::Full(m)) => {
+                    if Instant::now() >= deadline {
+                        return Err(CacheError::Unavailable("flush timed out (queue full)".into()));
+                    }
+                    msg = m;
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(TrySendError::Disconnected(_)) => {
+                    return Err(CacheError::Unavailable("writer thread stopped".into()))
+                }
+            }
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        rrx.recv_timeout(left)
+            .map_err(|_| CacheError::Unavailable("flush timed out".into()))?;
+        let lost = self.dropped_writes() - dropped_before;
+        if lost > 0 {
+            return Err(CacheError::Unavailable(format!("{lost} writes dropped")));
+        }
+        Ok(())
+    }
+}
+
+fn writer(mut link: Link, rx: Receiver<Msg>, shared: Arc<Shared>) {
+    let mut batch: Vec<(String, Vec<u8>)> = Vec::new();
+    let send = |link: &mut Link, batch: &mut Vec<(String, Vec<u8>)>| {
+        if batch.is_empty() {
+            return;
+        }
+        let mut pipe = ::redis::pipe();
+        for (k, v) in batch.iter() {
+            pipe.cmd("SET").arg(k).arg(&v[..]).arg("NX").ignore();
+        }
+        match link.run(|c| pipe.query::<()>(c)) {
+            Ok(()) => {
+                shared.down.store(false, Ordering::Relaxed);
+                shared.written.fetch_add(batch.len() as u64, Ordering::Relaxed);
+            }
+            Err(_) => {
+                shared.down.store(true, Ordering::Relaxed);
+                shared.dropped.fetch_add(batch.len() as u64, Ordering::Relaxed);
+            }
+        }
+        batch.clear();
+    };
+    while let Ok(first) = rx.recv() {
+        let mut next = Some(first);
+        while let Some(msg) = next.take() {
+            match msg {
+                Msg::Set(k, v) => {
+                    batch.push((k, v));
+                    if batch.len() >= PIPELINE_MAX {
+                        send(&mut link, &mut batch);
+                    }
+                }
+                Msg::Flush(reply) => {
+                    send(&mut link, &mut batch);
+                    let _ = reply.try_send(());
+                }
+            }
+            next = rx.try_recv().ok();
+        }
+        send(&mut link, &mut batch);
+    }
+}
+
+impl Store for RedisStore {
+    fn get(&mut self, k: &Key) -> Result<Option<Entry>, CacheError> {
+        let key = redis_key(k);
+        let v: Option<Vec<u8>> = self.link.run(|c| ::redis::cmd("GET").arg(&key).query(c))?;
+        match v {
+            None => Ok(None),
+            Some(v) => Entry::decode(&v).map(Some),
+        }
+    }
+
+    fn put(&mut self, k: &Key, e: &Entry) -> Result<(), CacheError> {
+        let tx = self.tx.as_ref().ok_or_else(|| CacheError::Unavailable("writer stopped".into()))?;
+        match tx.try_send(Msg::Set(redis_key(k), e.encode())) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                return Err(CacheError::Unavailable("writer thread stopped".into()))
+            }
+        }
+        if self.shared.down.load(Ordering::Relaxed) {
+            return Err(CacheError::Unavailable("writes to the server are failing".into()));
+        }
+        Ok(())
+    }
+
+    fn name(&self) -> &'static str {
+        "redis"
+    }
+
+    fn flush(&mut self) -> Result<(), CacheError> {
+        self.flush_within(Duration::from_secs(2))
+    }
+}
+
+impl Drop for RedisStore {
+    fn drop(&mut self) {
+        if !self.shared.down.load(Ordering::Relaxed) {
+            let _ = self.flush_within(Duration::from_secs(1));
+        }
+        // Dropping the sender ends the writer thread once the queue is drained; it is
+        // detached rather than joined so a dead server can never hold up exit.
+        self.tx = None;
+    }
+}

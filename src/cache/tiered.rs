@@ -1,0 +1,300 @@
+//! The cache smtproxy actually uses: memory, then disk, then Redis.
+//!
+//! * `get` asks the tiers fastest first and copies a hit into every faster tier.
+//! * `put` writes every tier (Redis asynchronously).
+//! * A tier that fails to open or fails on any operation is reported ONCE on stderr
+//!   (`smtproxy: warning: disk cache at PATH unavailable (cause); continuing without it`)
+//!   and is dropped for the rest of the run. The memory tier cannot fail. A single
+//!   undecodable entry is treated as a miss (warned once) rather than disabling a tier.
+//! * Nothing here can make a lookup return an answer that was not stored by `put`.
+
+use super::{CacheError, DiskStore, Entry, Key, MemoryStore, RedisStore, Store};
+use std::path::PathBuf;
+
+/// What tiers to build.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CacheConfig {
+    pub mem_entries: usize,
+    pub mem_bytes: usize,
+    pub disk: Option<PathBuf>,
+    pub redis: Option<String>,
+}
+
+impl Default for CacheConfig {
+    /// 100k entries / 64 MiB in memory, the default disk path, no Redis.
+    fn default() -> Self {
+        CacheConfig {
+            mem_entries: 100_000,
+            mem_bytes: 64 << 20,
+            disk: super::disk::default_path(),
+            redis: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub mem_hits: u64,
+    pub disk_hits: u64,
+    pub redis_hits: u64,
+    pub misses: u64,
+    pub puts: u64,
+    /// Tiers disabled after an error, plus undecodable entries skipped.
+    pub errors: u64,
+}
+
+impl CacheStats {
+    pub fn lookups(&self) -> u64 {
+        self.mem_hits + self.disk_hits + self.redis_hits + self.misses
+    }
+}
+
+pub struct TieredCache {
+    mem: MemoryStore,
+    disk: Option<DiskStore>,
+    disk_label: String,
+    redis: Option<RedisStore>,
+    redis_label: String,
+    stats: CacheStats,
+    warnings: Vec<String>,
+    warned_bad_entry: bool,
+}
+
+/// Hides a password in `redis://user:pass@host` before it is printed.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s + 3 => format!("{}***{}", &url[..s + 3], &url[at..]),
+        _ => url.to_string(),
+    }
+}
+
+impl TieredCache {
+    /// Builds the tiers; a tier that cannot be opened is warned about and left out.
+    pub fn new(cfg: &CacheConfig) -> TieredCache {
+        let mut c = TieredCache {
+            mem: MemoryStore::new(cfg.mem_entries, cfg.mem_bytes),
+            disk: None,
+            disk_label: String::new(),
+            redis: None,
+            redis_label: String::new(),
+            stats: CacheStats::default(),
+            warnings: Vec::new(),
+            warned_bad_entry: false,
+        };
+        if let Some(p) = &cfg.disk {
+            c.disk_label = format!("disk cache at {}", p.display());
+            match DiskStore::open(p) {
+                Ok(d) => c.disk = Some(d),
+                Err(e) => c.warn_disabled(Tier::Disk, &e),
+            }
+        }
+        if let Some(u) = &cfg.redis {
+            c.redis_label = format!("redis cache at {}", redact(u));
+            match RedisStore::connect(u) {
+                Ok(r) => c.redis = Some(r),
+                Err(e) => c.warn_disabled(Tier::Redis, &e),
+            }
+        }
+        c
+    }
+
+    /// A cache over stores the caller opened itself (e.g. with non-default timeouts).
+    pub fn from_parts(mem: MemoryStore, disk: Option<DiskStore>, redis: Option<RedisStore>) -> TieredCache {
+        TieredCache {
+            disk_label: disk.as_ref().map(|d| format!("disk cache at {}", d.path().display())).unwrap_or_default(),
+            redis_label: redis.as_ref().map(|r| format!("redis cache at {}", redact(r.url()))).unwrap_or_default(),
+            mem,
+            disk,
+            redis,
+            stats: CacheStats::default(),
+            warnings: Vec::new(),
+            warned_bad_entry: false,
+        }
+    }
+
+    fn warn(&mut self, msg: String) {
+        eprintln!("smtproxy: warning: {msg}");
+        self.warnings.push(msg);
+    }
+
+    fn warn_disabled(&mut self, tier: Tier, e: &CacheError) {
+        self.stats.errors += 1;
+        let label = match tier {
+            Tier::Disk => {
+                if let Some(mut d) = self.disk.take() {
+                    d.discard_pending();
+                }
+                self.disk_label.clone()
+            }
+            Tier::Redis => {
+                self.redis = None;
+                self.redis_label.clone()
+            }
+        };
+        self.warn(format!("{label} unavailable ({e}); continuing without it"));
+    }
+
+    /// Handles a tier error; returns normally either way.
+    fn tier_error(&mut self, tier: Tier, e: CacheError) {
+        if e.is_entry_error() {
+            self.stats.errors += 1;
+            if !self.warned_bad_entry {
+                self.warned_bad_entry = true;
+                let label = match tier {
+                    Tier::Disk => self.disk_label.clone(),
+                    Tier::Redis => self.redis_label.clone(),
+                };
+                self.warn(format!("{label}: ignoring unreadable entry ({e})"));
+            }
+        } else {
+            self.warn_disabled(tier, &e);
+        }
+    }
+
+    pub fn get(&mut self, k: &Key) -> Option<Entry> {
+        if let Some(e) = self.mem.get_entry(k) {
+            self.stats.mem_hits += 1;
+            return Some(e);
+        }
+        if let Some(d) = self.disk.as_mut() {
+            match d.get(k) {
+                Ok(Some(e)) => {
+                    self.stats.disk_hits += 1;
+                    self.mem.put_entry(k, &e);
+                    return Some(e);
+                }
+                Ok(None) => {}
+                Err(err) => self.tier_error(Tier::Disk, err),
+            }
+        }
+        if let Some(r) = self.redis.as_mut() {
+            match r.get(k) {
+                Ok(Some(e)) => {
+                    self.stats.redis_hits += 1;
+                    self.mem.put_entry(k, &e);
+                    if let Some(d) = self.disk.as_mut() {
+                        if let Err(err) = d.put(k, &e) {
+                            self.tier_error(Tier::Disk, err);
+                        }
+                    }
+                    return Some(e);
+                }
+                Ok(None) => {}
+                Err(err) => self.tier_error(Tier::Redis, err),
+            }
+        }
+        self.stats.misses += 1;
+        None
+    }
+
+    pub fn put(&mut self, k: &Key, e: &Entry) {
+        self.stats.puts += 1;
+        self.mem.put_entry(k, e);
+        if let Some(d) = self.disk.as_mut() {
+            if let Err(err) = d.put(k, e) {
+                self.tier_error(Tier::Disk, err);
+            }
+        }
+        if let Some(r) = self.redis.as_mut() {
+            if let Err(err) = r.put(k, e) {
+                self.tier_error(Tier::Redis, err);
+            }
+        }
+    }
+
+    /// Writes buffered disk entries and waits (bounded) for queued Redis writes.
+    pub fn flush(&mut self) {
+        if let Some(d) = self.disk.as_mut() {
+            if let Err(err) = d.flush() {
+                self.tier_error(Tier::Disk, err);
+            }
+        }
+        if let Some(r) = self.redis.as_mut() {
+            if let Err(err) = r.flush() {
+                self.tier_error(Tier::Redis, err);
+            }
+        }
+    }
+
+    pub fn stats(&self) -> &CacheStats {
+        &self.stats
+    }
+
+    /// Names of the tiers still in use, fastest first.
+    pub fn active_tiers(&self) -> Vec<&'static str> {
+        let mut v = vec!["memory"];
+        if self.disk.is_some() {
+            v.push("disk");
+        }
+        if self.redis.is_some() {
+            v.push("redis");
+        }
+        v
+    }
+
+    /// Every warning printed so far (without the `smtproxy: warning: ` prefix).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    pub fn memory(&self) -> &MemoryStore {
+        &self.mem
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Tier {
+    Disk,
+    Redis,
+}
+
+impl Drop for TieredCache {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_hides_password() {
+        assert_eq!(redact("redis://u:secret@h:1/0"), "redis://***@h:1/0");
+        assert_eq!(redact("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+    }
+
+    #[test]
+    fn tiered_memory_only() {
+        let cfg = CacheConfig { mem_entries: 10, mem_bytes: 1 << 20, disk: None, redis: None };
+        let mut c = TieredCache::new(&cfg);
+        let k = Key([7; 16]);
+        assert_eq!(c.get(&k), None);
+        c.put(&k, &Entry::unsat());
+        assert_eq!(c.get(&k), Some(Entry::unsat()));
+        assert_eq!(c.stats().mem_hits, 1);
+        assert_eq!(c.stats().misses, 1);
+        assert_eq!(c.stats().puts, 1);
+        assert_eq!(c.active_tiers(), vec!["memory"]);
+    }
+
+    #[test]
+    fn tiered_promotes_disk_hits() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite3");
+        let k = Key([3; 16]);
+        let e = Entry::sat(Some("((x0 #x01))".into()));
+        let cfg = CacheConfig { mem_entries: 10, mem_bytes: 1 << 20, disk: Some(p.clone()), redis: None };
+        {
+            let mut c = TieredCache::new(&cfg);
+            c.put(&k, &e);
+        }
+        let mut c = TieredCache::new(&cfg);
+        assert_eq!(c.active_tiers(), vec!["memory", "disk"]);
+        assert_eq!(c.get(&k), Some(e.clone()));
+        assert_eq!(c.get(&k), Some(e));
+        assert_eq!(c.stats().disk_hits, 1);
+        assert_eq!(c.stats().mem_hits, 1);
+        assert!(c.warnings().is_empty());
+    }
+}
