@@ -16,3 +16,7 @@ pub mod replay;
 pub mod session;
 pub mod smt2;
 pub mod term;
+pub mod app;
+pub mod bench;
+pub mod cli;
+pub mod signals;

@@ -1,1 +1,30 @@
-fn main(){}
+//! The `smtproxy` binary: argument parsing and the big-stack engine thread; everything
+//! else is in the library (`smtproxy::app`).
+
+use clap::Parser;
+
+/// Terms may nest hundreds of thousands of levels deep; the engine recurses over them.
+const ENGINE_STACK: usize = 1 << 30;
+
+fn main() {
+    smtproxy::signals::install();
+    let args = smtproxy::cli::normalise_args(std::env::args().collect());
+    let cli = smtproxy::cli::Cli::parse_from(args);
+    let worker = std::thread::Builder::new().name("engine".into()).stack_size(ENGINE_STACK).spawn(move || smtproxy::app::run(cli));
+    let code = match worker.map(|w| w.join()) {
+        Ok(Ok(Ok(code))) => code,
+        Ok(Ok(Err(e))) => smtproxy::app::solver_error(&e).unwrap_or_else(|| {
+            eprintln!("smtproxy: error: {e:#}");
+            1
+        }),
+        Ok(Err(_)) => {
+            eprintln!("smtproxy: internal error (panic)");
+            101
+        }
+        Err(e) => {
+            eprintln!("smtproxy: cannot start the engine thread: {e}");
+            1
+        }
+    };
+    std::process::exit(code);
+}

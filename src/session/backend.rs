@@ -34,6 +34,7 @@ impl SolverHandle {
         }
         if self.solver.is_none() {
             let s = Solver::start(&self.spec)?;
+            crate::signals::add_group(s.pid() as i32);
             if self.generation > 0 {
                 self.restarts += 1;
             }
@@ -97,6 +98,7 @@ impl SolverHandle {
 
     pub fn kill(&mut self) {
         if let Some(mut s) = self.solver.take() {
+            crate::signals::remove_group(s.pid() as i32);
             s.kill();
         }
     }

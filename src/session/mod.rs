@@ -29,7 +29,7 @@ use crate::smt2::reader::Frame;
 use crate::smt2::response::{self, Dialect};
 use crate::term::signature::{DeclKind, FunDef, Signature, SortDef};
 use crate::term::{TermId, TermStore};
-use backend::SolverHandle;
+
 use client::{ClientState, Decl};
 pub use planner::Strategy;
 use planner::{Answer, Planner};
@@ -196,7 +196,7 @@ impl Engine {
     }
 
     /// Passthrough: forward the command text verbatim, relay the answer.
-    fn forward(&mut self, text: &str, cmd: Option<Command>, line: usize, col: usize) -> Outcome {
+    fn forward(&mut self, text: &str, cmd: Option<Command>, _line: usize, _col: usize) -> Outcome {
         let mut outcome = Outcome::default();
         // Options that govern the framing are the proxy's business.
         if let Some(Command::SetOption(k, v)) = &cmd {
@@ -229,7 +229,9 @@ impl Engine {
                     return outcome;
                 }
             }
+            let busy = self.planner.main.busy;
             let r = if is_check { self.planner.main.check(text) } else { self.planner.main.cmd(text) };
+            self.stats.solver += self.planner.main.busy - busy;
             match r {
                 Ok(resp) => {
                     let ok = !resp.is_error();

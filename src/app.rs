@@ -1,0 +1,148 @@
+//! The binary's edge: turns parsed command-line arguments into engine runs (proxy,
+//! replay, bench), reports errors with `anyhow`, and sets the exit code (2 for a missing
+//! solver, 1 for replay mismatches).
+
+use crate::cache::tiered::CacheConfig;
+use crate::cli::{Cli, EngineArgs, Sub};
+use crate::corpus;
+use crate::driver::DriverError;
+use crate::replay;
+use crate::session::{engine_for, Engine, Strategy};
+use crate::smt2::reader::CommandReader;
+use anyhow::{bail, Context, Result};
+use std::io::{BufReader, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Exit code for "the solver is not installed".
+pub const EXIT_NO_SOLVER: i32 = 2;
+
+pub fn strategy(args: &EngineArgs) -> Result<Strategy> {
+    match Strategy::parse(&args.strategy) {
+        Some(s) => Ok(s),
+        None => bail!(
+            "unknown strategy '{}' (expected one of: {})",
+            args.strategy,
+            Strategy::all().iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// The cache configuration from `--cache` (None: no store at all).
+pub fn cache_config(args: &EngineArgs) -> Option<CacheConfig> {
+    let mut cfg = CacheConfig { mem_entries: args.cache_mem, mem_bytes: 512 << 20, disk: None, redis: None };
+    match args.cache.as_deref() {
+        Some("none") => return None,
+        Some(s) if s.starts_with("redis://") => {
+            cfg.redis = Some(s.to_string());
+            cfg.disk = crate::cache::disk::default_path();
+        }
+        Some(path) => cfg.disk = Some(PathBuf::from(path)),
+        None => cfg.disk = crate::cache::disk::default_path(),
+    }
+    Some(cfg)
+}
+
+pub fn make_engine(args: &EngineArgs, strategy: Strategy, out: Box<dyn Write + Send>, cache: Option<CacheConfig>) -> Result<Engine> {
+    let timeout = args.timeout_ms.map(Duration::from_millis);
+    Ok(engine_for(strategy, args.solver.as_deref(), timeout, cache, out)?)
+}
+
+/// Run the program; returns the exit code.
+pub fn run(cli: Cli) -> Result<i32> {
+    match cli.cmd {
+        None => proxy(&cli.engine, cli.file, cli.stats),
+        Some(Sub::Replay { logs, json, check, quiet }) => replay_cmd(&cli.engine, &logs, json, check, quiet),
+        Some(Sub::Bench { corpus, strategies, json, plot, warm }) => {
+            crate::bench::run(&cli.engine, &corpus, strategies.as_deref(), json, plot, warm)
+        }
+    }
+}
+
+/// Report a missing solver the one clear way.
+pub fn solver_error(e: &anyhow::Error) -> Option<i32> {
+    let de = e.downcast_ref::<crate::error::Error>().and_then(|e| match e {
+        crate::error::Error::Driver(d) => Some(d),
+        _ => None,
+    });
+    match de.or_else(|| e.downcast_ref::<DriverError>()) {
+        Some(DriverError::NotInstalled { solver, hint }) => {
+            eprintln!("smtproxy: solver '{solver}' is not installed; install it with: {hint}");
+            Some(EXIT_NO_SOLVER)
+        }
+        _ => None,
+    }
+}
+
+fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
+    let strat = strategy(args)?;
+    let out: Box<dyn Write + Send> = Box::new(std::io::stdout());
+    let mut engine = make_engine(args, strat, out, cache_config(args))?;
+    engine.start_backend().map_err(crate::error::Error::from)?;
+    crate::signals::register_engine_stop();
+    let input: Box<dyn std::io::BufRead> = match &file {
+        Some(p) => Box::new(BufReader::new(std::fs::File::open(p).with_context(|| format!("cannot open {}", p.display()))?)),
+        None => Box::new(BufReader::new(std::io::stdin())),
+    };
+    for frame in CommandReader::new(input) {
+        let out = engine.handle(frame);
+        if out.exit || engine.output_closed() || crate::signals::stop_requested() {
+            break;
+        }
+    }
+    engine.shutdown();
+    if stats {
+        let s = engine.stats.summary(file.as_ref().map(|p| p.display().to_string()).as_deref().unwrap_or("-"), 0, 0);
+        eprintln!("{}", serde_json::to_string(&s)?);
+    }
+    for n in &engine.stats.notes {
+        if std::env::var_os("SMTPROXY_VERBOSE").is_some() {
+            eprintln!("smtproxy: {n}");
+        }
+    }
+    Ok(0)
+}
+
+fn replay_cmd(args: &EngineArgs, logs: &[PathBuf], json: Option<PathBuf>, check: bool, quiet: bool) -> Result<i32> {
+    if logs.is_empty() {
+        bail!("replay needs at least one log");
+    }
+    let strat = strategy(args)?;
+    let mut summaries = Vec::new();
+    let mut total_mismatches = 0;
+    for path in logs {
+        let log = corpus::load(path)?;
+        let out: Box<dyn Write + Send> = if quiet { Box::new(std::io::sink()) } else { Box::new(std::io::stdout()) };
+        let mut engine = make_engine(args, strat, out, cache_config(args))?;
+        engine.start_backend().map_err(crate::error::Error::from)?;
+        let bar = crate::bench::progress_bar(replay::count_checks(&log) as u64, &log.path);
+        let res = replay::replay(&log, &mut engine, |n| {
+            if let Some(b) = &bar {
+                b.set_position(n as u64)
+            }
+        });
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        engine.shutdown();
+        let mismatches = if check { res.expected_mismatches } else { 0 };
+        total_mismatches += mismatches;
+        for (i, e, g) in &res.mismatch_examples {
+            if check {
+                eprintln!("smtproxy: {}: check-sat #{i}: expected {}, got {}", log.path, e.as_str(), g.as_str());
+            }
+        }
+        let s = engine.stats.summary(&log.path, mismatches, 0);
+        eprintln!("{}", serde_json::to_string(&s)?);
+        summaries.push(s);
+    }
+    if let Some(j) = json {
+        let v = if summaries.len() == 1 {
+            serde_json::to_value(&summaries[0])?
+        } else {
+            serde_json::json!({ "runs": summaries })
+        };
+        std::fs::write(&j, serde_json::to_string_pretty(&v)?).with_context(|| format!("cannot write {}", j.display()))?;
+    }
+    Ok(if check && total_mismatches > 0 { 1 } else { 0 })
+}

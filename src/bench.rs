@@ -1,0 +1,194 @@
+//! `smtproxy bench`: every strategy on every log, side by side. Each run uses a new
+//! engine (a cold result store in a fresh temporary file unless `--warm`); every answer is
+//! cross-checked against the `fresh` strategy's answer to the same check-sat and against
+//! the answer recorded in the log. Prints a table, writes `{"runs": [...]}` JSON and an
+//! optional SVG plot.
+
+use crate::app::{cache_config, make_engine};
+use crate::cli::EngineArgs;
+use crate::corpus;
+use crate::replay::{self, ReplayResult};
+use crate::session::planner::Answer;
+use crate::session::stats::Summary;
+use crate::session::Strategy;
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// A progress bar on stderr when stderr is a terminal.
+pub fn progress_bar(len: u64, label: &str) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = ProgressBar::new(len);
+    if let Ok(style) = ProgressStyle::with_template("{msg:40!} {bar:30} {pos}/{len} {elapsed}") {
+        b.set_style(style);
+    }
+    b.set_message(label.to_string());
+    Some(b)
+}
+
+pub fn run(
+    args: &EngineArgs,
+    corpus_paths: &[PathBuf],
+    strategies: Option<&str>,
+    json: Option<PathBuf>,
+    plot: Option<PathBuf>,
+    warm: bool,
+) -> Result<i32> {
+    if corpus_paths.is_empty() {
+        bail!("bench needs at least one log");
+    }
+    let strats: Vec<Strategy> = match strategies {
+        None => vec![Strategy::Fresh, Strategy::Passthrough, Strategy::Stack, Strategy::StackCse, Strategy::Cache, Strategy::Hybrid],
+        Some(list) => {
+            let mut v = Vec::new();
+            for s in list.split(',') {
+                v.push(Strategy::parse(s.trim()).with_context(|| format!("unknown strategy '{s}'"))?);
+            }
+            // fresh is the reference for cross-checks: run it first.
+            v.sort_by_key(|s| *s != Strategy::Fresh);
+            v
+        }
+    };
+    let tmp = std::env::temp_dir().join(format!("smtproxy-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let mut runs: Vec<Summary> = Vec::new();
+    let mut failures = 0u64;
+    println!(
+        "{:<44} {:<12} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>8} {:>5}",
+        "log", "strategy", "queries", "solver", "hits", "models", "wall_ms", "solver_ms", "speedup", "mism"
+    );
+    for path in corpus_paths {
+        let log = corpus::load(path)?;
+        let mut fresh_answers: Option<Vec<Answer>> = None;
+        let mut fresh_wall = None;
+        for (i, &s) in strats.iter().enumerate() {
+            let mut cache = cache_config(args);
+            if let Some(c) = cache.as_mut() {
+                if !warm {
+                    c.disk = Some(tmp.join(format!("store-{i}-{}.sqlite3", short_name(path))));
+                    c.redis = None;
+                }
+            }
+            let mut engine = make_engine(args, s, Box::new(std::io::sink()), cache)?;
+            engine.start_backend().map_err(crate::error::Error::from)?;
+            let bar = progress_bar(replay::count_checks(&log) as u64, &format!("{} {}", short_name(path), s.name()));
+            let res: ReplayResult = replay::replay(&log, &mut engine, |n| {
+                if let Some(b) = &bar {
+                    b.set_position(n as u64)
+                }
+            });
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            engine.shutdown();
+            let cross = match &fresh_answers {
+                Some(f) => f
+                    .iter()
+                    .zip(&res.answers)
+                    .filter(|(a, b)| **a != Answer::Unknown && **b != Answer::Unknown && a != b)
+                    .count() as u64
+                    + (f.len() as i64 - res.answers.len() as i64).unsigned_abs(),
+                None => 0,
+            };
+            let sum = engine.stats.summary(&log.path, res.expected_mismatches, cross);
+            if s == Strategy::Fresh {
+                fresh_answers = Some(res.answers.clone());
+                fresh_wall = Some(sum.wall_ms);
+            }
+            failures += sum.expected_mismatches + sum.cross_mismatches;
+            let speedup = fresh_wall.map(|f| f / sum.wall_ms.max(1e-9)).unwrap_or(f64::NAN);
+            println!(
+                "{:<44} {:<12} {:>7} {:>7} {:>7} {:>7} {:>10.1} {:>10.1} {:>7.2}x {:>5}",
+                short_name(path),
+                s.name(),
+                sum.queries,
+                sum.solver_checks,
+                sum.cache_hits,
+                sum.model_hits,
+                sum.wall_ms,
+                sum.solver_ms,
+                speedup,
+                sum.expected_mismatches + sum.cross_mismatches
+            );
+            runs.push(sum);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    if let Some(j) = json {
+        let v = serde_json::json!({ "runs": runs });
+        std::fs::write(&j, serde_json::to_string_pretty(&v)?).with_context(|| format!("cannot write {}", j.display()))?;
+    }
+    if let Some(p) = plot {
+        plot_svg(&p, &runs)?;
+    }
+    Ok(if failures > 0 { 1 } else { 0 })
+}
+
+/// `klee/regexp/all-queries.smt2.gz` -> `regexp/all-queries`.
+pub fn short_name(path: &Path) -> String {
+    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let file = file.trim_end_matches(".gz").trim_end_matches(".smt2").to_string();
+    match path.parent().and_then(|p| p.file_name()) {
+        Some(d) => format!("{}/{}", d.to_string_lossy(), file),
+        None => file,
+    }
+}
+
+fn plot_svg(path: &Path, runs: &[Summary]) -> Result<()> {
+    use plotters::prelude::*;
+    let logs: Vec<String> = {
+        let mut v: Vec<String> = Vec::new();
+        for r in runs {
+            if !v.contains(&r.log) {
+                v.push(r.log.clone());
+            }
+        }
+        v
+    };
+    let strategies: Vec<String> = {
+        let mut v: Vec<String> = Vec::new();
+        for r in runs {
+            if !v.contains(&r.strategy) {
+                v.push(r.strategy.clone());
+            }
+        }
+        v
+    };
+    let max = runs.iter().map(|r| r.wall_ms).fold(1.0f64, f64::max);
+    let root = SVGBackend::new(path, (1200, 200 + 40 * logs.len() as u32 * strategies.len().max(1) as u32 / 2)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+    let n = (logs.len() * strategies.len()) as i32;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("wall time per strategy per log (ms, log scale)", ("sans-serif", 20))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(320)
+        .build_cartesian_2d((0.1f64..max * 2.0).log_scale(), 0..n.max(1))
+        .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+    chart
+        .configure_mesh()
+        .y_labels(n.max(1) as usize)
+        .y_label_formatter(&|y| {
+            let i = *y as usize;
+            let (l, s) = (i / strategies.len().max(1), i % strategies.len().max(1));
+            match (logs.get(l), strategies.get(s)) {
+                (Some(l), Some(s)) => format!("{} {}", short_name(Path::new(l)), s),
+                _ => String::new(),
+            }
+        })
+        .draw()
+        .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+    let bars = runs.iter().filter_map(|r| {
+        let l = logs.iter().position(|x| *x == r.log)?;
+        let s = strategies.iter().position(|x| *x == r.strategy)?;
+        let y = (l * strategies.len() + s) as i32;
+        let color = Palette99::pick(s);
+        Some(Rectangle::new([(0.1, y), (r.wall_ms.max(0.11), y + 1)], color.filled()))
+    });
+    chart.draw_series(bars).map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+    root.present().map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+    Ok(())
+}
