@@ -10,6 +10,7 @@
 
 pub mod cache;
 pub mod driver;
+pub mod query;
 
 pub mod smt2;
 pub mod term;
