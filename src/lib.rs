@@ -14,6 +14,7 @@ pub mod driver;
 pub mod error;
 pub mod replay;
 pub mod session;
+pub mod query;
 pub mod smt2;
 pub mod term;
 pub mod app;

@@ -1,0 +1,859 @@
+//! Canonical forms of one independent component, equisatisfiable with it BY CONSTRUCTION:
+//! the only transformations are logical equivalences applied locally, reordering of
+//! conjuncts and of the arguments of commutative operators, and a bijective, sort-preserving
+//! renaming of the free constants. So two components with the same canonical `text` are the
+//! same formula up to renaming, and have the same satisfiability.
+//!
+//! Steps:
+//! 1. local normalisation, bottom-up (ascending ids, no recursion):
+//!    `(not (not x))` -> x, `(not true/false)` folded, `(= false x)`/`(= x false)` -> `(not x)`,
+//!    `(= true x)` -> x; `bvugt/bvuge/bvsgt/bvsge a b` -> `bvult/bvule/bvslt/bvsle b a`;
+//!    binary `>`/`>=` -> `<`/`<=` swapped; binary Int comparisons `<=`, `<`, `=`,
+//!    `distinct` over linear terms -> Green's normal form `(op (+ c1*x1 ...) k)` with
+//!    `<` -> `<=` (k-1), gcd-normalised coefficients (exact for Int: `<=` rounds the bound,
+//!    `=` with a non-dividing gcd is false, `distinct` then true), equalities sign-normalised;
+//!    ground linear atoms are decided;
+//! 2. structural hashes that ignore free-constant names (sorts, ops and literals included),
+//!    refined twice Weisfeiler-Lehman style by the contexts each constant occurs in;
+//! 3. arguments of `and or xor = distinct bvadd bvmul bvand bvor bvxor + *` sorted by that hash
+//!    (ties: by term id of the normalised input, so deterministic but possibly order
+//!    dependent: at worst a missed cache hit, never a wrong one);
+//! 4. conjuncts sorted by hash and deduplicated, free constants renamed by first occurrence
+//!    (depth-first, left to right) to internal symbols `\0c<i>` (printed `sp!c<i>`);
+//! 5. the text: one `(declare-fun sp!c<i> () S)` line per canonical constant in index order,
+//!    then one `(assert t)` line per conjunct, conjunct lines sorted. Printing is iterative
+//!    with `let` for subterms shared within a conjunct, numbered in structural (post-order)
+//!    order, so the text is a function of the canonical terms' structure only.
+//!
+//! Not done (misses, not errors): Real linear normalisation (only flips), flattening of nested
+//! associative operators, renaming of uninterpreted function symbols (kept with client names,
+//! their signatures are part of the text), bit-vector arithmetic normalisation.
+//!
+//! Precondition: see `slice::sliceable` (only free symbols; quantified variables are not
+//! renamed but are tolerated).
+
+use super::slice::free_symbols_of;
+use crate::smt2::printer::{backend_name, bv_literal, op_name, quote_symbol, string_literal};
+use crate::term::{Lit, Op, SortId, SortStore, Sym, TermId, TermStore};
+use num_bigint::{BigInt, BigUint};
+use num_integer::Integer;
+use num_traits::{One, Signed, Zero};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// The canonical form of a component.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Canonical {
+    /// Canonical conjuncts (renamed), in the order of `text`'s assert lines. `[false]` when
+    /// the component is trivially unsatisfiable, empty when it is trivially true.
+    pub conjuncts: Vec<TermId>,
+    /// (client leaf, canonical leaf): a bijection between the free constants of the
+    /// normalised component and the canonical constants, sort-preserving. Client constants
+    /// that normalisation eliminated (e.g. `x - x <= 0`) do not appear: they are
+    /// unconstrained.
+    pub renaming: Vec<(TermId, TermId)>,
+    /// Deterministic canonical text (declarations, then sorted assert lines); what the key hashes.
+    pub text: String,
+}
+
+// ---------------------------------------------------------------- fixed hashing
+
+const K1: u64 = 0x9E37_79B9_7F4A_7C15;
+
+#[inline]
+fn fin(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+#[inline]
+fn mix(h: u64, v: u64) -> u64 {
+    fin(h.rotate_left(23) ^ v.wrapping_mul(K1) ^ 0x2545_F491_4F6C_DD1D)
+}
+fn hash_bytes(b: &[u8]) -> u64 {
+    let mut h = 0x51_7C_C1_B7_27_22_0A_95u64 ^ b.len() as u64;
+    for c in b.chunks(8) {
+        let mut w = [0u8; 8];
+        w[..c.len()].copy_from_slice(c);
+        h = mix(h, u64::from_le_bytes(w));
+    }
+    h
+}
+
+fn is_commutative(op: Op) -> bool {
+    matches!(
+        op,
+        Op::And | Op::Or | Op::Xor | Op::Eq | Op::Distinct | Op::BvAdd | Op::BvMul | Op::BvAnd | Op::BvOr | Op::BvXor
+            | Op::Add | Op::Mul
+    )
+}
+
+fn is_free_leaf(store: &TermStore, t: TermId, bound: &FxHashSet<Sym>) -> bool {
+    matches!(store.op(t), Op::Sym(s) if store.args(t).is_empty() && !bound.contains(&s))
+}
+
+/// Context for the structural hash.
+struct Hasher<'a> {
+    sort_h: FxHashMap<SortId, u64>,
+    /// Colour of each free constant (name-independent).
+    colors: &'a FxHashMap<TermId, u64>,
+    bound: &'a FxHashSet<Sym>,
+}
+
+impl Hasher<'_> {
+    fn sort_hash(&mut self, store: &TermStore, s: SortId) -> u64 {
+        *self.sort_h.entry(s).or_insert_with(|| hash_bytes(store.sorts.to_text(s).as_bytes()))
+    }
+    /// Own hash of a node given its argument hashes.
+    fn node_hash(&mut self, store: &TermStore, t: TermId, arg_h: &mut Vec<u64>) -> u64 {
+        let n = store.node(t);
+        let sh = self.sort_hash(store, n.sort);
+        let mut h = mix(0xC0FFEE, sh);
+        match n.op {
+            Op::Sym(s) => {
+                if n.args.is_empty() && !self.bound.contains(&s) {
+                    return mix(h, *self.colors.get(&t).unwrap_or(&0x5EED));
+                }
+                h = mix(h, hash_bytes(store.sym_name(s).as_bytes()));
+            }
+            Op::BvWide(l) | Op::Num(l) | Op::Dec(l) | Op::Str(l) | Op::Other(l) | Op::Annot(l) => {
+                h = mix(h, hash_bytes(format!("{:?}", n.op).split('(').next().unwrap_or("").as_bytes()));
+                h = mix(h, hash_bytes(format!("{:?}", store.get_lit(l)).as_bytes()));
+            }
+            Op::Forall(b) | Op::Exists(b) => {
+                h = mix(h, matches!(n.op, Op::Forall(_)) as u64);
+                for &(s, so) in store.binders[b as usize].iter() {
+                    h = mix(h, hash_bytes(store.sym_name(s).as_bytes()));
+                    h = mix(h, self.sort_hash(store, so));
+                }
+            }
+            op => h = mix(h, hash_bytes(format!("{op:?}").as_bytes())),
+        }
+        if is_commutative(n.op) {
+            arg_h.sort_unstable();
+        }
+        h = mix(h, arg_h.len() as u64);
+        for &a in arg_h.iter() {
+            h = mix(h, a);
+        }
+        h
+    }
+}
+
+/// All nodes reachable from `roots` that are not yet in `memo`, ascending (topological).
+fn unvisited_reachable(store: &TermStore, roots: &[TermId], memo: &FxHashMap<TermId, u64>) -> Vec<TermId> {
+    let mut seen: FxHashSet<TermId> = FxHashSet::default();
+    let mut stack: Vec<TermId> = roots.to_vec();
+    let mut out = Vec::new();
+    while let Some(x) = stack.pop() {
+        if memo.contains_key(&x) || !seen.insert(x) {
+            continue;
+        }
+        out.push(x);
+        stack.extend(store.args(x).iter().copied());
+    }
+    out.sort_unstable();
+    out
+}
+
+fn hash_all(store: &TermStore, roots: &[TermId], hs: &mut Hasher, memo: &mut FxHashMap<TermId, u64>) {
+    let mut buf = Vec::new();
+    for x in unvisited_reachable(store, roots, memo) {
+        buf.clear();
+        buf.extend(store.args(x).iter().map(|a| memo[a]));
+        let h = hs.node_hash(store, x, &mut buf);
+        memo.insert(x, h);
+    }
+}
+
+/// All nodes reachable from `roots`, ascending.
+fn reachable(store: &TermStore, roots: &[TermId]) -> Vec<TermId> {
+    unvisited_reachable(store, roots, &FxHashMap::default())
+}
+
+fn bound_syms(store: &TermStore, nodes: &[TermId]) -> FxHashSet<Sym> {
+    let mut b = FxHashSet::default();
+    for &x in nodes {
+        if let Op::Forall(i) | Op::Exists(i) = store.op(x) {
+            b.extend(store.binders[i as usize].iter().map(|&(s, _)| s));
+        }
+    }
+    b
+}
+
+// ---------------------------------------------------------------- pass 1: normalisation
+
+type Lin = (BTreeMap<TermId, BigInt>, BigInt);
+
+fn int_lit(store: &mut TermStore, v: &BigInt) -> TermId {
+    let m = store.mk_num(v.magnitude().clone());
+    if v.is_negative() {
+        store.intern(Op::Neg, vec![m], SortStore::INT)
+    } else {
+        m
+    }
+}
+
+const MAX_LIN_TERMS: usize = 64;
+
+struct Norm {
+    map: FxHashMap<TermId, TermId>,
+    lin: FxHashMap<TermId, Option<Lin>>,
+}
+
+impl Norm {
+    /// Linear form of an (already normalised) Int term; None when it is not Int.
+    fn lin_of(&mut self, store: &TermStore, t: TermId) -> Option<Lin> {
+        if store.sort(t) != SortStore::INT {
+            return None;
+        }
+        if let Some(l) = self.lin.get(&t) {
+            if let Some(l) = l {
+                return Some(l.clone());
+            }
+        }
+        let atom = || {
+            let mut m = BTreeMap::new();
+            m.insert(t, BigInt::one());
+            (m, BigInt::zero())
+        };
+        // Only look one level down at already computed forms (children were normalised
+        // before their parents, and `remember` stored their forms): no recursion.
+        let n = store.node(t);
+        let child = |s: &Self, a: TermId| -> Lin {
+            match s.lin.get(&a) {
+                Some(Some(l)) => l.clone(),
+                _ => {
+                    let mut m = BTreeMap::new();
+                    m.insert(a, BigInt::one());
+                    (m, BigInt::zero())
+                }
+            }
+        };
+        let r: Lin = match n.op {
+            Op::Num(l) => match store.get_lit(l) {
+                Lit::Nat(v) => (BTreeMap::new(), BigInt::from(v.clone())),
+                _ => atom(),
+            },
+            Op::Neg => {
+                let (m, k) = child(self, n.args[0]);
+                (m.into_iter().map(|(x, c)| (x, -c)).collect(), -k)
+            }
+            Op::Add | Op::Sub => {
+                let mut acc: Lin = child(self, n.args[0]);
+                if n.op == Op::Sub && n.args.len() == 1 {
+                    acc = (acc.0.into_iter().map(|(x, c)| (x, -c)).collect(), -acc.1);
+                }
+                for &a in &n.args[1..] {
+                    let (m, k) = child(self, a);
+                    let neg = n.op == Op::Sub;
+                    acc.1 += if neg { -k } else { k };
+                    for (x, c) in m {
+                        let e = acc.0.entry(x).or_insert_with(BigInt::zero);
+                        *e += if neg { -c } else { c };
+                    }
+                    acc.0.retain(|_, c| !c.is_zero());
+                }
+                acc
+            }
+            Op::Mul => {
+                let forms: Vec<Lin> = n.args.iter().map(|&a| child(self, a)).collect();
+                let nonconst = forms.iter().filter(|f| !f.0.is_empty()).count();
+                if nonconst > 1 {
+                    atom()
+                } else {
+                    let mut scale = BigInt::one();
+                    let mut var: Option<Lin> = None;
+                    for f in forms {
+                        if f.0.is_empty() {
+                            scale *= f.1;
+                        } else {
+                            var = Some(f);
+                        }
+                    }
+                    match var {
+                        None => (BTreeMap::new(), scale),
+                        Some((m, k)) => {
+                            let m: BTreeMap<TermId, BigInt> =
+                                m.into_iter().map(|(x, c)| (x, c * &scale)).filter(|(_, c)| !c.is_zero()).collect();
+                            (m, k * scale)
+                        }
+                    }
+                }
+            }
+            _ => atom(),
+        };
+        if r.0.len() > MAX_LIN_TERMS {
+            return Some(atom());
+        }
+        Some(r)
+    }
+
+    fn remember(&mut self, store: &TermStore, t: TermId) {
+        if store.sort(t) == SortStore::INT && !self.lin.contains_key(&t) {
+            let l = self.lin_of(store, t);
+            self.lin.insert(t, l);
+        }
+    }
+}
+
+/// Build `sum c_i x_i` (monomials unordered: `+` is sorted later).
+fn build_sum(store: &mut TermStore, m: &BTreeMap<TermId, BigInt>) -> TermId {
+    let mut mons = Vec::new();
+    for (&x, c) in m {
+        if c.is_one() {
+            mons.push(x);
+        } else {
+            let cl = int_lit(store, c);
+            mons.push(store.intern(Op::Mul, vec![cl, x], SortStore::INT));
+        }
+    }
+    if mons.len() == 1 {
+        mons[0]
+    } else {
+        store.intern(Op::Add, mons, SortStore::INT)
+    }
+}
+
+/// Green-style normal form of the Int atom `sum + k op 0` (`op` in Le, Eq, Distinct).
+fn linear_atom(store: &mut TermStore, op: Op, (m, k): Lin, h0: &dyn Fn(&TermStore, TermId) -> u64) -> TermId {
+    let mut m = m;
+    let mut k = k;
+    if m.is_empty() {
+        let v = match op {
+            Op::Le => k <= BigInt::zero(),
+            Op::Eq => k.is_zero(),
+            _ => !k.is_zero(),
+        };
+        return store.mk_bool(v);
+    }
+    let g = m.values().fold(BigInt::zero(), |g, c| g.gcd(c));
+    if !g.is_one() {
+        match op {
+            Op::Le => {
+                // sum c x + k <= 0  <=>  sum (c/g) x + ceil(k/g) <= 0   (g > 0)
+                k = k.div_ceil(&g);
+            }
+            _ => {
+                if !(&k % &g).is_zero() {
+                    return store.mk_bool(op == Op::Distinct);
+                }
+                k /= &g;
+            }
+        }
+        for c in m.values_mut() {
+            *c /= &g;
+        }
+    }
+    if op != Op::Le {
+        // sign: RHS (-k) positive; when k = 0, compare the sorted coefficient lists, then
+        // the coefficient of the atom with the smallest name-blind hash.
+        let flip = if !k.is_zero() {
+            k.is_positive()
+        } else {
+            let mut v: Vec<BigInt> = m.values().cloned().collect();
+            let mut w: Vec<BigInt> = v.iter().map(|c| -c).collect();
+            v.sort();
+            w.sort();
+            if v != w {
+                v < w
+            } else {
+                let mut hs: Vec<(u64, bool)> = m.iter().map(|(&x, c)| (h0(store, x), c.is_negative())).collect();
+                hs.sort();
+                let uniq = hs.len() < 2 || hs[0].0 != hs[1].0;
+                uniq && hs[0].1
+            }
+        };
+        if flip {
+            for c in m.values_mut() {
+                *c = -c.clone();
+            }
+            k = -k;
+        }
+    }
+    let s = build_sum(store, &m);
+    let rhs = int_lit(store, &(-k));
+    match op {
+        Op::Le => store.intern(Op::Le, vec![s, rhs], SortStore::BOOL),
+        Op::Eq => store.intern(Op::Eq, vec![s, rhs], SortStore::BOOL),
+        _ => {
+            let e = store.intern(Op::Eq, vec![s, rhs], SortStore::BOOL);
+            store.mk_not(e)
+        }
+    }
+}
+
+fn neg_of(store: &mut TermStore, x: TermId) -> TermId {
+    match store.op(x) {
+        Op::Not => store.args(x)[0],
+        Op::True => TermStore::FALSE,
+        Op::False => TermStore::TRUE,
+        _ => store.mk_not(x),
+    }
+}
+
+/// Normalise all of `roots` bottom-up; returns the map old -> new.
+fn normalise(store: &mut TermStore, roots: &[TermId]) -> FxHashMap<TermId, TermId> {
+    let nodes = reachable(store, roots);
+    let bound = bound_syms(store, &nodes);
+    let colors: FxHashMap<TermId, u64> = FxHashMap::default();
+    let h0_memo = std::cell::RefCell::new(FxHashMap::<TermId, u64>::default());
+    let h0 = |st: &TermStore, t: TermId| -> u64 {
+        let mut memo = h0_memo.borrow_mut();
+        let mut hs = Hasher { sort_h: FxHashMap::default(), colors: &colors, bound: &bound };
+        hash_all(st, &[t], &mut hs, &mut memo);
+        memo[&t]
+    };
+    let mut nm = Norm { map: FxHashMap::default(), lin: FxHashMap::default() };
+    for x in nodes {
+        let n = store.node(x).clone();
+        let args: Vec<TermId> = n.args.iter().map(|a| nm.map[a]).collect();
+        let new = rewrite(store, n.op, args, n.sort, &mut nm, &h0);
+        nm.remember(store, new);
+        nm.map.insert(x, new);
+    }
+    nm.map
+}
+
+fn rewrite(
+    store: &mut TermStore,
+    op: Op,
+    mut args: Vec<TermId>,
+    sort: SortId,
+    nm: &mut Norm,
+    h0: &dyn Fn(&TermStore, TermId) -> u64,
+) -> TermId {
+    let swap2 = |args: &mut Vec<TermId>| args.swap(0, 1);
+    let op = match op {
+        Op::Not => {
+            let a = args[0];
+            return neg_of(store, a);
+        }
+        Op::Eq if args.len() == 2 && store.sort(args[0]) == SortStore::BOOL => {
+            let (a, b) = (args[0], args[1]);
+            if a == TermStore::TRUE {
+                return b;
+            } else if b == TermStore::TRUE {
+                return a;
+            } else if a == TermStore::FALSE {
+                return neg_of(store, b);
+            } else if b == TermStore::FALSE {
+                return neg_of(store, a);
+            }
+            op
+        }
+        Op::BvUgt => {
+            swap2(&mut args);
+            Op::BvUlt
+        }
+        Op::BvUge => {
+            swap2(&mut args);
+            Op::BvUle
+        }
+        Op::BvSgt => {
+            swap2(&mut args);
+            Op::BvSlt
+        }
+        Op::BvSge => {
+            swap2(&mut args);
+            Op::BvSle
+        }
+        Op::Gt if args.len() == 2 => {
+            swap2(&mut args);
+            Op::Lt
+        }
+        Op::Ge if args.len() == 2 => {
+            swap2(&mut args);
+            Op::Le
+        }
+        op => op,
+    };
+    if matches!(op, Op::Le | Op::Lt | Op::Eq | Op::Distinct)
+        && args.len() == 2
+        && store.sort(args[0]) == SortStore::INT
+        && store.sort(args[1]) == SortStore::INT
+    {
+        if let (Some(a), Some(b)) = (nm.lin_of(store, args[0]), nm.lin_of(store, args[1])) {
+            // a - b
+            let mut m = a.0;
+            for (x, c) in b.0 {
+                *m.entry(x).or_insert_with(BigInt::zero) -= c;
+            }
+            m.retain(|_, c| !c.is_zero());
+            let mut k = a.1 - b.1;
+            let op2 = if op == Op::Lt {
+                k += 1; // a - b < 0  <=>  a - b + 1 <= 0 over Int
+                Op::Le
+            } else {
+                op
+            };
+            if m.len() <= MAX_LIN_TERMS {
+                return linear_atom(store, op2, (m, k), h0);
+            }
+        }
+    }
+    store.intern(op, args, sort)
+}
+
+// ---------------------------------------------------------------- passes 2-5
+
+/// Name-independent hashes of every node reachable from `roots`, refined by the contexts in
+/// which each free constant occurs.
+fn refined_hashes(store: &TermStore, roots: &[TermId], bound: &FxHashSet<Sym>) -> FxHashMap<TermId, u64> {
+    let nodes = reachable(store, roots);
+    let leaves: Vec<TermId> = nodes.iter().copied().filter(|&x| is_free_leaf(store, x, bound)).collect();
+    let mut colors: FxHashMap<TermId, u64> = leaves.iter().map(|&x| (x, 0x1EAF)).collect();
+    let root_set: FxHashSet<TermId> = roots.iter().copied().collect();
+    let mut memo = FxHashMap::default();
+    for round in 0..3 {
+        memo = FxHashMap::default();
+        let mut hs = Hasher { sort_h: FxHashMap::default(), colors: &colors, bound };
+        hash_all(store, roots, &mut hs, &mut memo);
+        if round == 2 || leaves.is_empty() {
+            break;
+        }
+        let mut ctx: FxHashMap<TermId, Vec<u64>> = FxHashMap::default();
+        for &p in &nodes {
+            let comm = is_commutative(store.op(p));
+            for (k, &a) in store.args(p).iter().enumerate() {
+                if colors.contains_key(&a) {
+                    ctx.entry(a).or_default().push(mix(memo[&p], if comm { 0 } else { k as u64 + 1 }));
+                }
+            }
+        }
+        for &l in &leaves {
+            if root_set.contains(&l) {
+                ctx.entry(l).or_default().push(0x7007);
+            }
+        }
+        let mut new = FxHashMap::default();
+        for &l in &leaves {
+            let mut c = ctx.remove(&l).unwrap_or_default();
+            c.sort_unstable();
+            c.dedup();
+            let mut h = colors[&l];
+            for v in c {
+                h = mix(h, v);
+            }
+            new.insert(l, h);
+        }
+        colors = new;
+    }
+    memo
+}
+
+/// Rebuild bottom-up with commutative arguments sorted by (hash, id).
+fn sort_args(store: &mut TermStore, roots: &[TermId], hash: &FxHashMap<TermId, u64>) -> FxHashMap<TermId, TermId> {
+    let nodes = reachable(store, roots);
+    let mut map: FxHashMap<TermId, TermId> = FxHashMap::default();
+    for x in nodes {
+        let n = store.node(x).clone();
+        if n.args.is_empty() {
+            map.insert(x, x);
+            continue;
+        }
+        let mut args: Vec<(u64, TermId, TermId)> = n.args.iter().map(|a| (hash[a], *a, map[a])).collect();
+        if is_commutative(n.op) {
+            args.sort_unstable();
+        }
+        let args: Vec<TermId> = args.into_iter().map(|(_, _, n)| n).collect();
+        let new = if args[..] == n.args[..] { x } else { store.intern(n.op, args, n.sort) };
+        map.insert(x, new);
+    }
+    map
+}
+
+/// Iterative substitution of leaves (sharing preserved).
+fn rename(store: &mut TermStore, roots: &[TermId], sub: &FxHashMap<TermId, TermId>) -> Vec<TermId> {
+    let nodes = reachable(store, roots);
+    let mut map: FxHashMap<TermId, TermId> = FxHashMap::default();
+    for x in nodes {
+        if let Some(&y) = sub.get(&x) {
+            map.insert(x, y);
+            continue;
+        }
+        let n = store.node(x).clone();
+        if n.args.is_empty() {
+            map.insert(x, x);
+            continue;
+        }
+        let args: Vec<TermId> = n.args.iter().map(|a| map[a]).collect();
+        let new = if args[..] == n.args[..] { x } else { store.intern(n.op, args, n.sort) };
+        map.insert(x, new);
+    }
+    roots.iter().map(|r| map[r]).collect()
+}
+
+/// Canonicalise one component (see the module doc).
+pub fn canonicalize(store: &mut TermStore, comp: &[TermId]) -> Canonical {
+    let tops = super::view::conjuncts(store, comp);
+    // 1. local normalisation
+    let nmap = normalise(store, &tops);
+    let mut cs: Vec<TermId> = Vec::new();
+    let mut stack: Vec<TermId> = tops.iter().rev().map(|t| nmap[t]).collect();
+    while let Some(c) = stack.pop() {
+        match store.op(c) {
+            Op::True => {}
+            Op::False => {
+                return Canonical { conjuncts: vec![TermStore::FALSE], renaming: vec![], text: "(assert false)\n".into() };
+            }
+            Op::And => stack.extend(store.args(c).iter().rev().copied()),
+            _ => cs.push(c),
+        }
+    }
+    let mut seen = FxHashSet::default();
+    cs.retain(|c| seen.insert(*c));
+    if cs.is_empty() {
+        return Canonical { conjuncts: vec![], renaming: vec![], text: String::new() };
+    }
+    let all = reachable(store, &cs);
+    let bound = bound_syms(store, &all);
+    // 2. hashes, 3. argument order
+    let hash = refined_hashes(store, &cs, &bound);
+    let amap = sort_args(store, &cs, &hash);
+    // 4. conjunct order (hash of the original normalised conjunct, then id), dedup
+    let mut ord: Vec<(u64, TermId, TermId)> = cs.iter().map(|c| (hash[c], *c, amap[c])).collect();
+    ord.sort_unstable();
+    let mut sorted: Vec<TermId> = Vec::new();
+    let mut seen = FxHashSet::default();
+    for (_, _, c) in ord {
+        if seen.insert(c) {
+            sorted.push(c);
+        }
+    }
+    // renaming by first occurrence
+    let leaves = free_symbols_of(store, &sorted);
+    let mut sub: FxHashMap<TermId, TermId> = FxHashMap::default();
+    let mut renaming = Vec::new();
+    let mut decls = String::new();
+    for (i, &l) in leaves.iter().enumerate() {
+        let sort = store.sort(l);
+        let s = store.sym(&format!("\0c{i}"));
+        let c = store.mk_sym_app(s, vec![], sort);
+        sub.insert(l, c);
+        renaming.push((l, c));
+        let _ = writeln!(decls, "(declare-fun sp!c{i} () {})", store.sorts.to_text(sort));
+    }
+    let renamed = rename(store, &sorted, &sub);
+    // 5. text
+    let mut lines: Vec<(String, TermId)> = Vec::new();
+    let mut seen = FxHashSet::default();
+    for c in renamed {
+        if seen.insert(c) {
+            lines.push((print_canonical(store, c), c));
+        }
+    }
+    lines.sort();
+    let mut text = decls;
+    // Uninterpreted functions keep their names; their signatures are part of the text.
+    let mut funs: Vec<String> = Vec::new();
+    let mut fseen = FxHashSet::default();
+    for x in reachable(store, &lines.iter().map(|l| l.1).collect::<Vec<_>>()) {
+        if let Op::Sym(s) = store.op(x) {
+            if !store.args(x).is_empty() && fseen.insert(s) {
+                let params: Vec<String> = store.args(x).iter().map(|&a| store.sorts.to_text(store.sort(a))).collect();
+                funs.push(format!(
+                    "(declare-fun {} ({}) {})",
+                    quote_symbol(&backend_name(store.sym_name(s))),
+                    params.join(" "),
+                    store.sorts.to_text(store.sort(x))
+                ));
+            }
+        }
+    }
+    funs.sort();
+    for f in funs {
+        text.push_str(&f);
+        text.push('\n');
+    }
+    for (l, _) in &lines {
+        text.push_str("(assert ");
+        text.push_str(l);
+        text.push_str(")\n");
+    }
+    Canonical { conjuncts: lines.into_iter().map(|l| l.1).collect(), renaming, text }
+}
+
+// ---------------------------------------------------------------- printing
+
+/// Print a term as SMT-LIB, iteratively (any depth), binding subterms that occur more than
+/// once with nested `let`s named `sp!l<n>`, numbered in left-to-right post-order. The text
+/// depends only on the term's structure (not on term ids). Symbols print with backend
+/// names (internal names as `sp!...`).
+pub fn print_canonical(store: &TermStore, t: TermId) -> String {
+    // reference counts (tree edges within the DAG), quantifier bodies included
+    let mut refs: FxHashMap<TermId, u32> = FxHashMap::default();
+    let mut stack = vec![t];
+    while let Some(x) = stack.pop() {
+        let c = refs.entry(x).or_insert(0);
+        *c += 1;
+        if *c == 1 {
+            stack.extend(store.args(x).iter().copied());
+        }
+    }
+    // shared non-leaf nodes in post-order
+    let mut shared: Vec<TermId> = Vec::new();
+    let mut done: FxHashSet<TermId> = FxHashSet::default();
+    let mut st: Vec<(TermId, bool)> = vec![(t, false)];
+    while let Some((x, expanded)) = st.pop() {
+        if expanded {
+            if x != t && refs[&x] > 1 && !store.args(x).is_empty() {
+                shared.push(x);
+            }
+            continue;
+        }
+        if !done.insert(x) {
+            continue;
+        }
+        st.push((x, true));
+        for &a in store.args(x).iter().rev() {
+            st.push((a, false));
+        }
+    }
+    let mut names: FxHashMap<TermId, String> = FxHashMap::default();
+    let mut out = String::new();
+    for (i, &x) in shared.iter().enumerate() {
+        out.push_str("(let ((");
+        let name = format!("sp!l{i}");
+        out.push_str(&name);
+        out.push(' ');
+        print_tree(store, x, &names, &mut out);
+        out.push_str(")) ");
+        names.insert(x, name);
+    }
+    print_tree(store, t, &names, &mut out);
+    for _ in 0..shared.len() {
+        out.push(')');
+    }
+    out
+}
+
+fn print_tree(store: &TermStore, t: TermId, names: &FxHashMap<TermId, String>, out: &mut String) {
+    enum W {
+        T(TermId),
+        S(&'static str),
+        Own(String),
+    }
+    let mut st = vec![W::T(t)];
+    while let Some(w) = st.pop() {
+        let x = match w {
+            W::S(s) => {
+                out.push_str(s);
+                continue;
+            }
+            W::Own(s) => {
+                out.push_str(&s);
+                continue;
+            }
+            W::T(x) => x,
+        };
+        if let Some(n) = names.get(&x) {
+            out.push_str(n);
+            continue;
+        }
+        let n = store.node(x);
+        let head: String = match n.op {
+            Op::True => {
+                out.push_str("true");
+                continue;
+            }
+            Op::False => {
+                out.push_str("false");
+                continue;
+            }
+            Op::Bv(v) => {
+                bv_literal(&BigUint::from(v), store.sorts.bv_width(n.sort).unwrap_or(64), out);
+                continue;
+            }
+            Op::BvWide(l) | Op::Num(l) | Op::Dec(l) | Op::Str(l) => {
+                match (n.op, store.get_lit(l)) {
+                    (Op::BvWide(_), Lit::Nat(v)) => bv_literal(v, store.sorts.bv_width(n.sort).unwrap_or(0), out),
+                    (_, Lit::Nat(v)) => out.push_str(&v.to_string()),
+                    (_, Lit::Dec(d)) => out.push_str(d),
+                    (_, Lit::Str(s)) => string_literal(s, out),
+                    (_, Lit::Raw(r)) => out.push_str(r),
+                }
+                continue;
+            }
+            Op::Sym(s) => {
+                let q = quote_symbol(&backend_name(store.sym_name(s))).into_owned();
+                if n.args.is_empty() {
+                    out.push_str(&q);
+                    continue;
+                }
+                q
+            }
+            Op::Other(l) => {
+                let h = match store.get_lit(l) {
+                    Lit::Raw(r) => r.clone(),
+                    _ => String::new(),
+                };
+                if n.args.is_empty() {
+                    out.push_str(&h);
+                    continue;
+                }
+                h
+            }
+            Op::Annot(l) => {
+                // (! t attrs)
+                out.push_str("(! ");
+                st.push(W::S(")"));
+                if let Lit::Raw(r) = store.get_lit(l) {
+                    // attribute text after the term
+                    st.push(W::Own(format!(" {r}")));
+                }
+                st.push(W::T(n.args[0]));
+                continue;
+            }
+            Op::Forall(b) | Op::Exists(b) => {
+                let mut h = String::from(if matches!(n.op, Op::Forall(_)) { "forall (" } else { "exists (" });
+                for (i, (s, sort)) in store.binders[b as usize].iter().enumerate() {
+                    if i > 0 {
+                        h.push(' ');
+                    }
+                    let _ = write!(h, "({} {})", quote_symbol(&backend_name(store.sym_name(*s))), store.sorts.to_text(*sort));
+                }
+                h.push(')');
+                h
+            }
+            Op::ConstArray => format!("(as const {})", store.sorts.to_text(n.sort)),
+            Op::Extract(i, j) => format!("(_ extract {i} {j})"),
+            Op::ZeroExtend(k) => format!("(_ zero_extend {k})"),
+            Op::SignExtend(k) => format!("(_ sign_extend {k})"),
+            Op::Repeat(k) => format!("(_ repeat {k})"),
+            Op::RotateLeft(k) => format!("(_ rotate_left {k})"),
+            Op::RotateRight(k) => format!("(_ rotate_right {k})"),
+            Op::Divisible(k) => format!("(_ divisible {k})"),
+            op => op_name(op).to_string(),
+        };
+        out.push('(');
+        out.push_str(&head);
+        st.push(W::S(")"));
+        for &a in n.args.iter().rev() {
+            st.push(W::T(a));
+            st.push(W::S(" "));
+        }
+    }
+}
+
+// ---------------------------------------------------------------- conjunct keys
+
+/// A fixed 64-bit hash (blake3, first 8 bytes little-endian) of each conjunct printed with
+/// client (backend) names, sorted and deduplicated: set elements for counterexample-cache
+/// reasoning across the queries of one run (client names are stable within a run).
+pub fn conjunct_keys_client(store: &TermStore, conjuncts: &[TermId]) -> Vec<u64> {
+    let mut v: Vec<u64> = conjuncts
+        .iter()
+        .map(|&c| {
+            let h = blake3::hash(print_canonical(store, c).as_bytes());
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&h.as_bytes()[..8]);
+            u64::from_le_bytes(b)
+        })
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
