@@ -3,4 +3,6 @@
 pub mod view;
 pub mod slice;
 pub mod canon;
+pub mod eval;
+pub mod value;
 pub mod key;

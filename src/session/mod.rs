@@ -15,6 +15,7 @@
 //!   sees `unknown` for a check-sat that ran out of time, never a wrong answer.
 
 pub mod backend;
+pub mod cached;
 pub mod client;
 pub mod planner;
 pub mod stack;
@@ -543,6 +544,7 @@ impl Engine {
             defs: &defs,
             preamble: &self.client.preamble,
             logic: self.client.logic.as_deref(),
+            sig: &self.sig,
         };
         let r = self.planner.check(&mut self.store, &q, &mut self.stats);
         let a = match r {

@@ -6,7 +6,9 @@
 
 use super::backend::SolverHandle;
 use super::client::Decl;
+use super::cached::{own_model, own_values, CachePlanner, MissPolicy, Planned};
 use super::stack::StackMirror;
+use crate::query::eval::Model;
 use super::Config;
 use crate::driver::{DriverError, Response};
 use crate::smt2::lexer::Sexps;
@@ -79,6 +81,8 @@ pub struct Query<'a> {
     /// set-logic and answer-relevant set-option commands, raw.
     pub preamble: &'a [String],
     pub logic: Option<&'a str>,
+    /// The client's signature (what each name means).
+    pub sig: &'a crate::term::signature::Signature,
 }
 
 /// Where the last sat answer's model is.
@@ -88,6 +92,8 @@ enum ModelAt {
     Main(u64),
     /// The auxiliary (fresh-context) backend of the stack strategy.
     Aux(u64),
+    /// A model smtproxy validated itself.
+    Own(Model),
 }
 
 pub struct Planner {
@@ -95,6 +101,7 @@ pub struct Planner {
     pub main: SolverHandle,
     aux: SolverHandle,
     stack: StackMirror,
+    cached: Option<CachePlanner>,
     model_at: ModelAt,
 }
 
@@ -105,6 +112,11 @@ impl Planner {
             main: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
             aux: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
             stack: StackMirror::new(cfg.strategy == Strategy::StackCse),
+            cached: match cfg.strategy {
+                Strategy::Cache => Some(CachePlanner::new(cfg.cache.as_ref(), MissPolicy::Fresh)),
+                Strategy::Hybrid => Some(CachePlanner::new(cfg.cache.as_ref(), MissPolicy::Stack)),
+                _ => None,
+            },
             model_at: ModelAt::None,
         })
     }
@@ -124,8 +136,21 @@ impl Planner {
         self.model_at = ModelAt::None;
         let t0 = Instant::now();
         let before = self.main.busy + self.aux.busy;
+        if let Some(c) = self.cached.as_mut() {
+            match c.check(&mut self.stack, &mut self.main, &mut self.aux, store, q, stats)? {
+                Planned::Own(a, m) => {
+                    stats.solver += (self.main.busy + self.aux.busy) - before;
+                    if let Some(m) = m {
+                        self.model_at = ModelAt::Own(m);
+                    }
+                    return Ok(a);
+                }
+                Planned::NotModelled => {}
+            }
+        }
+        let use_stack = matches!(self.strategy, Strategy::Stack | Strategy::StackCse | Strategy::Hybrid);
         let r = match self.strategy {
-            Strategy::Stack | Strategy::StackCse if q.defs.is_empty() => {
+            _ if use_stack && q.defs.is_empty() => {
                 match self.stack.check(&mut self.main, store, q, stats)? {
                     Some(a) => {
                         self.model_at = ModelAt::Main(self.main.generation);
@@ -160,8 +185,11 @@ impl Planner {
 
     /// Values of `terms` in the last model, as text.
     pub fn values(&mut self, store: &mut TermStore, terms: &[TermId]) -> Result<Vec<String>, String> {
+        if let ModelAt::Own(m) = &mut self.model_at {
+            return own_values(store, m, terms);
+        }
         let stack_names = matches!(self.model_at, ModelAt::Main(_))
-            && matches!(self.strategy, Strategy::Stack | Strategy::StackCse);
+            && matches!(self.strategy, Strategy::Stack | Strategy::StackCse | Strategy::Hybrid);
         let names: &dyn crate::smt2::printer::Names = if stack_names { self.stack.names() } else { &BackendNames };
         let mut cmd = String::from("(get-value (");
         for (i, &t) in terms.iter().enumerate() {
@@ -181,7 +209,10 @@ impl Planner {
     }
 
     /// The last model as get-model text for the client.
-    pub fn model(&mut self, _store: &mut TermStore, _decls: &[Decl], _dialect: Dialect) -> Result<String, String> {
+    pub fn model(&mut self, store: &mut TermStore, decls: &[Decl], dialect: Dialect) -> Result<String, String> {
+        if let ModelAt::Own(m) = &mut self.model_at {
+            return own_model(store, m, decls, dialect);
+        }
         let h = self.model_backend()?;
         match h.cmd("(get-model)") {
             Ok(Response::Other(text)) => Ok(super::filter_model(&text)),
@@ -192,6 +223,9 @@ impl Planner {
     }
 
     pub fn shutdown(&mut self, stats: &mut super::Stats) {
+        if let Some(c) = self.cached.as_mut() {
+            c.flush();
+        }
         stats.restarts = self.main.restarts + self.aux.restarts;
         self.main.kill();
         self.aux.kill();

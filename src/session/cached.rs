@@ -1,0 +1,443 @@
+//! The cache strategy's query path (Green + KLEE's solver chain, on canonical forms):
+//! slice the query into independent components; for each, try the component's exact
+//! canonical key in the tiered store, then counterexample reasoning (a stored unsat
+//! conjunct set that is a subset of the component proves unsat; a model of a stored
+//! superset, or a recent model, that evaluates to true proves sat); what is left goes to a
+//! backend. Results of the backend feed the store.
+//!
+//! Invariants:
+//! * A `sat` is only returned with a model that the evaluator found to satisfy every
+//!   assertion and assumption of the client's query (not just the component).
+//! * `unknown` is never stored. An unsat entry is stored under the key of the exact
+//!   canonical component the backend refuted, and in the counterexample index under the
+//!   set of that component's conjuncts (client names, this session), so a superset is
+//!   unsat by monotonicity.
+//! * Stored models are in canonical order: value `i` belongs to canonical constant `i`,
+//!   and is mapped back to the client's constant through the component's renaming.
+
+use super::backend::SolverHandle;
+use super::client::Decl;
+use super::planner::{declare_text, response_answer, Answer, Query};
+use super::stack::StackMirror;
+use super::Stats;
+use crate::cache::{CacheConfig, Entry, Key, SetIndex, TieredCache, Verdict};
+use crate::driver::{DriverError, Response};
+use crate::query::canon::canonicalize;
+use crate::query::eval::{Evaluator, Model};
+use crate::query::key::key;
+use crate::query::slice::{free_symbols_of, slice, sliceable};
+use crate::query::value::Value;
+use crate::query::view::conjuncts;
+use crate::smt2::parser::parse_term;
+use crate::smt2::printer::{backend_name, print_term, BackendNames};
+use crate::term::signature::Signature;
+use crate::term::{Op, TermId, TermStore};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::VecDeque;
+
+/// How many recent component models are tried before going to the backend.
+const RECENT_MODELS: usize = 16;
+/// Bound on the counterexample index (sets); it is cleared when exceeded.
+const CEX_MAX_SETS: usize = 50_000;
+
+/// How the cache planner resolves a cache miss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissPolicy {
+    /// A fresh context per missing component (the `cache` strategy).
+    Fresh,
+    /// The incremental stack (the `hybrid` strategy), falling back to fresh when the stack
+    /// abandons a query.
+    Stack,
+}
+
+pub struct CachePlanner {
+    store_tiers: Option<TieredCache>,
+    /// Without a configured store, a memory tier of this run only.
+    policy: MissPolicy,
+    unsat_sets: SetIndex<()>,
+    sat_sets: SetIndex<u32>,
+    models: Vec<Model>,
+    recent: VecDeque<u32>,
+    warned: bool,
+}
+
+/// The result of a cache-planned check.
+pub enum Planned {
+    /// Answered with a model smtproxy validated itself.
+    Own(Answer, Option<Model>),
+    /// Not handled here (query outside the modelled fragment): plan it otherwise.
+    NotModelled,
+}
+
+impl CachePlanner {
+    pub fn new(cfg: Option<&CacheConfig>, policy: MissPolicy) -> Self {
+        let cfg = cfg.cloned().unwrap_or(CacheConfig { mem_entries: 100_000, mem_bytes: 256 << 20, disk: None, redis: None });
+        CachePlanner {
+            store_tiers: Some(TieredCache::new(&cfg)),
+            policy,
+            unsat_sets: SetIndex::new(CEX_MAX_SETS),
+            sat_sets: SetIndex::new(CEX_MAX_SETS),
+            models: Vec::new(),
+            recent: VecDeque::new(),
+            warned: false,
+        }
+    }
+
+    pub fn flush(&mut self) {
+        if let Some(t) = self.store_tiers.as_mut() {
+            t.flush();
+        }
+    }
+
+    fn warn_tiers(&mut self, stats: &mut Stats) {
+        if let Some(t) = &self.store_tiers {
+            for w in t.warnings() {
+                stats.note(w.clone());
+            }
+        }
+        self.warned = true;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn check(
+        &mut self,
+        stack: &mut StackMirror,
+        main: &mut SolverHandle,
+        aux: &mut SolverHandle,
+        store: &mut TermStore,
+        q: &Query,
+        stats: &mut Stats,
+    ) -> Result<Planned, DriverError> {
+        let mut all: Vec<TermId> = q.assertions.to_vec();
+        all.extend_from_slice(q.assumptions);
+        let cs = conjuncts(store, &all);
+        if !q.defs.is_empty() || !sliceable(store, q.sig, &cs) || has_functions(store, &cs) {
+            return Ok(Planned::NotModelled);
+        }
+        if cs.iter().any(|&c| c == TermStore::FALSE) {
+            return Ok(Planned::Own(Answer::Unsat, None));
+        }
+        let logic = q.logic.unwrap_or("");
+        let comps = slice(store, &cs);
+        let mut model = Model::new();
+        let mut any_solver = false;
+        let mut used_model = false;
+        for comp in comps {
+            let ids = crate::query::canon::conjunct_keys_client(store, &comp.conjuncts);
+            // Counterexample reasoning: a refuted subset.
+            if self.unsat_sets.find_subset(&ids).is_some() {
+                stats.cache_hits += u64::from(!any_solver);
+                return Ok(Planned::Own(Answer::Unsat, None));
+            }
+            // Exact canonical key.
+            let canon = canonicalize(store, &comp.conjuncts);
+            let k = Key(key(&canon.text, logic, &[]));
+            let mut order: Vec<(usize, TermId)> =
+                canon.renaming.iter().map(|&(client, can)| (canon_index(store, can), client)).collect();
+            order.sort_unstable();
+            if let Some(e) = self.store_tiers.as_mut().and_then(|t| t.get(&k)) {
+                match e.verdict {
+                    Verdict::Unsat => {
+                        stats.cache_hits += u64::from(!any_solver);
+                        self.unsat_sets.insert(&ids, ());
+                        return Ok(Planned::Own(Answer::Unsat, None));
+                    }
+                    Verdict::Sat => {
+                        if let Some(m) = e.model.as_deref().and_then(|t| decode_model(store, t, &order)) {
+                            if satisfies(store, &m, &comp.conjuncts) {
+                                merge(&mut model, &m);
+                                self.remember(&ids, m);
+                                continue;
+                            }
+                        }
+                    }
+                }
+            }
+            // A model of a superset, or a recent model.
+            if let Some(m) = self.find_model(store, &ids, &comp.conjuncts) {
+                used_model = true;
+                merge(&mut model, &m);
+                continue;
+            }
+            // The backend.
+            any_solver = true;
+            let leaves: Vec<TermId> = order.iter().map(|x| x.1).collect();
+            let (a, m) = self.solve(stack, main, aux, store, q, &comp.conjuncts, &leaves, stats)?;
+            match a {
+                Answer::Unsat => {
+                    self.unsat_sets.insert(&ids, ());
+                    if let Some(t) = self.store_tiers.as_mut() {
+                        t.put(&k, &Entry { verdict: Verdict::Unsat, model: None });
+                    }
+                    return Ok(Planned::Own(Answer::Unsat, None));
+                }
+                Answer::Unknown => return Ok(Planned::Own(Answer::Unknown, None)),
+                Answer::Sat => {
+                    let Some(m) = m else {
+                        // No usable model: the answer must come from a backend with the model.
+                        return Ok(Planned::NotModelled);
+                    };
+                    if !satisfies(store, &m, &comp.conjuncts) {
+                        stats.note("a backend model did not evaluate to true; answering from the backend".into());
+                        return Ok(Planned::NotModelled);
+                    }
+                    if let Some(text) = encode_model(store, &m, &order) {
+                        if let Some(t) = self.store_tiers.as_mut() {
+                            t.put(&k, &Entry { verdict: Verdict::Sat, model: Some(text) });
+                        }
+                    }
+                    merge(&mut model, &m);
+                    self.remember(&ids, m);
+                }
+            }
+        }
+        if !self.warned {
+            self.warn_tiers(stats);
+        }
+        // The whole query, under the union of the component models.
+        if satisfies(store, &model, &all) {
+            if !any_solver {
+                if used_model {
+                    stats.model_hits += 1;
+                } else {
+                    stats.cache_hits += 1;
+                }
+            }
+            return Ok(Planned::Own(Answer::Sat, Some(model)));
+        }
+        stats.note("combined component models did not satisfy the query; answering from the backend".into());
+        Ok(Planned::NotModelled)
+    }
+
+    fn remember(&mut self, ids: &[u64], m: Model) {
+        let idx = self.models.len() as u32;
+        self.models.push(m);
+        self.sat_sets.insert(ids, idx);
+        self.recent.push_front(idx);
+        self.recent.truncate(RECENT_MODELS);
+        if self.models.len() > CEX_MAX_SETS {
+            self.models.clear();
+            self.sat_sets.clear();
+            self.recent.clear();
+        }
+    }
+
+    fn find_model(&self, store: &TermStore, ids: &[u64], conj: &[TermId]) -> Option<Model> {
+        let mut tried: FxHashSet<u32> = FxHashSet::default();
+        let cands = self.sat_sets.find_supersets(ids, 8).into_iter().copied().chain(self.recent.iter().copied());
+        for i in cands {
+            if !tried.insert(i) {
+                continue;
+            }
+            let m = self.models.get(i as usize)?;
+            if satisfies(store, m, conj) {
+                // Keep only the values of this component's constants (plus completions).
+                return Some(restrict(store, m, conj));
+            }
+        }
+        None
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn solve(
+        &mut self,
+        stack: &mut StackMirror,
+        main: &mut SolverHandle,
+        aux: &mut SolverHandle,
+        store: &mut TermStore,
+        client_q: &Query,
+        conj: &[TermId],
+        leaves: &[TermId],
+        stats: &mut Stats,
+    ) -> Result<(Answer, Option<Model>), DriverError> {
+        let used: FxHashSet<String> =
+            leaves.iter().filter_map(|&l| match store.op(l) { Op::Sym(s) => Some(store.sym_name(s).to_string()), _ => None }).collect();
+        let decls: Vec<Decl> = client_q.decls.iter().filter(|d| used.contains(&d.name)).cloned().collect();
+        let q = Query { assertions: conj, assumptions: &[], decls: &decls, defs: &[], preamble: client_q.preamble, logic: client_q.logic, sig: client_q.sig };
+        let (a, h, stack_names): (Answer, &mut SolverHandle, bool) = match self.policy {
+            MissPolicy::Stack => match stack.check(main, store, &q, stats)? {
+                Some(a) => (a, main, true),
+                None => (fresh_component(aux, store, &decls, conj, stats)?, aux, false),
+            },
+            MissPolicy::Fresh => (fresh_component(main, store, &decls, conj, stats)?, main, false),
+        };
+        if a != Answer::Sat || leaves.is_empty() {
+            return Ok((a, if a == Answer::Sat { Some(Model::new()) } else { None }));
+        }
+        let names: &dyn crate::smt2::printer::Names = if stack_names { stack.names() } else { &BackendNames };
+        let mut cmd = String::from("(get-value (");
+        for (i, &l) in leaves.iter().enumerate() {
+            if i > 0 {
+                cmd.push(' ');
+            }
+            cmd.push_str(&print_term(store, l, names));
+        }
+        cmd.push_str("))");
+        let text = match h.cmd(&cmd)? {
+            Response::Other(t) => t,
+            _ => return Ok((a, None)),
+        };
+        let Ok(values) = super::planner::split_values(&text, leaves.len()) else { return Ok((a, None)) };
+        let mut m = Model::new();
+        let empty = Signature::default();
+        for (&l, v) in leaves.iter().zip(values) {
+            let Ok(t) = parse_term(store, &empty, &v) else { return Ok((a, None)) };
+            let Some(val) = Value::from_term(store, t) else { return Ok((a, None)) };
+            m.set(l, val);
+        }
+        Ok((a, Some(m)))
+    }
+}
+
+fn fresh_component(h: &mut SolverHandle, store: &TermStore, decls: &[Decl], conj: &[TermId], stats: &mut Stats) -> Result<Answer, DriverError> {
+    let mut cmds: Vec<String> = vec!["(reset)".into(), "(set-option :produce-models true)".into()];
+    for d in decls {
+        cmds.push(declare_text(store, d, &backend_name(&d.name)));
+    }
+    for &c in conj {
+        cmds.push(format!("(assert {})", print_term(store, c, &BackendNames)));
+    }
+    for attempt in 0..2 {
+        match h.batch(&cmds) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                stats.note(format!("backend rejected a component: {e}"));
+                return Ok(Answer::Unknown);
+            }
+            Err(DriverError::Died { .. } | DriverError::Io(_)) if attempt == 0 => continue,
+            Err(e) => return Err(e),
+        }
+        stats.solver_checks += 1;
+        match h.check("(check-sat)") {
+            Ok(r) => return Ok(response_answer(&r)),
+            Err(DriverError::Timeout { .. }) => {
+                stats.timeouts += 1;
+                return Ok(Answer::Unknown);
+            }
+            Err(DriverError::Died { .. } | DriverError::Io(_)) if attempt == 0 => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Answer::Unknown)
+}
+
+fn has_functions(store: &TermStore, cs: &[TermId]) -> bool {
+    free_symbols_of(store, cs).iter().any(|&l| !store.args(l).is_empty())
+}
+
+/// The index `i` of a canonical constant `\0c<i>`.
+fn canon_index(store: &TermStore, leaf: TermId) -> usize {
+    match store.op(leaf) {
+        Op::Sym(s) => store.sym_name(s).rsplit('c').next().and_then(|d| d.parse().ok()).unwrap_or(usize::MAX),
+        _ => usize::MAX,
+    }
+}
+
+fn satisfies(store: &TermStore, m: &Model, ts: &[TermId]) -> bool {
+    let mut ev = Evaluator::new(store, m, true);
+    ts.iter().all(|&t| ev.is_true(t).unwrap_or(false))
+}
+
+fn merge(into: &mut Model, from: &Model) {
+    for (l, v) in from.iter() {
+        into.set(l, v.clone());
+    }
+}
+
+fn restrict(store: &TermStore, m: &Model, conj: &[TermId]) -> Model {
+    let mut out = Model::new();
+    for l in free_symbols_of(store, conj) {
+        if let Some(v) = m.get(l) {
+            out.set(l, v.clone());
+        } else {
+            let mut ev = Evaluator::new(store, m, true);
+            if let Ok(Some(v)) = ev.eval(l) {
+                out.set(l, v);
+            }
+        }
+    }
+    out
+}
+
+/// A model as stored: one value per canonical constant, in canonical order, one per line.
+fn encode_model(store: &mut TermStore, m: &Model, order: &[(usize, TermId)]) -> Option<String> {
+    let mut s = String::new();
+    for &(_, leaf) in order {
+        let sort = store.sort(leaf);
+        let v = match m.get(leaf) {
+            Some(v) => v.clone(),
+            None => Value::default_of(&store.sorts, sort)?,
+        };
+        let t = v.to_term(store, sort);
+        s.push_str(&print_term(store, t, &BackendNames));
+        s.push('\n');
+    }
+    Some(s)
+}
+
+fn decode_model(store: &mut TermStore, text: &str, order: &[(usize, TermId)]) -> Option<Model> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    if lines.len() != order.len() {
+        return None;
+    }
+    let empty = Signature::default();
+    let mut m = Model::new();
+    for (&(_, leaf), line) in order.iter().zip(lines) {
+        let t = parse_term(store, &empty, line).ok()?;
+        let v = Value::from_term(store, t)?;
+        if !v.has_sort(&store.sorts, store.sort(leaf)) {
+            return None;
+        }
+        m.set(leaf, v);
+    }
+    Some(m)
+}
+
+/// Values for get-value from an own model; completions are added to the model so later
+/// answers of the same check-sat agree.
+pub fn own_values(store: &mut TermStore, model: &mut Model, terms: &[TermId]) -> Result<Vec<String>, String> {
+    let mut out = Vec::with_capacity(terms.len());
+    let mut vals = Vec::with_capacity(terms.len());
+    let completions;
+    {
+        let mut ev = Evaluator::new(store, model, true);
+        for &t in terms {
+            match ev.eval(t) {
+                Ok(Some(v)) => vals.push((t, v)),
+                Ok(None) => return Err("model does not determine the term".into()),
+                Err(e) => return Err(format!("cannot evaluate: {e:?}")),
+            }
+        }
+        completions = ev.completions();
+    }
+    for (l, v) in completions {
+        model.set(l, v);
+    }
+    for (t, v) in vals {
+        let s = store.sort(t);
+        let vt = v.to_term(store, s);
+        out.push(print_term(store, vt, &crate::smt2::printer::ClientNames));
+    }
+    Ok(out)
+}
+
+/// A get-model answer from an own model, over the client's declared constants.
+pub fn own_model(store: &mut TermStore, model: &mut Model, decls: &[Decl], dialect: crate::smt2::response::Dialect) -> Result<String, String> {
+    let mut entries = Vec::new();
+    let mut seen: FxHashMap<String, ()> = FxHashMap::default();
+    for d in decls.iter().rev() {
+        if !d.params.is_empty() || seen.insert(d.name.clone(), ()).is_some() {
+            continue;
+        }
+        let leaf = store.mk_sym_app(d.sym, vec![], d.ret);
+        let v = own_values(store, model, &[leaf])?.pop().unwrap_or_default();
+        entries.push((
+            crate::smt2::printer::quote_symbol(&d.name).into_owned(),
+            String::new(),
+            store.sorts.to_text(d.ret),
+            v,
+        ));
+    }
+    entries.reverse();
+    Ok(crate::smt2::response::model(dialect, &entries))
+}

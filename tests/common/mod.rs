@@ -1,0 +1,338 @@
+//! Shared helpers for the `proxy_*` integration tests: spawn the real `smtproxy` binary
+//! (and real solvers), feed it text, collect its output with a hard deadline, find its
+//! solver children in /proc.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_smtproxy")
+}
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn corpus(rel: &str) -> PathBuf {
+    root().join("smt2-corpus").join(rel)
+}
+
+/// Is `prog` runnable (on PATH or an absolute path)?
+pub fn have(prog: &str) -> bool {
+    Command::new(prog)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// The result of one finished (or killed) run.
+#[derive(Debug)]
+pub struct Out {
+    pub status: Option<ExitStatus>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub timed_out: bool,
+    pub elapsed: Duration,
+}
+
+impl Out {
+    pub fn stdout_str(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+    pub fn stderr_str(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+    pub fn code(&self) -> Option<i32> {
+        self.status.and_then(|s| s.code())
+    }
+    /// Panic (test failure) on a hang or a Rust panic in the child.
+    pub fn assert_no_panic_no_hang(&self, what: &str) {
+        assert!(!self.timed_out, "{what}: smtproxy hung (killed after {:?})\nstdout:\n{}\nstderr:\n{}", self.elapsed, tail(&self.stdout_str()), tail(&self.stderr_str()));
+        let err = self.stderr_str();
+        assert!(
+            self.code() != Some(101) && !err.contains("panicked"),
+            "{what}: smtproxy panicked (status {:?})\nstderr:\n{}\nstdout:\n{}",
+            self.status,
+            tail(&err),
+            tail(&self.stdout_str())
+        );
+    }
+    pub fn lines(&self) -> Vec<String> {
+        self.stdout_str().lines().map(|l| l.to_string()).collect()
+    }
+}
+
+/// Last ~3000 characters of a long text (for failure messages).
+pub fn tail(s: &str) -> String {
+    if s.len() <= 3000 {
+        return s.to_string();
+    }
+    let mut i = s.len() - 3000;
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    format!("...{}", &s[i..])
+}
+
+/// Pids of live (non-zombie) processes whose parent is `ppid`.
+pub fn children_of(ppid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else { return out };
+    for e in rd.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+        let f: Vec<&str> = after.split_whitespace().collect();
+        if f.first() != Some(&"Z") && f.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(ppid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Children and grand-children (the z3 on PATH may be a pyenv shim that forks).
+pub fn descendants_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        for c in children_of(p) {
+            out.push(c);
+            todo.push(c);
+        }
+    }
+    out
+}
+
+/// Is `pid` alive (exists and is not a zombie)?
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let after = stat.rfind(')').map(|i| &stat[i + 1..]).unwrap_or("");
+            after.split_whitespace().next() != Some("Z")
+        }
+        Err(_) => false,
+    }
+}
+
+pub fn comm(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string()
+}
+
+pub fn kill(pid: u32, sig: i32) {
+    // SAFETY: plain kill(2) on a pid we found as our own descendant.
+    unsafe {
+        libc::kill(pid as i32, sig);
+    }
+}
+
+/// Kill a child smtproxy and its solver descendants (used on a hang, so nothing leaks).
+pub fn kill_tree(child: &mut Child) {
+    for d in descendants_of(child.id()) {
+        kill(d, libc::SIGKILL);
+    }
+    let _ = child.kill();
+}
+
+/// Spawn `smtproxy ARGS`, write `input` to its stdin (then close it), wait at most
+/// `timeout`; on a hang kill it (and its solvers) and report `timed_out`.
+pub fn run(args: &[&str], input: &[u8], timeout: Duration) -> Out {
+    run_prog(bin(), args, input, timeout)
+}
+
+pub fn run_prog(prog: &str, args: &[&str], input: &[u8], timeout: Duration) -> Out {
+    let t0 = Instant::now();
+    let mut child = Command::new(prog)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {prog}: {e}"));
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let w = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+        drop(stdin);
+    });
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let ro = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = so.read_to_end(&mut v);
+        v
+    });
+    let re = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = se.read_to_end(&mut v);
+        v
+    });
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        if t0.elapsed() > timeout {
+            timed_out = true;
+            kill_tree(&mut child);
+            break child.wait().ok();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let _ = w.join();
+    let stdout = ro.join().unwrap_or_default();
+    let stderr = re.join().unwrap_or_default();
+    Out { status, stdout, stderr, timed_out, elapsed: t0.elapsed() }
+}
+
+/// An interactive smtproxy session: write commands, read answer lines with a deadline.
+pub struct Session {
+    pub child: Child,
+    pub stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: std::thread::JoinHandle<Vec<u8>>,
+}
+
+impl Session {
+    pub fn start(args: &[&str]) -> Session {
+        let mut child = Command::new(bin())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn smtproxy");
+        let stdin = child.stdin.take();
+        let so = child.stdout.take().unwrap();
+        let mut se = child.stderr.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(so).lines() {
+                let Ok(l) = l else { break };
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = se.read_to_end(&mut v);
+            v
+        });
+        Session { child, stdin, lines: rx, stderr }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Write text (a newline is appended); returns false if the pipe is closed.
+    pub fn send(&mut self, text: &str) -> bool {
+        let Some(s) = self.stdin.as_mut() else { return false };
+        s.write_all(text.as_bytes()).and_then(|_| s.write_all(b"\n")).and_then(|_| s.flush()).is_ok()
+    }
+
+    /// The next stdout line, or None after `timeout` / at end of output.
+    pub fn line(&mut self, timeout: Duration) -> Option<String> {
+        match self.lines.recv_timeout(timeout) {
+            Ok(l) => Some(l),
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Send a command and expect exactly one answer line.
+    pub fn ask(&mut self, cmd: &str, timeout: Duration) -> String {
+        assert!(self.send(cmd), "stdin closed before {cmd}");
+        match self.line(timeout) {
+            Some(l) => l,
+            None => {
+                let st = self.child.try_wait().ok().flatten();
+                panic!("no answer to {cmd} within {timeout:?} (smtproxy status {st:?})")
+            }
+        }
+    }
+
+    /// Read lines until a balanced s-expression (or a single atom line) is complete.
+    pub fn read_sexpr(&mut self, timeout: Duration) -> Option<String> {
+        let mut acc = String::new();
+        let mut depth: i64 = 0;
+        loop {
+            let l = self.line(timeout)?;
+            let mut in_str = false;
+            for ch in l.chars() {
+                match ch {
+                    '"' => in_str = !in_str,
+                    '(' if !in_str => depth += 1,
+                    ')' if !in_str => depth -= 1,
+                    _ => {}
+                }
+            }
+            if !acc.is_empty() {
+                acc.push('\n');
+            }
+            acc.push_str(&l);
+            if depth <= 0 {
+                return Some(acc);
+            }
+        }
+    }
+
+    /// Close stdin and wait for exit (kill after `timeout`); returns (status, stderr).
+    pub fn finish(mut self, timeout: Duration) -> (Option<ExitStatus>, String, bool) {
+        self.stdin = None;
+        let t0 = Instant::now();
+        let mut timed_out = false;
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => break Some(s),
+                Ok(None) => {}
+                Err(_) => break None,
+            }
+            if t0.elapsed() > timeout {
+                timed_out = true;
+                kill_tree(&mut self.child);
+                break self.child.wait().ok();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let err = self.stderr.join().unwrap_or_default();
+        (status, String::from_utf8_lossy(&err).into_owned(), timed_out)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            kill_tree(&mut self.child);
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `smtproxy replay --check --quiet` on one log; returns (exit code, parsed JSON, stderr).
+pub fn replay(log: &Path, strategy: &str, solver: &str, timeout: Duration) -> (Option<i32>, serde_json::Value, String, Duration) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("summary.json");
+    let log_s = log.to_string_lossy().into_owned();
+    let json_s = json.to_string_lossy().into_owned();
+    let args = [
+        "replay", "--check", "--quiet", "--strategy", strategy, "--solver", solver, "--cache", "none", "--json", &json_s, &log_s,
+    ];
+    let out = run(&args, b"", timeout);
+    assert!(!out.timed_out, "replay {log_s} --strategy {strategy} --solver {solver}: hung, killed after {:?}\nstderr:\n{}", out.elapsed, tail(&out.stderr_str()));
+    out.assert_no_panic_no_hang(&format!("replay {log_s} {strategy} {solver}"));
+    let v = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    (out.code(), v, out.stderr_str(), out.elapsed)
+}

@@ -1,0 +1,151 @@
+//! Differential tests: every `smt2-corpus/hand/*.smt2` (except `solver-specific-*`) run
+//! through `z3 -in` and through `smtproxy --solver z3 --strategy S --cache none`.
+//!
+//! Normalisation: every `(error "...")` response (possibly spanning lines) becomes
+//! `(error)`. Under every strategy the sequence of sat/unsat/unknown/success/(error)
+//! lines must equal z3's; under passthrough the whole normalised stdout must equal z3's.
+
+mod common;
+
+use common::{have, root, run, run_prog};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const STRATEGIES: &[&str] = &["passthrough", "fresh", "stack", "stack-cse"];
+
+fn hand_scripts() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("smt2-corpus/hand"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().map(|e| e == "smt2").unwrap_or(false))
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with("solver-specific-"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 20, "hand corpus not found");
+    v
+}
+
+/// Response lines with every `(error "...")` (possibly multi-line) collapsed to `(error)`.
+fn normalise(out: &str) -> Vec<String> {
+    let mut res = Vec::new();
+    let mut lines = out.lines();
+    while let Some(l) = lines.next() {
+        if l.starts_with("(error \"") {
+            let mut acc = l.to_string();
+            // The message string may contain line breaks: read on until `")` ends a line.
+            while !(acc.trim_end().ends_with("\")") && string_closed(&acc)) {
+                match lines.next() {
+                    Some(n) => {
+                        acc.push('\n');
+                        acc.push_str(n);
+                    }
+                    None => break,
+                }
+            }
+            res.push("(error)".to_string());
+        } else {
+            res.push(l.to_string());
+        }
+    }
+    res
+}
+
+/// Does `(error "...")` text have its string literal closed (SMT-LIB `""` escapes)?
+fn string_closed(s: &str) -> bool {
+    let Some(start) = s.find('"') else { return false };
+    let b = s.as_bytes();
+    let mut i = start + 1;
+    while i < b.len() {
+        if b[i] == b'"' {
+            if i + 1 < b.len() && b[i + 1] == b'"' {
+                i += 2;
+                continue;
+            }
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+fn answers(lines: &[String]) -> Vec<String> {
+    lines.iter().filter(|l| matches!(l.as_str(), "sat" | "unsat" | "unknown" | "success" | "(error)")).cloned().collect()
+}
+
+fn diff(a: &[String], b: &[String]) -> String {
+    let mut s = String::new();
+    let n = a.len().max(b.len());
+    for i in 0..n {
+        let x = a.get(i).map(|s| s.as_str()).unwrap_or("<none>");
+        let y = b.get(i).map(|s| s.as_str()).unwrap_or("<none>");
+        let mark = if x == y { "  " } else { "!!" };
+        s.push_str(&format!("{mark} {i:3}: z3: {x:<40} proxy: {y}\n"));
+    }
+    s
+}
+
+fn differential(strategy: &str) {
+    if !have("z3") {
+        eprintln!("skipping: z3 not installed");
+        return;
+    }
+    let mut failures = Vec::new();
+    for f in hand_scripts() {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let input = std::fs::read(&f).unwrap();
+        let z = run_prog("z3", &["-in"], &input, Duration::from_secs(60));
+        assert!(!z.timed_out, "z3 -in < {name} hung");
+        let p = run(&["--solver", "z3", "--strategy", strategy, "--cache", "none"], &input, Duration::from_secs(60));
+        if p.timed_out || p.code() == Some(101) || p.stderr_str().contains("panicked") {
+            failures.push(format!("{name}: smtproxy hung or panicked (status {:?}, {:?})\nstderr:\n{}", p.status, p.elapsed, common::tail(&p.stderr_str())));
+            continue;
+        }
+        let zl = normalise(&z.stdout_str());
+        let pl = normalise(&p.stdout_str());
+        // Exit codes are not compared: z3 exits 1 after any error, smtproxy 0.
+        let (za, pa) = (answers(&zl), answers(&pl));
+        if za != pa {
+            failures.push(format!(
+                "{name}: answer sequence differs (sat/unsat/unknown/success/error)\n{}--- z3 stdout:\n{}--- smtproxy stdout:\n{}--- smtproxy stderr:\n{}",
+                diff(&za, &pa),
+                z.stdout_str(),
+                p.stdout_str(),
+                common::tail(&p.stderr_str())
+            ));
+            continue;
+        }
+        if strategy == "passthrough" && zl != pl {
+            failures.push(format!(
+                "{name}: passthrough output differs from z3 (after error normalisation)\n{}--- z3 stdout:\n{}--- smtproxy stdout:\n{}",
+                diff(&zl, &pl),
+                z.stdout_str(),
+                p.stdout_str()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "--strategy {strategy}: {} script(s) differ from z3:\n\n{}", failures.len(), failures.join("\n\n"));
+}
+
+#[test]
+fn normalise_multiline_errors() {
+    let out = "sat\n(error \"line 1: a \nb \")\n(error \"x \"\"y\"\" z\")\nunsat\n";
+    assert_eq!(normalise(out), vec!["sat", "(error)", "(error)", "unsat"]);
+}
+
+#[test]
+fn hand_vs_z3_passthrough() {
+    differential("passthrough");
+}
+#[test]
+fn hand_vs_z3_fresh() {
+    differential("fresh");
+}
+#[test]
+fn hand_vs_z3_stack() {
+    differential("stack");
+}
+#[test]
+fn hand_vs_z3_stack_cse() {
+    differential("stack-cse");
+}
