@@ -11,7 +11,8 @@
 //!    binary `>`/`>=` -> `<`/`<=` swapped; binary Int comparisons `<=`, `<`, `=`,
 //!    `distinct` over linear terms -> Green's normal form `(op (+ c1*x1 ...) k)` with
 //!    `<` -> `<=` (k-1), gcd-normalised coefficients (exact for Int: `<=` rounds the bound,
-//!    `=` with a non-dividing gcd is false, `distinct` then true), equalities sign-normalised;
+//!    `=` with a non-dividing gcd is false, `distinct` then true), equalities as `P = N` with
+//!    positive coefficients on both sides (sign-free), `distinct` as `(not (= P N))`;
 //!    ground linear atoms are decided;
 //! 2. structural hashes that ignore free-constant names (sorts, ops and literals included),
 //!    refined twice Weisfeiler-Lehman style by the contexts each constant occurs in;
@@ -298,8 +299,8 @@ impl Norm {
     }
 }
 
-/// Build `sum c_i x_i` (monomials unordered: `+` is sorted later).
-fn build_sum(store: &mut TermStore, m: &BTreeMap<TermId, BigInt>) -> TermId {
+/// Build `sum c_i x_i + k` (monomials unordered: `+` is sorted later); `0` when empty.
+fn build_sum(store: &mut TermStore, m: &BTreeMap<TermId, BigInt>, k: &BigInt) -> TermId {
     let mut mons = Vec::new();
     for (&x, c) in m {
         if c.is_one() {
@@ -309,6 +310,9 @@ fn build_sum(store: &mut TermStore, m: &BTreeMap<TermId, BigInt>) -> TermId {
             mons.push(store.intern(Op::Mul, vec![cl, x], SortStore::INT));
         }
     }
+    if !k.is_zero() || mons.is_empty() {
+        mons.push(int_lit(store, k));
+    }
     if mons.len() == 1 {
         mons[0]
     } else {
@@ -317,7 +321,7 @@ fn build_sum(store: &mut TermStore, m: &BTreeMap<TermId, BigInt>) -> TermId {
 }
 
 /// Green-style normal form of the Int atom `sum + k op 0` (`op` in Le, Eq, Distinct).
-fn linear_atom(store: &mut TermStore, op: Op, (m, k): Lin, h0: &dyn Fn(&TermStore, TermId) -> u64) -> TermId {
+fn linear_atom(store: &mut TermStore, op: Op, (m, k): Lin) -> TermId {
     let mut m = m;
     let mut k = k;
     if m.is_empty() {
@@ -346,41 +350,24 @@ fn linear_atom(store: &mut TermStore, op: Op, (m, k): Lin, h0: &dyn Fn(&TermStor
             *c /= &g;
         }
     }
-    if op != Op::Le {
-        // sign: RHS (-k) positive; when k = 0, compare the sorted coefficient lists, then
-        // the coefficient of the atom with the smallest name-blind hash.
-        let flip = if !k.is_zero() {
-            k.is_positive()
-        } else {
-            let mut v: Vec<BigInt> = m.values().cloned().collect();
-            let mut w: Vec<BigInt> = v.iter().map(|c| -c).collect();
-            v.sort();
-            w.sort();
-            if v != w {
-                v < w
-            } else {
-                let mut hs: Vec<(u64, bool)> = m.iter().map(|(&x, c)| (h0(store, x), c.is_negative())).collect();
-                hs.sort();
-                let uniq = hs.len() < 2 || hs[0].0 != hs[1].0;
-                uniq && hs[0].1
-            }
-        };
-        if flip {
-            for c in m.values_mut() {
-                *c = -c.clone();
-            }
-            k = -k;
-        }
+    if op == Op::Le {
+        let s = build_sum(store, &m, &BigInt::zero());
+        let rhs = int_lit(store, &(-k));
+        return store.intern(Op::Le, vec![s, rhs], SortStore::BOOL);
     }
-    let s = build_sum(store, &m);
-    let rhs = int_lit(store, &(-k));
-    match op {
-        Op::Le => store.intern(Op::Le, vec![s, rhs], SortStore::BOOL),
-        Op::Eq => store.intern(Op::Eq, vec![s, rhs], SortStore::BOOL),
-        _ => {
-            let e = store.intern(Op::Eq, vec![s, rhs], SortStore::BOOL);
-            store.mk_not(e)
-        }
+    // Equalities are sign-free: `P = N` with the positive and the negated negative part on
+    // each side (constant on the side that keeps it non-negative); `=` is commutative, so
+    // `S = 0` and `-S = 0` get the same form.
+    let pos: BTreeMap<TermId, BigInt> = m.iter().filter(|(_, c)| c.is_positive()).map(|(x, c)| (*x, c.clone())).collect();
+    let neg: BTreeMap<TermId, BigInt> = m.iter().filter(|(_, c)| c.is_negative()).map(|(x, c)| (*x, -c.clone())).collect();
+    let (kp, kn) = if k.is_positive() { (k, BigInt::zero()) } else { (BigInt::zero(), -k) };
+    let p = build_sum(store, &pos, &kp);
+    let n = build_sum(store, &neg, &kn);
+    let e = store.intern(Op::Eq, vec![p, n], SortStore::BOOL);
+    if op == Op::Eq {
+        e
+    } else {
+        store.mk_not(e)
     }
 }
 
@@ -396,20 +383,11 @@ fn neg_of(store: &mut TermStore, x: TermId) -> TermId {
 /// Normalise all of `roots` bottom-up; returns the map old -> new.
 fn normalise(store: &mut TermStore, roots: &[TermId]) -> FxHashMap<TermId, TermId> {
     let nodes = reachable(store, roots);
-    let bound = bound_syms(store, &nodes);
-    let colors: FxHashMap<TermId, u64> = FxHashMap::default();
-    let h0_memo = std::cell::RefCell::new(FxHashMap::<TermId, u64>::default());
-    let h0 = |st: &TermStore, t: TermId| -> u64 {
-        let mut memo = h0_memo.borrow_mut();
-        let mut hs = Hasher { sort_h: FxHashMap::default(), colors: &colors, bound: &bound };
-        hash_all(st, &[t], &mut hs, &mut memo);
-        memo[&t]
-    };
     let mut nm = Norm { map: FxHashMap::default(), lin: FxHashMap::default() };
     for x in nodes {
         let n = store.node(x).clone();
         let args: Vec<TermId> = n.args.iter().map(|a| nm.map[a]).collect();
-        let new = rewrite(store, n.op, args, n.sort, &mut nm, &h0);
+        let new = rewrite(store, n.op, args, n.sort, &mut nm);
         nm.remember(store, new);
         nm.map.insert(x, new);
     }
@@ -422,7 +400,6 @@ fn rewrite(
     mut args: Vec<TermId>,
     sort: SortId,
     nm: &mut Norm,
-    h0: &dyn Fn(&TermStore, TermId) -> u64,
 ) -> TermId {
     let swap2 = |args: &mut Vec<TermId>| args.swap(0, 1);
     let op = match op {
@@ -489,7 +466,7 @@ fn rewrite(
                 op
             };
             if m.len() <= MAX_LIN_TERMS {
-                return linear_atom(store, op2, (m, k), h0);
+                return linear_atom(store, op2, (m, k));
             }
         }
     }
