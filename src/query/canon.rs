@@ -15,7 +15,7 @@
 //!    positive coefficients on both sides (sign-free), `distinct` as `(not (= P N))`;
 //!    ground linear atoms are decided;
 //! 2. structural hashes that ignore free-constant names (sorts, ops and literals included),
-//!    refined twice Weisfeiler-Lehman style by the contexts each constant occurs in;
+//!    refined twice by the top-down context (all paths from the roots) each constant occurs in;
 //! 3. arguments of `and or xor = distinct bvadd bvmul bvand bvor bvxor + *` sorted by that hash
 //!    (ties: by term id of the normalised input, so deterministic but possibly order
 //!    dependent: at worst a missed cache hit, never a wrong one);
@@ -107,7 +107,7 @@ impl Hasher<'_> {
         *self.sort_h.entry(s).or_insert_with(|| hash_bytes(store.sorts.to_text(s).as_bytes()))
     }
     /// Own hash of a node given its argument hashes.
-    fn node_hash(&mut self, store: &TermStore, t: TermId, arg_h: &mut Vec<u64>) -> u64 {
+    fn node_hash(&mut self, store: &TermStore, t: TermId, arg_h: &mut [u64]) -> u64 {
         let n = store.node(t);
         let sh = self.sort_hash(store, n.sort);
         let mut h = mix(0xC0FFEE, sh);
@@ -209,10 +209,8 @@ impl Norm {
         if store.sort(t) != SortStore::INT {
             return None;
         }
-        if let Some(l) = self.lin.get(&t) {
-            if let Some(l) = l {
-                return Some(l.clone());
-            }
+        if let Some(Some(l)) = self.lin.get(&t) {
+            return Some(l.clone());
         }
         let atom = || {
             let mut m = BTreeMap::new();
@@ -481,7 +479,6 @@ fn refined_hashes(store: &TermStore, roots: &[TermId], bound: &FxHashSet<Sym>) -
     let nodes = reachable(store, roots);
     let leaves: Vec<TermId> = nodes.iter().copied().filter(|&x| is_free_leaf(store, x, bound)).collect();
     let mut colors: FxHashMap<TermId, u64> = leaves.iter().map(|&x| (x, 0x1EAF)).collect();
-    let root_set: FxHashSet<TermId> = roots.iter().copied().collect();
     let mut memo = FxHashMap::default();
     for round in 0..3 {
         memo = FxHashMap::default();
@@ -490,30 +487,56 @@ fn refined_hashes(store: &TermStore, roots: &[TermId], bound: &FxHashSet<Sym>) -
         if round == 2 || leaves.is_empty() {
             break;
         }
-        let mut ctx: FxHashMap<TermId, Vec<u64>> = FxHashMap::default();
-        for &p in &nodes {
-            let comm = is_commutative(store.op(p));
-            for (k, &a) in store.args(p).iter().enumerate() {
-                if colors.contains_key(&a) {
-                    ctx.entry(a).or_default().push(mix(memo[&p], if comm { 0 } else { k as u64 + 1 }));
-                }
+        // Top-down context, from the roots through every path, as a set (so sharing does not
+        // matter): ctx(child) = set of H(ctx(parent), hash(parent), position). Computed per
+        // *class*: non-leaf nodes with equal structural hash (in particular the commutative
+        // variants `(f a b)`/`(f b a)`, which the input may or may not contain both of) form
+        // one class; each free constant is its own class. Classes are processed by
+        // decreasing height (a parent is always higher than its children).
+        let class = |x: TermId| -> (bool, u64) {
+            if colors.contains_key(&x) {
+                (true, x.0 as u64)
+            } else {
+                (false, memo[&x])
             }
+        };
+        let mut height: FxHashMap<TermId, u32> = FxHashMap::default();
+        for &x in &nodes {
+            let h = store.args(x).iter().map(|a| height[a] + 1).max().unwrap_or(0);
+            height.insert(x, h);
         }
-        for &l in &leaves {
-            if root_set.contains(&l) {
-                ctx.entry(l).or_default().push(0x7007);
+        let mut by_height: Vec<TermId> = nodes.clone();
+        by_height.sort_by_key(|&x| std::cmp::Reverse(height[&x]));
+        let mut contrib: FxHashMap<(bool, u64), Vec<u64>> = FxHashMap::default();
+        for &r in roots {
+            contrib.entry(class(r)).or_default().push(0x7007);
+        }
+        let mut ctx_of: FxHashMap<(bool, u64), u64> = FxHashMap::default();
+        for &p in &by_height {
+            let cp = class(p);
+            let h = match ctx_of.get(&cp) {
+                Some(&h) => h,
+                None => {
+                    let mut c = contrib.remove(&cp).unwrap_or_default();
+                    c.sort_unstable();
+                    c.dedup();
+                    let mut h = 0xC7_u64;
+                    for v in c {
+                        h = mix(h, v);
+                    }
+                    ctx_of.insert(cp, h);
+                    h
+                }
+            };
+            let comm = is_commutative(store.op(p));
+            let base = mix(h, memo[&p]);
+            for (k, &a) in store.args(p).iter().enumerate() {
+                contrib.entry(class(a)).or_default().push(mix(base, if comm { 0 } else { k as u64 + 1 }));
             }
         }
         let mut new = FxHashMap::default();
         for &l in &leaves {
-            let mut c = ctx.remove(&l).unwrap_or_default();
-            c.sort_unstable();
-            c.dedup();
-            let mut h = colors[&l];
-            for v in c {
-                h = mix(h, v);
-            }
-            new.insert(l, h);
+            new.insert(l, mix(colors[&l], ctx_of[&class(l)]));
         }
         colors = new;
     }
@@ -833,4 +856,5 @@ pub fn conjunct_keys_client(store: &TermStore, conjuncts: &[TermId]) -> Vec<u64>
     v.dedup();
     v
 }
+
 
