@@ -11,7 +11,6 @@ use common::{have, root, run, run_prog};
 use std::path::PathBuf;
 use std::time::Duration;
 
-const STRATEGIES: &[&str] = &["passthrough", "fresh", "stack", "stack-cse"];
 
 fn hand_scripts() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("smt2-corpus/hand"))

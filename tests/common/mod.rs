@@ -199,7 +199,7 @@ pub struct Session {
     pub child: Child,
     pub stdin: Option<ChildStdin>,
     lines: Receiver<String>,
-    stderr: std::thread::JoinHandle<Vec<u8>>,
+    stderr: Option<std::thread::JoinHandle<Vec<u8>>>,
 }
 
 impl Session {
@@ -228,7 +228,7 @@ impl Session {
             let _ = se.read_to_end(&mut v);
             v
         });
-        Session { child, stdin, lines: rx, stderr }
+        Session { child, stdin, lines: rx, stderr: Some(stderr) }
     }
 
     pub fn pid(&self) -> u32 {
@@ -304,7 +304,7 @@ impl Session {
             }
             std::thread::sleep(Duration::from_millis(20));
         };
-        let err = self.stderr.join().unwrap_or_default();
+        let err = self.stderr.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
         (status, String::from_utf8_lossy(&err).into_owned(), timed_out)
     }
 }
