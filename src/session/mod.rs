@@ -76,6 +76,8 @@ pub struct Engine {
     passthrough: bool,
     /// The passthrough backend must be rebuilt from the client log before the next command.
     pass_stale: bool,
+    /// Backend generation the passthrough state was last rebuilt into.
+    pass_gen: u64,
     pub stats: Stats,
     out: Box<dyn Write + Send>,
     out_closed: bool,
@@ -99,6 +101,7 @@ impl Engine {
             last: Last::None,
             passthrough,
             pass_stale: false,
+            pass_gen: 1,
             stats: Stats::new(cfg.strategy.name()),
             out,
             out_closed: false,
@@ -193,6 +196,7 @@ impl Engine {
         // Errors in the replay were already reported to the client when first sent.
         let _ = h.batch(&cmds)?;
         self.pass_stale = false;
+        self.pass_gen = h.generation;
         Ok(())
     }
 
@@ -224,7 +228,15 @@ impl Engine {
             return outcome;
         }
         for attempt in 0..2 {
-            if self.pass_stale || !self.planner.main.is_running() && self.client_has_state() {
+            // A solver that died since the last command was restarted without our state.
+            let gen = match self.planner.main.start() {
+                Ok(g) => g,
+                Err(e) => {
+                    self.emit(&response::error(&format!("solver failed: {e}")));
+                    return outcome;
+                }
+            };
+            if self.pass_stale || (gen != self.pass_gen && self.client_has_state()) {
                 if let Err(e) = self.rebuild_passthrough() {
                     self.emit(&response::error(&format!("solver failed: {e}")));
                     return outcome;
