@@ -7,6 +7,20 @@ use std::time::{Duration, Instant};
 
 const REDIS: &str = "/usr/bin/redis-server";
 
+/// A loopback port that was free and that no other test in this process has been given
+/// (tests run in parallel and must not end up sharing or killing each other's server).
+fn free_port() -> u16 {
+    static USED: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut used = USED.lock().unwrap();
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        if !used.contains(&port) {
+            used.push(port);
+            return port;
+        }
+    }
+}
+
 struct Server {
     port: u16,
     child: Child,
@@ -14,28 +28,55 @@ struct Server {
 
 impl Server {
     /// Starts a throw-away server, or returns None (with a note) if redis-server is missing.
+    /// Other processes on this machine may grab the same port between our probe and
+    /// redis' bind, so a start that does not yield *our* server is retried on a new port.
     fn start() -> Option<Server> {
         if !std::path::Path::new(REDIS).exists() {
             eprintln!("SKIPPED: {REDIS} not installed; redis tier not tested");
             return None;
         }
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        Some(Server::start_on(port))
+        for _ in 0..10 {
+            if let Some(s) = Server::try_start_on(free_port()) {
+                return Some(s);
+            }
+        }
+        panic!("could not start redis-server on any port");
     }
 
     fn start_on(port: u16) -> Server {
+        Server::try_start_on(port).unwrap_or_else(|| panic!("redis-server did not start on port {port}"))
+    }
+
+    /// Spawns redis-server and waits until the server answering on `port` reports our
+    /// child's process id; None if the child exits or someone else answers.
+    fn try_start_on(port: u16) -> Option<Server> {
         let child = Command::new(REDIS)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("start redis-server");
+        let mut server = Server { port, child };
+        let want = format!("process_id:{}", server.child.id());
         let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not come up on port {port}");
+        while Instant::now() < deadline {
+            if server.child.try_wait().unwrap().is_some() {
+                return None; // e.g. port taken
+            }
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                let info: Option<String> = redis::Client::open(server.url())
+                    .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(1)))
+                    .and_then(|mut c| redis::cmd("INFO").arg("server").query(&mut c))
+                    .ok();
+                match info {
+                    Some(i) if i.lines().any(|l| l.trim() == want) => return Some(server),
+                    Some(_) => return None, // another process's server
+                    None => {}
+                }
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
-        Server { port, child }
+        None
     }
 
     fn url(&self) -> String {
@@ -148,8 +189,11 @@ fn redis_server_down_tiered_warns_once_and_continues() {
 
 #[test]
 fn redis_unreachable_at_start() {
-    // Nothing listens on this port.
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    // A port we hold open but never answer on: the connection is accepted by the kernel,
+    // and PING must time out quickly (the "hung server" case; a closed port is refused
+    // even faster). Holding it also stops any other process from taking the port.
+    let hold = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = hold.local_addr().unwrap().port();
     let url = format!("redis://127.0.0.1:{port}");
     let t = Instant::now();
     assert!(RedisStore::connect(&url).is_err());

@@ -4,7 +4,8 @@
 //!   with another entry format never read each other's values); values are
 //!   [`Entry::encode`] byte strings, written with `SET NX` (first writer wins).
 //! * Reads are synchronous on the caller's connection with [`IO_TIMEOUT`] for connect,
-//!   read and write, so a slow or dead server costs at most about that much per call.
+//!   read and write (connection set-up is bounded by twice that), so a slow, hung or
+//!   dead server costs at most about that much per call.
 //! * Writes are write-through without blocking the caller: `put` hands the entry to a
 //!   background thread over a bounded channel of [`QUEUE_LEN`] and returns; when the
 //!   channel is full the write is dropped (counted in [`RedisStore::dropped_writes`]).
@@ -14,7 +15,7 @@
 //!   while the writer thread's last attempt failed (the entry is still queued and is
 //!   written if the server comes back, otherwise dropped).
 //! * `flush` waits (bounded) until everything queued before it has been handed to the
-//!   server; drop does the same with a one-second bound and then detaches the thread.
+//!   server, and fails if any write was dropped since the previous flush; drop does the same with a one-second bound and then detaches the thread.
 
 use super::{CacheError, Entry, Key, Store, FORMAT_VERSION};
 use ::redis::{Client, Connection, RedisResult};
@@ -52,22 +53,37 @@ impl Link {
                     return Err(CacheError::Unavailable("server unreachable, backing off".into()));
                 }
             }
-            let c = self
-                .client
-                .get_connection_with_timeout(IO_TIMEOUT)
-                .and_then(|c| {
+            // The redis crate bounds the TCP connect by the timeout but then runs its
+            // connection set-up commands with no read timeout, so a server that accepts
+            // and never answers would block forever. Connect on a helper thread and stop
+            // waiting after the timeout; a thread stuck that way is abandoned (at most one
+            // per RETRY_INTERVAL, and the tiered cache gives up on the tier at once).
+            let client = self.client.clone();
+            let (tx, rx) = mpsc::sync_channel(1);
+            let spawned = std::thread::Builder::new().name("smtproxy-redis-connect".into()).spawn(move || {
+                let c = client.get_connection_with_timeout(IO_TIMEOUT).and_then(|c| {
                     c.set_read_timeout(Some(IO_TIMEOUT))?;
                     c.set_write_timeout(Some(IO_TIMEOUT))?;
                     Ok(c)
                 });
-            match c {
+                let _ = tx.send(c);
+            });
+            let result = match spawned {
+                Err(e) => Err(CacheError::Io(e)),
+                Ok(_) => match rx.recv_timeout(2 * IO_TIMEOUT) {
+                    Ok(Ok(c)) => Ok(c),
+                    Ok(Err(e)) => Err(e.into()),
+                    Err(_) => Err(CacheError::Unavailable("connection set-up timed out".into())),
+                },
+            };
+            match result {
                 Ok(c) => {
                     self.conn = Some(c);
                     self.retry_at = None;
                 }
                 Err(e) => {
                     self.retry_at = Some(Instant::now() + RETRY_INTERVAL);
-                    return Err(e.into());
+                    return Err(e);
                 }
             }
         }
@@ -105,6 +121,8 @@ pub struct RedisStore {
     link: Link,
     tx: Option<SyncSender<Msg>>,
     shared: Arc<Shared>,
+    /// `dropped_writes()` as of the last flush, to report losses once.
+    dropped_reported: u64,
 }
 
 impl RedisStore {
@@ -120,7 +138,7 @@ impl RedisStore {
         std::thread::Builder::new()
             .name("smtproxy-redis-writer".into())
             .spawn(move || writer(Link::new(client), rx, sh))?;
-        Ok(RedisStore { url: url.to_string(), link, tx: Some(tx), shared })
+        Ok(RedisStore { url: url.to_string(), link, tx: Some(tx), shared, dropped_reported: 0 })
     }
 
     pub fn url(&self) -> &str {
@@ -140,7 +158,6 @@ impl RedisStore {
     fn flush_within(&mut self, limit: Duration) -> Result<(), CacheError> {
         let deadline = Instant::now() + limit;
         let tx = self.tx.as_ref().ok_or_else(|| CacheError::Unavailable("writer stopped".into()))?;
-        let dropped_before = self.dropped_writes();
         let (rtx, rrx) = mpsc::sync_channel(1);
         let mut msg = Msg::Flush(rtx);
         loop {
@@ -161,7 +178,9 @@ impl RedisStore {
         let left = deadline.saturating_duration_since(Instant::now());
         rrx.recv_timeout(left)
             .map_err(|_| CacheError::Unavailable("flush timed out".into()))?;
-        let lost = self.dropped_writes() - dropped_before;
+        let dropped = self.dropped_writes();
+        let lost = dropped - self.dropped_reported;
+        self.dropped_reported = dropped;
         if lost > 0 {
             return Err(CacheError::Unavailable(format!("{lost} writes dropped")));
         }
