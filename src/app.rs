@@ -140,6 +140,11 @@ fn replay_cmd(args: &EngineArgs, logs: &[PathBuf], json: Option<PathBuf>, check:
         }
         let s = engine.stats.summary(&log.path, mismatches, 0);
         eprintln!("{}", serde_json::to_string(&s)?);
+        if std::env::var_os("SMTPROXY_VERBOSE").is_some() {
+            for n in &engine.stats.notes {
+                eprintln!("smtproxy: {n}");
+            }
+        }
         summaries.push(s);
     }
     if let Some(j) = json {
