@@ -145,7 +145,7 @@ impl CachePlanner {
                     Verdict::Sat => {
                         if let Some(m) = e.model.as_deref().and_then(|t| decode_model(store, t, &order)) {
                             if satisfies(store, &m, &comp.conjuncts) {
-                                merge(&mut model, &m);
+                                merge(store, &mut model, &m, &comp.conjuncts);
                                 self.remember(&ids, m);
                                 continue;
                             }
@@ -156,7 +156,7 @@ impl CachePlanner {
             // A model of a superset, or a recent model.
             if let Some(m) = self.find_model(store, &ids, &comp.conjuncts) {
                 used_model = true;
-                merge(&mut model, &m);
+                merge(store, &mut model, &m, &comp.conjuncts);
                 continue;
             }
             // The backend.
@@ -186,7 +186,7 @@ impl CachePlanner {
                             t.put(&k, &Entry { verdict: Verdict::Sat, model: Some(text) });
                         }
                     }
-                    merge(&mut model, &m);
+                    merge(store, &mut model, &m, &comp.conjuncts);
                     self.remember(&ids, m);
                 }
             }
@@ -338,9 +338,40 @@ fn satisfies(store: &TermStore, m: &Model, ts: &[TermId]) -> bool {
     ts.iter().all(|&t| ev.is_true(t).unwrap_or(false))
 }
 
-fn merge(into: &mut Model, from: &Model) {
+/// Add a component's model to the query's model. Components share no constant, but they
+/// may share an array whose cells they read at different constant indices (KLEE's
+/// independence rule): for an array already in the model, only the cells this component
+/// reads are copied, so the other components' cells (and the default) stay as they were.
+fn merge(store: &TermStore, into: &mut Model, from: &Model, conj: &[TermId]) {
+    let mut cells: FxHashMap<TermId, Vec<TermId>> = FxHashMap::default();
+    let mut seen: FxHashSet<TermId> = FxHashSet::default();
+    let mut stack: Vec<TermId> = conj.to_vec();
+    while let Some(t) = stack.pop() {
+        if !seen.insert(t) {
+            continue;
+        }
+        if store.op(t) == Op::Select {
+            let (a, i) = (store.args(t)[0], store.args(t)[1]);
+            if store.args(a).is_empty() && matches!(store.op(a), Op::Sym(_)) {
+                cells.entry(a).or_default().push(i);
+            }
+        }
+        stack.extend(store.args(t).iter().copied());
+    }
     for (l, v) in from.iter() {
-        into.set(l, v.clone());
+        match (into.get(l).cloned(), v) {
+            (Some(Value::Array(mut have)), Value::Array(new)) => {
+                let idx = cells.get(&l).map(|v| v.as_slice()).unwrap_or(&[]);
+                for &i in idx {
+                    if let Some(iv) = Value::from_term(store, i) {
+                        let e = new.select(&iv).clone();
+                        have.store(iv, e);
+                    }
+                }
+                into.set(l, Value::Array(have));
+            }
+            _ => into.set(l, v.clone()),
+        }
     }
 }
 
