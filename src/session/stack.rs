@@ -14,8 +14,11 @@
 //!   one scope each, so the newest branch condition sits on top and the next query on a
 //!   sibling path pops as little as possible.
 //! * An incremental solve that takes far longer than recent ones is abandoned (the backend
-//!   is killed and the query goes to a fresh context); the backend is also restarted when
-//!   it has accumulated too many scopes, macros or declarations.
+//!   is killed and the query goes to a fresh context: z3 skips most preprocessing once a
+//!   push has happened, which makes some hard queries 10-100x slower); after a bail-out the
+//!   next 2^k queries (k = consecutive bail-outs) go straight to a fresh context, then the
+//!   stack is tried again. The backend is also restarted when it has accumulated too many
+//!   scopes, macros or declarations.
 
 use super::backend::SolverHandle;
 use super::planner::{check_text, declare_text, response_answer, Answer, Query};
@@ -70,6 +73,11 @@ pub struct StackMirror {
     recent_ms: Vec<f64>,
     macro_counter: u64,
     rename_counter: u64,
+    /// Queries seen, consecutive bail-outs, and the query number before which queries go
+    /// straight to a fresh context (exponential back-off after bail-outs).
+    queries: u64,
+    bail_streak: u32,
+    skip_until: u64,
 }
 
 impl StackMirror {
@@ -89,6 +97,9 @@ impl StackMirror {
             recent_ms: Vec::new(),
             macro_counter: 0,
             rename_counter: 0,
+            queries: 0,
+            bail_streak: 0,
+            skip_until: 0,
         }
     }
 
@@ -114,6 +125,11 @@ impl StackMirror {
         q: &Query,
         stats: &mut Stats,
     ) -> Result<Option<Answer>, DriverError> {
+        self.queries += 1;
+        if self.queries < self.skip_until {
+            stats.stack_detours += 1;
+            return Ok(None);
+        }
         for attempt in 0..2 {
             match self.try_check(h, store, q, stats) {
                 Err(DriverError::Died { .. } | DriverError::Io(_)) if attempt == 0 => {
@@ -228,6 +244,7 @@ impl StackMirror {
         match r {
             Ok(resp) => {
                 self.record(ms);
+                self.bail_streak = 0;
                 Ok(Some(response_answer(&resp)))
             }
             Err(DriverError::Timeout { after }) => {
@@ -237,6 +254,8 @@ impl StackMirror {
                     Ok(Some(Answer::Unknown))
                 } else {
                     stats.stack_bailouts += 1;
+                    self.bail_streak += 1;
+                    self.skip_until = self.queries + (1u64 << self.bail_streak.min(10));
                     Ok(None)
                 }
             }
@@ -252,10 +271,15 @@ impl StackMirror {
     }
 
     /// A deadline past which the incremental solve is abandoned: far slower than recent
-    /// solves (20x the median, at least 250 ms), never later than the client's deadline.
+    /// solves (20x the median, at least 250 ms; 1 s while there are fewer than 8 samples),
+    /// never later than the client's deadline.
     fn bailout_deadline(&self, client: Option<Duration>) -> Option<Duration> {
         if self.recent_ms.len() < 8 {
-            return client;
+            let d = Duration::from_secs(1);
+            return Some(match client {
+                Some(c) if c < d => c,
+                _ => d,
+            });
         }
         let mut v = self.recent_ms.clone();
         v.sort_by(|a, b| a.total_cmp(b));

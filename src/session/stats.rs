@@ -21,6 +21,8 @@ pub struct Stats {
     pub fallbacks_passthrough: u64,
     /// Stack strategy: incremental solves abandoned for a fresh context.
     pub stack_bailouts: u64,
+    /// Stack strategy: queries sent straight to a fresh context during back-off.
+    pub stack_detours: u64,
     /// Stack strategy: incremental backend restarted because it grew too large.
     pub stack_rebuilds: u64,
     pub pushes: u64,
@@ -47,6 +49,7 @@ pub struct Summary {
     pub restarts: u64,
     pub stack_bailouts: u64,
     pub stack_rebuilds: u64,
+    pub stack_detours: u64,
     pub fallbacks_passthrough: u64,
 }
 
@@ -78,6 +81,7 @@ impl Stats {
             restarts: self.restarts,
             stack_bailouts: self.stack_bailouts,
             stack_rebuilds: self.stack_rebuilds,
+            stack_detours: self.stack_detours,
             fallbacks_passthrough: self.fallbacks_passthrough,
         }
     }
