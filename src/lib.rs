@@ -11,5 +11,6 @@
 pub mod cache;
 pub mod driver;
 
+pub mod query;
 pub mod smt2;
 pub mod term;

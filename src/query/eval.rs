@@ -1,0 +1,1094 @@
+//! The model evaluator: the value of a term under an assignment of its free symbols,
+//! following the SMT-LIB semantics exactly. smtproxy only answers `sat` without the solver
+//! when this evaluator says the query is true under a model, so it must never guess:
+//! anything it cannot decide (quantifiers, unmodelled operators or sorts, division by zero
+//! in Int/Real arithmetic, which SMT-LIB leaves uninterpreted) is an `EvalError`, and a
+//! symbol missing from a partial model makes the result undetermined (`Ok(None)`).
+//!
+//! Evaluation is iterative (an explicit stack over the DAG, memoised per node), so terms
+//! of any depth are fine. `ite`, `and`, `or`, `=>` short-circuit (exactly, since SMT-LIB
+//! functions are total), and `select` walks `store` chains without building the arrays.
+//! Bit-vectors of width <= 64 are computed on `u64`.
+
+use super::value::{mask64, mask_big, ArrayVal, BvVal, Value};
+use crate::term::{Lit, Op, Sort, SortId, SortStore, Sym, TermId, TermStore};
+use num_bigint::{BigInt, BigUint};
+use num_integer::Integer;
+use num_rational::BigRational;
+use num_traits::{One, Signed, Zero};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+/// A UF interpretation: explicit points plus a value everywhere else.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FunTable {
+    pub entries: BTreeMap<Vec<Value>, Value>,
+    pub default: Option<Value>,
+}
+
+/// An assignment of free constants (by the `TermId` of their `Sym` leaf) and interpretations
+/// of uninterpreted functions (by symbol).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Model {
+    vals: BTreeMap<TermId, Value>,
+    funs: BTreeMap<Sym, FunTable>,
+}
+
+impl Model {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn set(&mut self, leaf: TermId, v: Value) {
+        self.vals.insert(leaf, v);
+    }
+    pub fn get(&self, leaf: TermId) -> Option<&Value> {
+        self.vals.get(&leaf)
+    }
+    pub fn remove(&mut self, leaf: TermId) -> Option<Value> {
+        self.vals.remove(&leaf)
+    }
+    pub fn set_fun_entry(&mut self, sym: Sym, args: Vec<Value>, v: Value) {
+        self.funs.entry(sym).or_default().entries.insert(args, v);
+    }
+    pub fn set_fun_default(&mut self, sym: Sym, v: Value) {
+        self.funs.entry(sym).or_default().default = Some(v);
+    }
+    pub fn fun(&self, sym: Sym) -> Option<&FunTable> {
+        self.funs.get(&sym)
+    }
+    /// Constants in ascending `TermId` order.
+    pub fn iter(&self) -> impl Iterator<Item = (TermId, &Value)> {
+        self.vals.iter().map(|(k, v)| (*k, v))
+    }
+    /// Function tables in ascending symbol order.
+    pub fn funs(&self) -> impl Iterator<Item = (Sym, &FunTable)> {
+        self.funs.iter().map(|(k, v)| (*k, v))
+    }
+    pub fn len(&self) -> usize {
+        self.vals.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.vals.is_empty() && self.funs.is_empty()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    /// Something the evaluator cannot decide: quantifiers, unmodelled operators or sorts,
+    /// Int/Real division by zero, a model value of the wrong sort. Fall back to the solver.
+    #[error("cannot evaluate: {0}")]
+    Unsupported(String),
+    /// The evaluation stack outgrew its limit.
+    #[error("term too deep to evaluate")]
+    Depth,
+}
+
+fn unsupported<T>(msg: &str) -> Result<T, EvalError> {
+    Err(EvalError::Unsupported(msg.to_string()))
+}
+
+/// Frames beyond this many are refused (the stack lives on the heap; this only bounds memory).
+const MAX_STACK: usize = 1 << 26;
+
+#[derive(Clone, Copy)]
+struct Frame {
+    t: TermId,
+    /// Next argument (strict ops) or stage (ite, select).
+    i: u32,
+    /// ite: the chosen branch; select: the array node being walked, or the element term.
+    aux: TermId,
+    /// and/or/=>: an undetermined argument was seen.
+    undet: bool,
+}
+
+enum Step {
+    Push(TermId),
+    Done(Option<Value>),
+}
+
+type Memo = FxHashMap<TermId, Option<Value>>;
+
+pub struct Evaluator<'a> {
+    store: &'a TermStore,
+    model: &'a Model,
+    /// Value of each evaluated node; `None` = undetermined (a missing symbol below it).
+    memo: Memo,
+    complete: bool,
+    completed: Vec<(TermId, Value)>,
+    fun_completed: Vec<(Sym, Value)>,
+    checked_funs: FxHashSet<Sym>,
+    stack: Vec<Frame>,
+    scratch: Vec<Value>,
+}
+
+impl<'a> Evaluator<'a> {
+    /// `complete`: symbols missing from the model get a default value (false, 0, the zero
+    /// bit-vector, the constant array of the element default; for a function without a
+    /// default, the default of its result sort), recorded in `completions` /
+    /// `fun_completions` so the model served with the answer is the one evaluated.
+    /// Not complete: a missing symbol makes `eval` return `Ok(None)` unless the result does
+    /// not depend on it.
+    pub fn new(store: &'a TermStore, model: &'a Model, complete: bool) -> Self {
+        Evaluator {
+            store,
+            model,
+            memo: FxHashMap::default(),
+            complete,
+            completed: Vec::new(),
+            fun_completed: Vec::new(),
+            checked_funs: FxHashSet::default(),
+            stack: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Constants that model completion assigned, in the order they were first needed.
+    pub fn completions(&self) -> Vec<(TermId, Value)> {
+        self.completed.clone()
+    }
+    /// Functions whose missing points model completion defaulted, with the value used
+    /// (their interpretation is the model's table with this default).
+    pub fn fun_completions(&self) -> Vec<(Sym, Value)> {
+        self.fun_completed.clone()
+    }
+
+    /// True when `t` evaluates to true.
+    pub fn is_true(&mut self, t: TermId) -> Result<bool, EvalError> {
+        Ok(matches!(self.eval(t)?, Some(Value::Bool(true))))
+    }
+
+    /// The value of `t`; `Ok(None)` when it depends on a symbol the (partial) model lacks.
+    pub fn eval(&mut self, root: TermId) -> Result<Option<Value>, EvalError> {
+        if let Some(v) = self.memo.get(&root) {
+            return Ok(v.clone());
+        }
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.clear();
+        stack.push(Frame { t: root, i: 0, aux: root, undet: false });
+        let r = self.run(&mut stack);
+        self.stack = stack;
+        r?;
+        Ok(self.memo.get(&root).cloned().flatten())
+    }
+
+    fn run(&mut self, stack: &mut Vec<Frame>) -> Result<(), EvalError> {
+        while let Some(&top) = stack.last() {
+            let mut fr = top;
+            match self.step(&mut fr)? {
+                Step::Push(a) => {
+                    if let Some(last) = stack.last_mut() {
+                        *last = fr;
+                    }
+                    if stack.len() >= MAX_STACK {
+                        return Err(EvalError::Depth);
+                    }
+                    stack.push(Frame { t: a, i: 0, aux: a, undet: false });
+                }
+                Step::Done(v) => {
+                    stack.pop();
+                    let v = match v {
+                        Some(Value::Int(i)) if self.store.sort(fr.t) == SortStore::REAL => {
+                            Some(Value::Real(BigRational::from_integer(i)))
+                        }
+                        v => v,
+                    };
+                    self.memo.insert(fr.t, v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, fr: &mut Frame) -> Result<Step, EvalError> {
+        let store = self.store;
+        let node = store.node(fr.t);
+        let args = &node.args[..];
+        match node.op {
+            Op::Ite => self.step_ite(fr, args),
+            Op::And | Op::Or | Op::Implies => self.step_connective(fr, node.op, args),
+            Op::Select => self.step_select(fr, args),
+            Op::Forall(_) | Op::Exists(_) => unsupported("quantifier"),
+            Op::Other(_) => unsupported("unmodelled operator"),
+            Op::Str(_) => unsupported("string literal"),
+            _ => {
+                for k in fr.i as usize..args.len() {
+                    match self.memo.get(&args[k]) {
+                        None => {
+                            fr.i = k as u32;
+                            return Ok(Step::Push(args[k]));
+                        }
+                        Some(None) => return Ok(Step::Done(None)),
+                        Some(Some(_)) => {}
+                    }
+                }
+                fr.i = args.len() as u32;
+                self.compute(fr.t).map(Step::Done)
+            }
+        }
+    }
+
+    fn step_ite(&mut self, fr: &mut Frame, args: &[TermId]) -> Result<Step, EvalError> {
+        if fr.i == 0 {
+            match self.memo.get(&args[0]) {
+                None => return Ok(Step::Push(args[0])),
+                Some(Some(Value::Bool(b))) => {
+                    fr.i = 1;
+                    fr.aux = if *b { args[1] } else { args[2] };
+                }
+                Some(None) => fr.i = 2,
+                Some(Some(_)) => return unsupported("ite condition is not Bool"),
+            }
+        }
+        if fr.i == 1 {
+            return Ok(match self.memo.get(&fr.aux) {
+                None => Step::Push(fr.aux),
+                Some(v) => Step::Done(v.clone()),
+            });
+        }
+        // Undetermined condition: determined only if both branches agree.
+        let (Some(a), Some(b)) = (self.memo.get(&args[1]), self.memo.get(&args[2])) else {
+            return Ok(Step::Push(if self.memo.contains_key(&args[1]) { args[2] } else { args[1] }));
+        };
+        Ok(Step::Done(match (a, b) {
+            (Some(a), Some(b)) if values_equal(a, b) => Some(a.clone()),
+            _ => None,
+        }))
+    }
+
+    fn step_connective(&mut self, fr: &mut Frame, op: Op, args: &[TermId]) -> Result<Step, EvalError> {
+        let n = args.len();
+        for k in fr.i as usize..n {
+            match self.memo.get(&args[k]) {
+                None => {
+                    fr.i = k as u32;
+                    return Ok(Step::Push(args[k]));
+                }
+                Some(None) => fr.undet = true,
+                Some(Some(Value::Bool(b))) => {
+                    let b = if op == Op::Implies && k + 1 < n { !*b } else { *b };
+                    match (op, b) {
+                        (Op::And, false) => return Ok(Step::Done(Some(Value::Bool(false)))),
+                        (Op::Or | Op::Implies, true) => return Ok(Step::Done(Some(Value::Bool(true)))),
+                        _ => {}
+                    }
+                }
+                Some(Some(_)) => return unsupported("connective argument is not Bool"),
+            }
+        }
+        fr.i = n as u32;
+        Ok(Step::Done(if fr.undet { None } else { Some(Value::Bool(op == Op::And)) }))
+    }
+
+    /// `select`: stage 0 evaluates the index; stage 1 walks the array term (`aux`) down its
+    /// store chain; stage 2 waits for the element term (`aux`).
+    fn step_select(&mut self, fr: &mut Frame, args: &[TermId]) -> Result<Step, EvalError> {
+        let store = self.store;
+        if fr.i == 0 {
+            match self.memo.get(&args[1]) {
+                None => return Ok(Step::Push(args[1])),
+                Some(None) => return Ok(Step::Done(None)),
+                Some(Some(_)) => {
+                    fr.i = 1;
+                    fr.aux = args[0];
+                }
+            }
+        }
+        if fr.i == 1 {
+            let Some(Some(j)) = self.memo.get(&args[1]) else { return unsupported("internal: select index") };
+            loop {
+                let cur = fr.aux;
+                match self.memo.get(&cur) {
+                    Some(None) => return Ok(Step::Done(None)),
+                    Some(Some(Value::Array(a))) => return Ok(Step::Done(Some(a.select(j).clone()))),
+                    Some(Some(_)) => return unsupported("select from a non-array value"),
+                    None => {}
+                }
+                let cargs = store.args(cur);
+                match store.op(cur) {
+                    Op::Store => match self.memo.get(&cargs[1]) {
+                        None => return Ok(Step::Push(cargs[1])),
+                        Some(None) => return Ok(Step::Done(None)),
+                        Some(Some(iv)) => {
+                            if iv == j {
+                                fr.i = 2;
+                                fr.aux = cargs[2];
+                                break;
+                            }
+                            fr.aux = cargs[0];
+                        }
+                    },
+                    Op::ConstArray => {
+                        fr.i = 2;
+                        fr.aux = cargs[0];
+                        break;
+                    }
+                    _ => return Ok(Step::Push(cur)),
+                }
+            }
+        }
+        Ok(match self.memo.get(&fr.aux) {
+            None => Step::Push(fr.aux),
+            Some(v) => Step::Done(v.clone()),
+        })
+    }
+
+    /// A strict operator whose arguments are all evaluated and determined.
+    fn compute(&mut self, t: TermId) -> Result<Option<Value>, EvalError> {
+        let store = self.store;
+        let node = store.node(t);
+        let args = &node.args[..];
+        let memo = &self.memo;
+        let arg = |k: usize| -> Result<&Value, EvalError> {
+            match memo.get(&args[k]) {
+                Some(Some(v)) => Ok(v),
+                _ => unsupported("internal: argument not evaluated"),
+            }
+        };
+        let v = match node.op {
+            Op::True => Value::Bool(true),
+            Op::False => Value::Bool(false),
+            Op::Bv(x) => Value::bv_u64(bv_width(store, node.sort)?, x),
+            Op::BvWide(l) => match store.get_lit(l) {
+                Lit::Nat(n) => Value::bv_big(bv_width(store, node.sort)?, n.clone()),
+                _ => return unsupported("bad bit-vector literal"),
+            },
+            Op::Num(l) => match store.get_lit(l) {
+                Lit::Nat(n) => Value::Int(BigInt::from(n.clone())),
+                _ => return unsupported("bad numeral"),
+            },
+            Op::Dec(l) => match store.get_lit(l) {
+                Lit::Dec(d) => Value::Real(super::value::parse_decimal(d).ok_or_else(|| EvalError::Unsupported("bad decimal".into()))?),
+                _ => return unsupported("bad decimal"),
+            },
+            Op::Sym(s) => {
+                if args.is_empty() {
+                    return self.leaf(t, node.sort);
+                }
+                return self.apply_fun(t, s);
+            }
+            Op::Annot(_) => arg(0)?.clone(),
+            Op::Not => Value::Bool(!as_bool(arg(0)?)?),
+            Op::Xor => {
+                let mut r = false;
+                for k in 0..args.len() {
+                    r ^= as_bool(arg(k)?)?;
+                }
+                Value::Bool(r)
+            }
+            Op::Eq => {
+                let a0 = arg(0)?;
+                let mut r = true;
+                for k in 1..args.len() {
+                    if !values_equal(a0, arg(k)?) {
+                        r = false;
+                        break;
+                    }
+                }
+                Value::Bool(r)
+            }
+            Op::Distinct => {
+                let n = args.len();
+                let mixed = args.iter().any(|&a| store.sort(a) != store.sort(args[0]));
+                let r = if n > 8 && !mixed {
+                    let mut vs: Vec<&Value> = Vec::with_capacity(n);
+                    for k in 0..n {
+                        vs.push(arg(k)?);
+                    }
+                    vs.sort_unstable();
+                    vs.windows(2).all(|w| w[0] != w[1])
+                } else {
+                    let mut r = true;
+                    'outer: for i in 0..n {
+                        for j in i + 1..n {
+                            if values_equal(arg(i)?, arg(j)?) {
+                                r = false;
+                                break 'outer;
+                            }
+                        }
+                    }
+                    r
+                };
+                Value::Bool(r)
+            }
+            Op::ConstArray => {
+                let Sort::Array(i, _) = *store.sorts.get(node.sort) else { return unsupported("const array sort") };
+                let mut a = ArrayVal::constant(arg(0)?.clone());
+                if !a.normalise_finite(&store.sorts, i) {
+                    return unsupported("array over a finite index sort that cannot be enumerated");
+                }
+                Value::Array(a)
+            }
+            Op::Store => {
+                let Value::Array(a) = arg(0)? else { return unsupported("store into a non-array value") };
+                let Sort::Array(isort, _) = *store.sorts.get(node.sort) else { return unsupported("store sort") };
+                let mut a = a.clone();
+                a.store(arg(1)?.clone(), arg(2)?.clone());
+                if !a.normalise_finite(&store.sorts, isort) {
+                    return unsupported("array over a finite index sort that cannot be enumerated");
+                }
+                Value::Array(a)
+            }
+            Op::Select => {
+                // Normally handled by step_select; kept for completeness.
+                let Value::Array(a) = arg(0)? else { return unsupported("select from a non-array value") };
+                a.select(arg(1)?).clone()
+            }
+            Op::Neg | Op::Sub | Op::Add | Op::Mul | Op::RealDiv | Op::IntDiv | Op::Mod | Op::Abs | Op::ToReal | Op::ToInt | Op::IsInt
+            | Op::Divisible(_) => {
+                let mut vals: Vec<&Value> = Vec::with_capacity(args.len());
+                for k in 0..args.len() {
+                    vals.push(arg(k)?);
+                }
+                arith(node.op, node.sort, &vals)?
+            }
+            Op::Le | Op::Lt | Op::Ge | Op::Gt => {
+                let mut r = true;
+                for k in 0..args.len() - 1 {
+                    let o = num_cmp(arg(k)?, arg(k + 1)?)?;
+                    let ok = match node.op {
+                        Op::Le => o != Ordering::Greater,
+                        Op::Lt => o == Ordering::Less,
+                        Op::Ge => o != Ordering::Less,
+                        _ => o == Ordering::Greater,
+                    };
+                    if !ok {
+                        r = false;
+                        break;
+                    }
+                }
+                Value::Bool(r)
+            }
+            op => match args.len() {
+                1 => bv_op(store, op, node.sort, &[arg(0)?])?,
+                2 => bv_op(store, op, node.sort, &[arg(0)?, arg(1)?])?,
+                _ => {
+                    // n-ary bit-vector ops (concat, bvadd, ...)
+                    let mut vs: Vec<&Value> = Vec::with_capacity(args.len());
+                    for k in 0..args.len() {
+                        vs.push(arg(k)?);
+                    }
+                    bv_op(store, op, node.sort, &vs)?
+                }
+            },
+        };
+        Ok(Some(v))
+    }
+
+    fn leaf(&mut self, t: TermId, sort: SortId) -> Result<Option<Value>, EvalError> {
+        let sorts = &self.store.sorts;
+        if let Some(v) = self.model.get(t) {
+            if v.has_sort(sorts, sort) {
+                return Ok(Some(v.clone()));
+            }
+            return match v.conform(sorts, sort) {
+                Some(v) => Ok(Some(v)),
+                None => unsupported("model value does not match the symbol's sort"),
+            };
+        }
+        if !self.complete {
+            return Ok(None);
+        }
+        let Some(d) = Value::default_of(sorts, sort) else { return unsupported("symbol of an unmodelled sort") };
+        self.completed.push((t, d.clone()));
+        Ok(Some(d))
+    }
+
+    fn apply_fun(&mut self, t: TermId, s: Sym) -> Result<Option<Value>, EvalError> {
+        let store = self.store;
+        let args = store.args(t);
+        let ret = store.sort(t);
+        let sorts = &store.sorts;
+        if !sorts.is_modelled(ret) || args.iter().any(|&a| !sorts.is_modelled(store.sort(a))) {
+            return unsupported("function over an unmodelled sort");
+        }
+        let table = self.model.fun(s);
+        if let Some(tab) = table {
+            if !self.checked_funs.contains(&s) {
+                let ok = tab.entries.iter().all(|(k, v)| {
+                    k.len() == args.len() && k.iter().zip(args).all(|(kv, &a)| kv.has_sort(sorts, store.sort(a))) && v.has_sort(sorts, ret)
+                }) && tab.default.as_ref().is_none_or(|d| d.has_sort(sorts, ret));
+                if !ok {
+                    return unsupported("model function table does not match the function's sorts");
+                }
+                self.checked_funs.insert(s);
+            }
+            self.scratch.clear();
+            for a in args {
+                match self.memo.get(a) {
+                    Some(Some(v)) => self.scratch.push(v.clone()),
+                    _ => return unsupported("internal: argument not evaluated"),
+                }
+            }
+            if let Some(v) = tab.entries.get(&self.scratch[..]) {
+                return Ok(Some(v.clone()));
+            }
+            if let Some(d) = &tab.default {
+                return Ok(Some(d.clone()));
+            }
+        }
+        if !self.complete {
+            return Ok(None);
+        }
+        if let Some((_, v)) = self.fun_completed.iter().find(|(f, _)| *f == s) {
+            return Ok(Some(v.clone()));
+        }
+        let Some(d) = Value::default_of(sorts, ret) else { return unsupported("function of an unmodelled sort") };
+        self.fun_completed.push((s, d.clone()));
+        Ok(Some(d))
+    }
+}
+
+fn bv_width(store: &TermStore, s: SortId) -> Result<u32, EvalError> {
+    store.sorts.bv_width(s).ok_or_else(|| EvalError::Unsupported("bit-vector literal of a non-bit-vector sort".into()))
+}
+
+fn as_bool(v: &Value) -> Result<bool, EvalError> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        _ => unsupported("expected a Bool value"),
+    }
+}
+
+/// Equality of two values of one sort (Int and Real compare numerically).
+fn values_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(i), Value::Real(r)) | (Value::Real(r), Value::Int(i)) => r.is_integer() && r.numer() == i,
+        _ => a == b,
+    }
+}
+
+fn num_cmp(a: &Value, b: &Value) -> Result<Ordering, EvalError> {
+    Ok(match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::Real(x), Value::Real(y)) => x.cmp(y),
+        (Value::Int(x), Value::Real(y)) => BigRational::from_integer(x.clone()).cmp(y),
+        (Value::Real(x), Value::Int(y)) => x.cmp(&BigRational::from_integer(y.clone())),
+        _ => return unsupported("comparison of non-numeric values"),
+    })
+}
+
+fn rat(v: &Value) -> Result<Cow<'_, BigRational>, EvalError> {
+    match v {
+        Value::Real(r) => Ok(Cow::Borrowed(r)),
+        Value::Int(i) => Ok(Cow::Owned(BigRational::from_integer(i.clone()))),
+        _ => unsupported("expected a numeric value"),
+    }
+}
+
+fn int(v: &Value) -> Result<&BigInt, EvalError> {
+    match v {
+        Value::Int(i) => Ok(i),
+        _ => unsupported("expected an Int value"),
+    }
+}
+
+/// SMT-LIB Int division: q with a = b*q + r, 0 <= r < |b|.
+fn euclid_div_mod(a: &BigInt, b: &BigInt) -> Result<(BigInt, BigInt), EvalError> {
+    if b.is_zero() {
+        return unsupported("division by zero");
+    }
+    let r = a.mod_floor(&b.abs());
+    let q = (a - &r) / b;
+    Ok((q, r))
+}
+
+fn arith(op: Op, sort: SortId, vals: &[&Value]) -> Result<Value, EvalError> {
+    let real = sort == SortStore::REAL;
+    Ok(match op {
+        Op::ToReal => Value::Real(rat(vals[0])?.into_owned()),
+        Op::ToInt => match vals[0] {
+            Value::Int(i) => Value::Int(i.clone()),
+            v => Value::Int(rat(v)?.floor().to_integer()),
+        },
+        Op::IsInt => Value::Bool(rat(vals[0])?.is_integer()),
+        Op::Divisible(k) => {
+            if k == 0 {
+                return unsupported("divisible by zero");
+            }
+            Value::Bool(int(vals[0])?.is_multiple_of(&BigInt::from(k)))
+        }
+        Op::Abs => match vals[0] {
+            Value::Int(i) => Value::Int(i.abs()),
+            v => Value::Real(rat(v)?.abs()),
+        },
+        Op::IntDiv => {
+            let mut acc = int(vals[0])?.clone();
+            for v in &vals[1..] {
+                acc = euclid_div_mod(&acc, int(v)?)?.0;
+            }
+            Value::Int(acc)
+        }
+        Op::Mod => Value::Int(euclid_div_mod(int(vals[0])?, int(vals[1])?)?.1),
+        Op::RealDiv => {
+            let mut acc = rat(vals[0])?.into_owned();
+            for v in &vals[1..] {
+                let d = rat(v)?;
+                if d.is_zero() {
+                    return unsupported("division by zero");
+                }
+                acc /= d.as_ref();
+            }
+            Value::Real(acc)
+        }
+        _ if real => {
+            let mut acc = rat(vals[0])?.into_owned();
+            if vals.len() == 1 && matches!(op, Op::Neg | Op::Sub) {
+                return Ok(Value::Real(-acc));
+            }
+            for v in &vals[1..] {
+                let x = rat(v)?;
+                match op {
+                    Op::Add => acc += x.as_ref(),
+                    Op::Sub => acc -= x.as_ref(),
+                    Op::Mul => acc *= x.as_ref(),
+                    _ => return unsupported("arithmetic operator"),
+                }
+            }
+            Value::Real(acc)
+        }
+        _ => {
+            let mut acc = int(vals[0])?.clone();
+            if vals.len() == 1 && matches!(op, Op::Neg | Op::Sub) {
+                return Ok(Value::Int(-acc));
+            }
+            for v in &vals[1..] {
+                let x = int(v)?;
+                match op {
+                    Op::Add => acc += x,
+                    Op::Sub => acc -= x,
+                    Op::Mul => acc *= x,
+                    _ => return unsupported("arithmetic operator"),
+                }
+            }
+            Value::Int(acc)
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Bit-vectors
+
+fn bv_parts(v: &Value) -> Result<(u32, &BvVal), EvalError> {
+    match v {
+        Value::Bv { width, v } => Ok((*width, v)),
+        _ => unsupported("expected a bit-vector value"),
+    }
+}
+
+fn small(v: &Value) -> Result<u64, EvalError> {
+    match v {
+        Value::Bv { v: BvVal::Small(x), .. } => Ok(*x),
+        _ => unsupported("expected a narrow bit-vector value"),
+    }
+}
+
+fn big(v: &Value) -> Result<Cow<'_, BigUint>, EvalError> {
+    match v {
+        Value::Bv { v: BvVal::Small(x), .. } => Ok(Cow::Owned(BigUint::from(*x))),
+        Value::Bv { v: BvVal::Wide(x), .. } => Ok(Cow::Borrowed(x)),
+        _ => unsupported("expected a bit-vector value"),
+    }
+}
+
+/// Sign-extend the low `w` bits of `a` to i64.
+#[inline]
+fn sx(a: u64, w: u32) -> i64 {
+    ((a << (64 - w)) as i64) >> (64 - w)
+}
+
+/// The SMT-LIB bit-vector operations on `u64` (width <= 64, values masked).
+pub mod narrow {
+    use super::{mask64, sx};
+    #[inline]
+    pub fn neg(a: u64, w: u32) -> u64 {
+        a.wrapping_neg() & mask64(w)
+    }
+    #[inline]
+    pub fn msb(a: u64, w: u32) -> bool {
+        (a >> (w - 1)) & 1 == 1
+    }
+    #[inline]
+    pub fn udiv(a: u64, b: u64, w: u32) -> u64 {
+        if b == 0 {
+            mask64(w)
+        } else {
+            a / b
+        }
+    }
+    #[inline]
+    pub fn urem(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            a % b
+        }
+    }
+    pub fn sdiv(s: u64, t: u64, w: u32) -> u64 {
+        match (msb(s, w), msb(t, w)) {
+            (false, false) => udiv(s, t, w),
+            (true, false) => neg(udiv(neg(s, w), t, w), w),
+            (false, true) => neg(udiv(s, neg(t, w), w), w),
+            (true, true) => udiv(neg(s, w), neg(t, w), w),
+        }
+    }
+    pub fn srem(s: u64, t: u64, w: u32) -> u64 {
+        match (msb(s, w), msb(t, w)) {
+            (false, false) => urem(s, t),
+            (true, false) => neg(urem(neg(s, w), t), w),
+            (false, true) => urem(s, neg(t, w)),
+            (true, true) => neg(urem(neg(s, w), neg(t, w)), w),
+        }
+    }
+    pub fn smod(s: u64, t: u64, w: u32) -> u64 {
+        let (ms, mt) = (msb(s, w), msb(t, w));
+        let abs_s = if ms { neg(s, w) } else { s };
+        let abs_t = if mt { neg(t, w) } else { t };
+        let u = urem(abs_s, abs_t);
+        let m = mask64(w);
+        if u == 0 {
+            u
+        } else {
+            match (ms, mt) {
+                (false, false) => u,
+                (true, false) => neg(u, w).wrapping_add(t) & m,
+                (false, true) => u.wrapping_add(t) & m,
+                (true, true) => neg(u, w),
+            }
+        }
+    }
+    #[inline]
+    pub fn shl(a: u64, b: u64, w: u32) -> u64 {
+        if b >= w as u64 {
+            0
+        } else {
+            (a << b) & mask64(w)
+        }
+    }
+    #[inline]
+    pub fn lshr(a: u64, b: u64, w: u32) -> u64 {
+        if b >= w as u64 {
+            0
+        } else {
+            a >> b
+        }
+    }
+    #[inline]
+    pub fn ashr(a: u64, b: u64, w: u32) -> u64 {
+        if b >= w as u64 {
+            if msb(a, w) {
+                mask64(w)
+            } else {
+                0
+            }
+        } else {
+            ((sx(a, w) >> b) as u64) & mask64(w)
+        }
+    }
+    pub fn rotl(a: u64, k: u32, w: u32) -> u64 {
+        let r = k % w;
+        if r == 0 {
+            a
+        } else {
+            ((a << r) | (a >> (w - r))) & mask64(w)
+        }
+    }
+    #[inline]
+    pub fn slt(a: u64, b: u64, w: u32) -> bool {
+        sx(a, w) < sx(b, w)
+    }
+}
+
+/// The same operations on `BigUint` (any width).
+mod wide {
+    use super::{mask_big, BigUint};
+    use num_traits::{One, ToPrimitive, Zero};
+    pub fn neg(a: &BigUint, w: u32) -> BigUint {
+        if a.is_zero() {
+            BigUint::zero()
+        } else {
+            (BigUint::one() << w as usize) - a
+        }
+    }
+    pub fn msb(a: &BigUint, w: u32) -> bool {
+        a.bit(w as u64 - 1)
+    }
+    pub fn udiv(a: &BigUint, b: &BigUint, w: u32) -> BigUint {
+        if b.is_zero() {
+            mask_big(w)
+        } else {
+            a / b
+        }
+    }
+    pub fn urem(a: &BigUint, b: &BigUint) -> BigUint {
+        if b.is_zero() {
+            a.clone()
+        } else {
+            a % b
+        }
+    }
+    pub fn sdiv(s: &BigUint, t: &BigUint, w: u32) -> BigUint {
+        match (msb(s, w), msb(t, w)) {
+            (false, false) => udiv(s, t, w),
+            (true, false) => neg(&udiv(&neg(s, w), t, w), w),
+            (false, true) => neg(&udiv(s, &neg(t, w), w), w),
+            (true, true) => udiv(&neg(s, w), &neg(t, w), w),
+        }
+    }
+    pub fn srem(s: &BigUint, t: &BigUint, w: u32) -> BigUint {
+        match (msb(s, w), msb(t, w)) {
+            (false, false) => urem(s, t),
+            (true, false) => neg(&urem(&neg(s, w), t), w),
+            (false, true) => urem(s, &neg(t, w)),
+            (true, true) => neg(&urem(&neg(s, w), &neg(t, w)), w),
+        }
+    }
+    pub fn smod(s: &BigUint, t: &BigUint, w: u32) -> BigUint {
+        let (ms, mt) = (msb(s, w), msb(t, w));
+        let abs_s = if ms { neg(s, w) } else { s.clone() };
+        let abs_t = if mt { neg(t, w) } else { t.clone() };
+        let u = urem(&abs_s, &abs_t);
+        if u.is_zero() {
+            return u;
+        }
+        let m = mask_big(w);
+        match (ms, mt) {
+            (false, false) => u,
+            (true, false) => (neg(&u, w) + t) & m,
+            (false, true) => (u + t) & m,
+            (true, true) => neg(&u, w),
+        }
+    }
+    /// Shift amount as usize when below the width.
+    fn amount(b: &BigUint, w: u32) -> Option<usize> {
+        b.to_u32().filter(|&x| x < w).map(|x| x as usize)
+    }
+    pub fn shl(a: &BigUint, b: &BigUint, w: u32) -> BigUint {
+        match amount(b, w) {
+            Some(k) => (a << k) & mask_big(w),
+            None => BigUint::zero(),
+        }
+    }
+    pub fn lshr(a: &BigUint, b: &BigUint, w: u32) -> BigUint {
+        match amount(b, w) {
+            Some(k) => a >> k,
+            None => BigUint::zero(),
+        }
+    }
+    pub fn ashr(a: &BigUint, b: &BigUint, w: u32) -> BigUint {
+        let m = msb(a, w);
+        match amount(b, w) {
+            Some(k) => {
+                let r = a >> k;
+                if m {
+                    // set the top k bits
+                    r | (mask_big(w) ^ (mask_big(w) >> k))
+                } else {
+                    r
+                }
+            }
+            None => {
+                if m {
+                    mask_big(w)
+                } else {
+                    BigUint::zero()
+                }
+            }
+        }
+    }
+    pub fn rotl(a: &BigUint, k: u32, w: u32) -> BigUint {
+        let r = k % w;
+        if r == 0 {
+            a.clone()
+        } else {
+            ((a << r as usize) | (a >> (w - r) as usize)) & mask_big(w)
+        }
+    }
+    pub fn slt(a: &BigUint, b: &BigUint, w: u32) -> bool {
+        match (msb(a, w), msb(b, w)) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => a < b,
+        }
+    }
+}
+
+/// A bit-vector operation on evaluated arguments. `sort` is the result sort.
+fn bv_op(store: &TermStore, op: Op, sort: SortId, vals: &[&Value]) -> Result<Value, EvalError> {
+    let get = |k: usize| -> Result<&Value, EvalError> {
+        match vals.get(k) {
+            Some(v) => Ok(*v),
+            None => unsupported("internal: missing bit-vector argument"),
+        }
+    };
+    let n = vals.len();
+    let a0 = get(0)?;
+    let (w0, _) = bv_parts(a0)?;
+    // Operators whose result width differs from the argument width.
+    match op {
+        Op::Concat => {
+            let rw = bv_width(store, sort)?;
+            if rw <= 64 {
+                let mut acc: u64 = 0;
+                for k in 0..n {
+                    let v = get(k)?;
+                    let (w, _) = bv_parts(v)?;
+                    acc = acc.checked_shl(w).unwrap_or(0) | small(v)?;
+                }
+                return Ok(Value::bv_u64(rw, acc));
+            }
+            let mut acc = BigUint::zero();
+            for k in 0..n {
+                let v = get(k)?;
+                let (w, _) = bv_parts(v)?;
+                acc = (acc << w as usize) | big(v)?.as_ref();
+            }
+            return Ok(Value::bv_big(rw, acc));
+        }
+        Op::Extract(i, j) => {
+            let rw = i - j + 1;
+            return Ok(if w0 <= 64 {
+                Value::bv_u64(rw, small(a0)? >> j)
+            } else {
+                Value::bv_big(rw, big(a0)?.as_ref() >> j as usize)
+            });
+        }
+        Op::ZeroExtend(k) => {
+            let rw = w0 + k;
+            return Ok(match a0 {
+                Value::Bv { v: BvVal::Small(x), .. } => Value::bv_u64(rw, *x),
+                _ => Value::bv_big(rw, big(a0)?.into_owned()),
+            });
+        }
+        Op::SignExtend(k) => {
+            let rw = w0 + k;
+            if rw <= 64 {
+                return Ok(Value::bv_u64(rw, sx(small(a0)?, w0) as u64));
+            }
+            let b = big(a0)?.into_owned();
+            return Ok(if wide::msb(&b, w0) {
+                Value::bv_big(rw, b | (mask_big(rw) ^ mask_big(w0)))
+            } else {
+                Value::bv_big(rw, b)
+            });
+        }
+        Op::Repeat(k) => {
+            let rw = w0 * k;
+            if rw <= 64 {
+                let x = small(a0)?;
+                let mut acc = 0u64;
+                for _ in 0..k {
+                    acc = acc.checked_shl(w0).unwrap_or(0) | x;
+                }
+                return Ok(Value::bv_u64(rw, acc));
+            }
+            let x = big(a0)?;
+            let mut acc = BigUint::zero();
+            for _ in 0..k {
+                acc = (acc << w0 as usize) | x.as_ref();
+            }
+            return Ok(Value::bv_big(rw, acc));
+        }
+        Op::BvComp => {
+            return Ok(Value::bv_u64(1, (a0 == get(1)?) as u64));
+        }
+        _ => {}
+    }
+    let w = w0;
+    if w <= 64 {
+        let a = small(a0)?;
+        let m = mask64(w);
+        let b = || -> Result<u64, EvalError> { small(get(1)?) };
+        let fold = |f: &dyn Fn(u64, u64) -> u64| -> Result<u64, EvalError> {
+            let mut acc = a;
+            for k in 1..n {
+                acc = f(acc, small(get(k)?)?);
+            }
+            Ok(acc & m)
+        };
+        let r = |x: u64| Ok(Value::Bv { width: w, v: BvVal::Small(x & m) });
+        let cmp = |x: bool| Ok(Value::Bool(x));
+        return match op {
+            Op::BvNot => r(!a),
+            Op::BvNeg => r(narrow::neg(a, w)),
+            Op::BvAnd => r(fold(&|x, y| x & y)?),
+            Op::BvOr => r(fold(&|x, y| x | y)?),
+            Op::BvXor => r(fold(&|x, y| x ^ y)?),
+            Op::BvAdd => r(fold(&|x, y| x.wrapping_add(y))?),
+            Op::BvSub => r(fold(&|x, y| x.wrapping_sub(y))?),
+            Op::BvMul => r(fold(&|x, y| x.wrapping_mul(y))?),
+            Op::BvNand => r(!(a & b()?)),
+            Op::BvNor => r(!(a | b()?)),
+            Op::BvXnor => r(!(a ^ b()?)),
+            Op::BvUdiv => r(narrow::udiv(a, b()?, w)),
+            Op::BvUrem => r(narrow::urem(a, b()?)),
+            Op::BvSdiv => r(narrow::sdiv(a, b()?, w)),
+            Op::BvSrem => r(narrow::srem(a, b()?, w)),
+            Op::BvSmod => r(narrow::smod(a, b()?, w)),
+            Op::BvShl => r(narrow::shl(a, b()?, w)),
+            Op::BvLshr => r(narrow::lshr(a, b()?, w)),
+            Op::BvAshr => r(narrow::ashr(a, b()?, w)),
+            Op::RotateLeft(k) => r(narrow::rotl(a, k % w, w)),
+            Op::RotateRight(k) => r(narrow::rotl(a, (w - k % w) % w, w)),
+            Op::BvUlt => cmp(a < b()?),
+            Op::BvUle => cmp(a <= b()?),
+            Op::BvUgt => cmp(a > b()?),
+            Op::BvUge => cmp(a >= b()?),
+            Op::BvSlt => cmp(narrow::slt(a, b()?, w)),
+            Op::BvSle => cmp(!narrow::slt(b()?, a, w)),
+            Op::BvSgt => cmp(narrow::slt(b()?, a, w)),
+            Op::BvSge => cmp(!narrow::slt(a, b()?, w)),
+            _ => unsupported("operator not modelled"),
+        };
+    }
+    let a = big(a0)?;
+    let a = a.as_ref();
+    let m = mask_big(w);
+    let b = || -> Result<BigUint, EvalError> { Ok(big(get(1)?)?.into_owned()) };
+    let fold = |f: &dyn Fn(BigUint, &BigUint) -> BigUint| -> Result<BigUint, EvalError> {
+        let mut acc = a.clone();
+        for k in 1..n {
+            acc = f(acc, big(get(k)?)?.as_ref()) & &m;
+        }
+        Ok(acc)
+    };
+    let r = |x: BigUint| Ok(Value::bv_big(w, x));
+    let cmp = |x: bool| Ok(Value::Bool(x));
+    let two_w = || BigUint::one() << w as usize;
+    match op {
+        Op::BvNot => r(a ^ &m),
+        Op::BvNeg => r(wide::neg(a, w)),
+        Op::BvAnd => r(fold(&|x, y| x & y)?),
+        Op::BvOr => r(fold(&|x, y| x | y)?),
+        Op::BvXor => r(fold(&|x, y| x ^ y)?),
+        Op::BvAdd => r(fold(&|x, y| x + y)?),
+        Op::BvSub => {
+            let t = two_w();
+            r(fold(&|x, y| x + &t - y)?)
+        }
+        Op::BvMul => r(fold(&|x, y| x * y)?),
+        Op::BvNand => r((a & &b()?) ^ &m),
+        Op::BvNor => r((a | &b()?) ^ &m),
+        Op::BvXnor => r((a ^ &b()?) ^ &m),
+        Op::BvUdiv => r(wide::udiv(a, &b()?, w)),
+        Op::BvUrem => r(wide::urem(a, &b()?)),
+        Op::BvSdiv => r(wide::sdiv(a, &b()?, w)),
+        Op::BvSrem => r(wide::srem(a, &b()?, w)),
+        Op::BvSmod => r(wide::smod(a, &b()?, w)),
+        Op::BvShl => r(wide::shl(a, &b()?, w)),
+        Op::BvLshr => r(wide::lshr(a, &b()?, w)),
+        Op::BvAshr => r(wide::ashr(a, &b()?, w)),
+        Op::RotateLeft(k) => r(wide::rotl(a, k % w, w)),
+        Op::RotateRight(k) => r(wide::rotl(a, (w - k % w) % w, w)),
+        Op::BvUlt => cmp(a < &b()?),
+        Op::BvUle => cmp(a <= &b()?),
+        Op::BvUgt => cmp(a > &b()?),
+        Op::BvUge => cmp(a >= &b()?),
+        Op::BvSlt => cmp(wide::slt(a, &b()?, w)),
+        Op::BvSle => cmp(!wide::slt(&b()?, a, w)),
+        Op::BvSgt => cmp(wide::slt(&b()?, a, w)),
+        Op::BvSge => cmp(!wide::slt(a, &b()?, w)),
+        _ => unsupported("operator not modelled"),
+    }
+}
