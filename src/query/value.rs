@@ -481,7 +481,9 @@ mod tests {
         assert_eq!(b.default_value(), &Value::bv_u64(8, 3));
         assert_eq!(b.entries().len(), 1);
         let v = Value::Array(b);
-        assert!(v.has_sort(&sorts, { let e = sorts.bv(8); sorts.array(bv2, e) }));
+        let e8 = sorts.bv(8);
+        let s = sorts.array(bv2, e8);
+        assert!(v.has_sort(&sorts, s));
         assert!(!v.has_sort(&sorts, bb));
     }
 }
