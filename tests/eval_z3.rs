@@ -180,8 +180,8 @@ fn gen_bv(rng: &mut Rng, w: u32, depth: u32) -> String {
             let k = rng.below(w as u64) as u32;
             format!("((_ {} {k}) {})", rng.pick(&["zero_extend", "sign_extend"]), gen_bv(rng, w - k, d))
         }
-        10 if w % 2 == 0 || w % 3 == 0 => {
-            let r = if w % 2 == 0 { 2 } else { 3 };
+        10 if w.is_multiple_of(2) || w.is_multiple_of(3) => {
+            let r = if w.is_multiple_of(2) { 2 } else { 3 };
             format!("((_ repeat {r}) {})", gen_bv(rng, w / r, d))
         }
         11 if w == 1 => {
