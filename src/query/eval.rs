@@ -213,11 +213,11 @@ impl<'a> Evaluator<'a> {
             Op::Other(_) => unsupported("unmodelled operator"),
             Op::Str(_) => unsupported("string literal"),
             _ => {
-                for k in fr.i as usize..args.len() {
-                    match self.memo.get(&args[k]) {
+                for (k, &a) in args.iter().enumerate().skip(fr.i as usize) {
+                    match self.memo.get(&a) {
                         None => {
                             fr.i = k as u32;
-                            return Ok(Step::Push(args[k]));
+                            return Ok(Step::Push(a));
                         }
                         Some(None) => return Ok(Step::Done(None)),
                         Some(Some(_)) => {}
@@ -259,11 +259,11 @@ impl<'a> Evaluator<'a> {
 
     fn step_connective(&mut self, fr: &mut Frame, op: Op, args: &[TermId]) -> Result<Step, EvalError> {
         let n = args.len();
-        for k in fr.i as usize..n {
-            match self.memo.get(&args[k]) {
+        for (k, &a) in args.iter().enumerate().skip(fr.i as usize) {
+            match self.memo.get(&a) {
                 None => {
                     fr.i = k as u32;
-                    return Ok(Step::Push(args[k]));
+                    return Ok(Step::Push(a));
                 }
                 Some(None) => fr.undet = true,
                 Some(Some(Value::Bool(b))) => {
@@ -711,11 +711,7 @@ pub mod narrow {
     }
     #[inline]
     pub fn udiv(a: u64, b: u64, w: u32) -> u64 {
-        if b == 0 {
-            mask64(w)
-        } else {
-            a / b
-        }
+        a.checked_div(b).unwrap_or(mask64(w))
     }
     #[inline]
     pub fn urem(a: u64, b: u64) -> u64 {

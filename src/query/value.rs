@@ -83,21 +83,24 @@ impl ArrayVal {
         }
     }
 
+    /// False when `normalise_finite` certainly leaves the array unchanged.
+    fn may_need_finite_normalisation(&self, sorts: &SortStore, index: SortId) -> bool {
+        let k = self.entries.len() as u128;
+        k > 0 && domain_size(sorts, index).is_some_and(|n| 2 * k >= n as u128)
+    }
+
     /// Make the representation canonical for a finite index sort (see the module doc).
     /// False when that would be needed but the index sort cannot be enumerated.
     pub fn normalise_finite(&mut self, sorts: &SortStore, index: SortId) -> bool {
-        let k = self.entries.len() as u128;
-        if k == 0 {
+        // Otherwise the default occurs n - k > n/2 > k times: the unique most frequent element.
+        if !self.may_need_finite_normalisation(sorts, index) {
             return true;
         }
+        let k = self.entries.len() as u64;
         let Some(n) = domain_size(sorts, index) else { return true };
-        if 2 * k < n as u128 {
-            // The default occurs n - k > n/2 > k times: the unique most frequent element.
-            return true;
-        }
         let Some(dom) = enumerate_domain(sorts, index, n) else { return false };
         let mut counts: BTreeMap<&Value, u64> = BTreeMap::new();
-        *counts.entry(&self.default).or_insert(0) += n - k as u64;
+        *counts.entry(&self.default).or_insert(0) += n.saturating_sub(k);
         for v in self.entries.values() {
             *counts.entry(v).or_insert(0) += 1;
         }
@@ -122,7 +125,7 @@ impl ArrayVal {
             }
         }
         self.entries = entries;
-        self.default = Box::new(best);
+        *self.default = best;
         true
     }
 }
@@ -221,6 +224,9 @@ impl Value {
                 let (i, e) = (*i, *e);
                 if !a.default.has_sort(sorts, e) || !a.entries.iter().all(|(k, v)| k.has_sort(sorts, i) && v.has_sort(sorts, e) && v != &*a.default) {
                     return false;
+                }
+                if !a.may_need_finite_normalisation(sorts, i) {
+                    return true;
                 }
                 let mut c = a.clone();
                 c.normalise_finite(sorts, i) && c == *a
