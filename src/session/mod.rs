@@ -215,6 +215,12 @@ impl Engine {
             self.echo(s);
             return outcome;
         }
+        if let Some(Command::GetOption(k)) = &cmd {
+            if let Some(v) = self.own_option(k) {
+                self.emit(&v);
+                return outcome;
+            }
+        }
         if let Some(Command::SetInfo(k, v)) = &cmd {
             if k == ":status" {
                 outcome.status = Answer::parse(v);
@@ -304,6 +310,15 @@ impl Engine {
         outcome
     }
 
+    /// Options whose value is the client's, not the backend's (the proxy sets them on
+    /// the backend for its own use).
+    fn own_option(&self, k: &str) -> Option<String> {
+        match k {
+            ":print-success" => Some(self.client.print_success.to_string()),
+            _ => None,
+        }
+    }
+
     fn client_has_state(&self) -> bool {
         !self.client.preamble.is_empty() || self.client.frames.iter().any(|f| !f.raw.is_empty()) || self.client.depth() > 0
     }
@@ -333,7 +348,14 @@ impl Engine {
                     self.client.frames.pop();
                 }
             }
-            Command::SetLogic(_) | Command::SetOption(..) => self.client.preamble.push(text.to_string()),
+            Command::SetLogic(_) | Command::SetOption(..) => {
+                if let Command::SetOption(k, v) = &cmd {
+                    if k == ":produce-models" {
+                        self.client.produce_models = v == "true";
+                    }
+                }
+                self.client.preamble.push(text.to_string())
+            }
             c if c.changes_state() => {
                 self.declare(&cmd);
                 self.client.top().raw.push(text.to_string());
@@ -459,6 +481,10 @@ impl Engine {
             }
             Command::GetInfo(ref k) if k == ":smtproxy-version" => {
                 self.emit(&format!("(:smtproxy-version \"{}\")", env!("CARGO_PKG_VERSION")));
+            }
+            Command::GetOption(ref k) if self.own_option(k).is_some() => {
+                let v = self.own_option(k).unwrap_or_default();
+                self.emit(&v);
             }
             Command::GetInfo(_) | Command::GetOption(_) => match self.planner.main.cmd(text) {
                 Ok(r) => self.emit(&r.to_text()),
