@@ -58,7 +58,16 @@ pub struct CachePlanner {
     sat_sets: SetIndex<u32>,
     models: Vec<Model>,
     recent: VecDeque<u32>,
+    /// Session memo: sorted conjunct set of a component -> what it was found to be.
+    exact: FxHashMap<Vec<TermId>, Known>,
+    conj_ids: FxHashMap<TermId, u64>,
     warned: bool,
+}
+
+#[derive(Clone, Copy)]
+enum Known {
+    Sat(u32),
+    Unsat,
 }
 
 /// The result of a cache-planned check.
@@ -79,6 +88,8 @@ impl CachePlanner {
             sat_sets: SetIndex::new(CEX_MAX_SETS),
             models: Vec::new(),
             recent: VecDeque::new(),
+            exact: FxHashMap::default(),
+            conj_ids: FxHashMap::default(),
             warned: false,
         }
     }
@@ -123,13 +134,39 @@ impl CachePlanner {
         let mut any_solver = false;
         let mut used_model = false;
         for comp in comps {
-            let ids = crate::query::canon::conjunct_keys_client(store, &comp.conjuncts);
+            // The same conjunct set answered before in this session.
+            let mut exact: Vec<TermId> = comp.conjuncts.clone();
+            exact.sort_unstable();
+            match self.exact.get(&exact) {
+                Some(Known::Unsat) => {
+                    stats.cache_hits += u64::from(!any_solver);
+                    return Ok(Planned::Own(Answer::Unsat, None));
+                }
+                Some(Known::Sat(i)) => {
+                    if let Some(m) = self.models.get(*i as usize) {
+                        let m = m.clone();
+                        merge(store, &mut model, &m, &comp.conjuncts);
+                        continue;
+                    }
+                }
+                None => {}
+            }
+            let ids = self.conjunct_ids(store, &comp.conjuncts);
             // Counterexample reasoning: a refuted subset.
             if self.unsat_sets.find_subset(&ids).is_some() {
                 stats.cache_hits += u64::from(!any_solver);
+                self.learn(exact, Known::Unsat);
                 return Ok(Planned::Own(Answer::Unsat, None));
             }
-            // Exact canonical key.
+            // A model of a superset, or a recent model (cheaper than canonicalising).
+            if let Some(m) = self.find_model(store, &ids, &comp.conjuncts) {
+                used_model = true;
+                merge(store, &mut model, &m, &comp.conjuncts);
+                let i = self.remember(&ids, m);
+                self.learn(exact, Known::Sat(i));
+                continue;
+            }
+            // Exact canonical key in the stores.
             let canon = canonicalize(store, &comp.conjuncts);
             let k = Key(key(&canon.text, logic, &[]));
             let mut order: Vec<(usize, TermId)> =
@@ -140,24 +177,20 @@ impl CachePlanner {
                     Verdict::Unsat => {
                         stats.cache_hits += u64::from(!any_solver);
                         self.unsat_sets.insert(&ids, ());
+                        self.learn(exact, Known::Unsat);
                         return Ok(Planned::Own(Answer::Unsat, None));
                     }
                     Verdict::Sat => {
                         if let Some(m) = e.model.as_deref().and_then(|t| decode_model(store, t, &order)) {
                             if satisfies(store, &m, &comp.conjuncts) {
                                 merge(store, &mut model, &m, &comp.conjuncts);
-                                self.remember(&ids, m);
+                                let i = self.remember(&ids, m);
+                                self.learn(exact, Known::Sat(i));
                                 continue;
                             }
                         }
                     }
                 }
-            }
-            // A model of a superset, or a recent model.
-            if let Some(m) = self.find_model(store, &ids, &comp.conjuncts) {
-                used_model = true;
-                merge(store, &mut model, &m, &comp.conjuncts);
-                continue;
             }
             // The backend.
             any_solver = true;
@@ -166,6 +199,7 @@ impl CachePlanner {
             match a {
                 Answer::Unsat => {
                     self.unsat_sets.insert(&ids, ());
+                    self.learn(exact, Known::Unsat);
                     if let Some(t) = self.store_tiers.as_mut() {
                         t.put(&k, &Entry { verdict: Verdict::Unsat, model: None });
                     }
@@ -187,7 +221,8 @@ impl CachePlanner {
                         }
                     }
                     merge(store, &mut model, &m, &comp.conjuncts);
-                    self.remember(&ids, m);
+                    let i = self.remember(&ids, m);
+                    self.learn(exact, Known::Sat(i));
                 }
             }
         }
@@ -209,17 +244,42 @@ impl CachePlanner {
         Ok(Planned::NotModelled)
     }
 
-    fn remember(&mut self, ids: &[u64], m: Model) {
+    /// Keep a component model for reuse; returns its index.
+    fn remember(&mut self, ids: &[u64], m: Model) -> u32 {
+        if self.models.len() >= CEX_MAX_SETS {
+            self.models.clear();
+            self.sat_sets.clear();
+            self.recent.clear();
+            self.exact.clear();
+        }
         let idx = self.models.len() as u32;
         self.models.push(m);
         self.sat_sets.insert(ids, idx);
         self.recent.push_front(idx);
         self.recent.truncate(RECENT_MODELS);
-        if self.models.len() > CEX_MAX_SETS {
-            self.models.clear();
-            self.sat_sets.clear();
-            self.recent.clear();
+        idx
+    }
+
+    fn learn(&mut self, conj: Vec<TermId>, k: Known) {
+        if self.exact.len() >= CEX_MAX_SETS {
+            self.exact.clear();
         }
+        self.exact.insert(conj, k);
+    }
+
+    /// Stable ids of conjuncts (hash of their text in client names), memoised per term.
+    fn conjunct_ids(&mut self, store: &TermStore, conj: &[TermId]) -> Vec<u64> {
+        let mut ids: Vec<u64> = conj
+            .iter()
+            .map(|&c| {
+                *self.conj_ids.entry(c).or_insert_with(|| {
+                    crate::query::canon::conjunct_keys_client(store, &[c]).first().copied().unwrap_or(0)
+                })
+            })
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
     }
 
     fn find_model(&self, store: &TermStore, ids: &[u64], conj: &[TermId]) -> Option<Model> {
