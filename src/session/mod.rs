@@ -25,7 +25,7 @@ use crate::driver::{DriverError, Response, SolverKind, SolverSpec};
 use crate::smt2::command::Command;
 use crate::smt2::lexer::{unescape_string, Sexps};
 use crate::smt2::parser::{parse_command, ErrorKind};
-use crate::smt2::printer::{client_name, print_term, quote_symbol, BackendNames};
+use crate::smt2::printer::{print_term, quote_symbol, BackendNames};
 use crate::smt2::reader::Frame;
 use crate::smt2::response::{self, Dialect};
 use crate::term::signature::{DeclKind, FunDef, Signature, SortDef};
@@ -644,9 +644,12 @@ impl Engine {
     }
 }
 
-/// Rewrite a backend get-model answer for the client: drop entries of internal names (CSE
-/// macros, renamed declarations) and map reserved-prefix names back.
-pub fn filter_model(text: &str) -> String {
+/// Rewrite a backend get-model answer for the client: keep only the entries of the
+/// client's current declarations (`names` maps their backend names to client names), so
+/// CSE macros, declarations hoisted for earlier queries and renamed declarations never
+/// show, and the client sees its own names. With the `model` header of yices dropped, the
+/// layout is z3's.
+pub fn filter_model(text: &str, names: &rustc_hash::FxHashMap<String, String>) -> String {
     let Ok(sx) = Sexps::parse(text) else { return text.to_string() };
     let Some(&root) = sx.roots.first() else { return text.to_string() };
     let Some(items) = sx.list(root) else { return text.to_string() };
@@ -661,13 +664,13 @@ pub fn filter_model(text: &str) -> String {
     for &it in &items[start..] {
         let k = sx.list(it).unwrap_or(&[]);
         let name = k.get(1).and_then(|&n| sx.symbol(n));
-        match name.map(|n| (n, client_name(n))) {
+        match name.map(|n| (n, names.get(n))) {
             Some((_, None)) => changed = true,
             Some((n, Some(c))) if c != n => {
                 changed = true;
                 let src = sx.source(it);
                 let name_src = sx.source(k[1]);
-                kept.push(src.replacen(name_src, &quote_symbol(&c), 1));
+                kept.push(src.replacen(name_src, &quote_symbol(c), 1));
             }
             _ => kept.push(sx.source(it).to_string()),
         }

@@ -213,9 +213,16 @@ impl Planner {
         if let ModelAt::Own(m) = &mut self.model_at {
             return own_model(store, m, decls, dialect);
         }
+        let stack_names = matches!(self.model_at, ModelAt::Main(_))
+            && matches!(self.strategy, Strategy::Stack | Strategy::StackCse | Strategy::Hybrid);
+        let mut names: rustc_hash::FxHashMap<String, String> = rustc_hash::FxHashMap::default();
+        for d in decls {
+            let backend = if stack_names { self.stack.names().backend_of(store, d) } else { backend_name(&d.name).into_owned() };
+            names.insert(backend, d.name.clone());
+        }
         let h = self.model_backend()?;
         match h.cmd("(get-model)") {
-            Ok(Response::Other(text)) => Ok(super::filter_model(&text)),
+            Ok(Response::Other(text)) => Ok(super::filter_model(&text, &names)),
             Ok(Response::Error(e)) => Err(e),
             Ok(r) => Err(format!("unexpected solver answer {}", r.to_text())),
             Err(e) => Err(format!("solver failed: {e}")),

@@ -44,6 +44,17 @@ pub struct StackNames {
     macros: FxHashMap<TermId, String>,
 }
 
+impl StackNames {
+    /// The backend name of a client declaration.
+    pub fn backend_of(&self, store: &TermStore, d: &super::client::Decl) -> String {
+        let _ = store;
+        match self.renamed.get(&(d.sym, d.ret)) {
+            Some(n) => n.clone(),
+            None => backend_name(&d.name).into_owned(),
+        }
+    }
+}
+
 impl Names for StackNames {
     fn sym<'a>(&'a self, store: &'a TermStore, t: TermId, s: Sym) -> Cow<'a, str> {
         if let Some(n) = self.renamed.get(&(s, store.sort(t))) {

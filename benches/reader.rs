@@ -1,0 +1,46 @@
+//! Framing + parsing throughput: every command of a KLEE log framed by `CommandReader` and
+//! parsed into a fresh `TermStore`, with the signature maintained as the engine does.
+
+mod common;
+
+use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use smtproxy::smt2::reader::{CommandReader, Frame};
+use smtproxy::term::signature::Signature;
+use smtproxy::term::TermStore;
+
+const LOGS: &[&str] = &["sbase-cut/all-queries.smt2.gz", "regexp/solver-queries.smt2.gz"];
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("reader");
+    for rel in LOGS {
+        let text = common::load(rel);
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        // Framing alone.
+        g.bench_function(format!("frame/{}", common::short(rel)), |b| {
+            b.iter(|| {
+                let mut n = 0usize;
+                for f in CommandReader::new(black_box(text.as_bytes())) {
+                    if let Frame::Command(c) = f {
+                        n += c.text.len();
+                    }
+                }
+                n
+            })
+        });
+        // Framing + parsing into a fresh store (the store's construction is not timed).
+        g.bench_function(format!("frame+parse/{}", common::short(rel)), |b| {
+            b.iter_batched(
+                || (TermStore::new(), Signature::default()),
+                |(mut store, mut sig)| {
+                    let n = common::parse_all(&mut store, &mut sig, black_box(&text));
+                    (n, store)
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group! { name = benches; config = common::criterion(); targets = bench }
+criterion_main!(benches);
