@@ -172,17 +172,14 @@ fn z3_domain_cache() {
     domain("cache");
 }
 #[test]
-#[ignore = "BUG: domain.smt2 under --strategy stack does not finish in 300 s (passthrough 15 s, fresh 51 s)"]
 fn z3_domain_stack() {
     domain("stack");
 }
 #[test]
-#[ignore = "BUG: domain.smt2 under --strategy stack-cse does not finish in 300 s (passthrough 15 s, fresh 51 s)"]
 fn z3_domain_stack_cse() {
     domain("stack-cse");
 }
 #[test]
-#[ignore = "BUG: domain.smt2 under --strategy hybrid does not finish in 300 s (passthrough 15 s, fresh 51 s)"]
 fn z3_domain_hybrid() {
     domain("hybrid");
 }

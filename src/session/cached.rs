@@ -192,9 +192,16 @@ impl CachePlanner {
                     }
                 }
             }
+            if canon.conjuncts == [TermStore::FALSE] {
+                // The canonical form (an equivalence) decided the component.
+                stats.cache_hits += u64::from(!any_solver);
+                self.unsat_sets.insert(&ids, ());
+                self.learn(exact, Known::Unsat);
+                return Ok(Planned::Own(Answer::Unsat, None));
+            }
             // The backend.
             any_solver = true;
-            let leaves: Vec<TermId> = order.iter().map(|x| x.1).collect();
+            let leaves: Vec<TermId> = free_symbols_of(store, &comp.conjuncts);
             let (a, m) = self.solve(stack, main, aux, store, q, &comp.conjuncts, &leaves, stats)?;
             match a {
                 Answer::Unsat => {
@@ -381,8 +388,21 @@ fn fresh_component(h: &mut SolverHandle, store: &TermStore, decls: &[Decl], conj
     Ok(Answer::Unknown)
 }
 
+/// True when an uninterpreted function is applied anywhere (models of functions are not
+/// extracted, so such queries are planned otherwise).
 fn has_functions(store: &TermStore, cs: &[TermId]) -> bool {
-    free_symbols_of(store, cs).iter().any(|&l| !store.args(l).is_empty())
+    let mut seen: FxHashSet<TermId> = FxHashSet::default();
+    let mut stack: Vec<TermId> = cs.to_vec();
+    while let Some(t) = stack.pop() {
+        if !seen.insert(t) {
+            continue;
+        }
+        if matches!(store.op(t), Op::Sym(_)) && !store.args(t).is_empty() {
+            return true;
+        }
+        stack.extend(store.args(t).iter().copied());
+    }
+    false
 }
 
 /// The index `i` of a canonical constant `\0c<i>`.

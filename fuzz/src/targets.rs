@@ -1,0 +1,169 @@
+//! The fuzz target functions, shared by the libFuzzer binaries (`fuzz/fuzz_targets/*.rs`,
+//! `cargo +nightly fuzz run reader|engine`) and the stable mutation-loop fallback
+//! (`tests/client_fuzz_smoke.rs`), which include this file with `#[path]`.
+//!
+//! A target "fails" by panicking; libFuzzer reports the panic as a crash, the fallback
+//! catches it and saves the input under `fuzz/regressions/`.
+#![allow(dead_code)]
+
+use smtproxy::session::{Config, Engine, Outcome, Strategy};
+use smtproxy::smt2::command::Command;
+use smtproxy::smt2::parser::{parse_command, parse_term};
+use smtproxy::smt2::printer::{print_term, ClientNames};
+use smtproxy::smt2::reader::{CommandReader, Frame};
+use smtproxy::term::signature::{DeclKind, FunDef, Signature, SortDef};
+use smtproxy::term::TermStore;
+use std::time::Duration;
+
+/// Inputs longer than this are cut (keeps the engine target fast; the reader target takes
+/// up to 64 KiB).
+pub const ENGINE_MAX_LEN: usize = 1500;
+pub const READER_MAX_LEN: usize = 64 << 10;
+
+/// Run `f` on a thread with a big stack, as the smtproxy binary runs its engine (1 GiB
+/// there; deep nesting is expected to be handled), re-raising a panic on this thread.
+pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let h = std::thread::Builder::new().stack_size(256 << 20).spawn(f).expect("spawn fuzz thread");
+    match h.join() {
+        Ok(v) => v,
+        Err(p) => std::panic::resume_unwind(p),
+    }
+}
+
+/// Target (a): frame the bytes into commands, parse each into one term store and signature
+/// (declarations, definitions and push/pop applied as the engine does, so later commands
+/// see earlier symbols), and check the printer invariant: an asserted term printed with
+/// the client's names parses back to the same term id.
+pub fn reader(data: &[u8]) {
+    let data = &data[..data.len().min(READER_MAX_LEN)];
+    let data = data.to_vec();
+    with_big_stack(move || reader_inner(&data));
+}
+
+fn reader_inner(data: &[u8]) {
+    let mut store = TermStore::new();
+    let mut sig = Signature::default();
+    let mut n = 0usize;
+    for frame in CommandReader::new(data) {
+        n += 1;
+        if n > 10_000 {
+            break;
+        }
+        let raw = match frame {
+            Frame::Command(raw) => raw,
+            Frame::Error { line, col, .. } => {
+                assert!(line >= 1 && col >= 1, "error position must be 1-based");
+                continue;
+            }
+        };
+        // The framed text must be one balanced command that starts with '('.
+        assert!(raw.text.trim_start().starts_with('('), "framed command does not start with '(': {:?}", raw.text);
+        let Ok(cmd) = parse_command(&mut store, &sig, &raw.text) else { continue };
+        match &cmd {
+            Command::DeclareSort(name, arity) => sig.add_sort(name, SortDef::Declared(*arity)),
+            Command::DefineSort { name, params, body } => {
+                sig.add_sort(name, SortDef::Alias { params: params.clone(), body: body.clone() })
+            }
+            Command::DeclareFun { name, params, ret } => {
+                let sym = store.sym(name);
+                sig.add_fun(name, FunDef::Declared { sym, params: params.clone(), ret: *ret, kind: DeclKind::Free });
+            }
+            Command::DefineFun { name, params, body, .. } => {
+                let params = params.iter().map(|(_, s, sym)| (*sym, *s)).collect();
+                sig.add_fun(name, FunDef::Macro { params, body: *body });
+            }
+            Command::Push(k) => {
+                for _ in 0..(*k).min(64) {
+                    sig.push();
+                }
+            }
+            Command::Pop(k) => {
+                for _ in 0..(*k).min(64) {
+                    sig.pop();
+                }
+            }
+            Command::Reset => {
+                sig.clear();
+            }
+            Command::Assert(t, _) => {
+                let text = print_term(&store, *t, &ClientNames);
+                // Internal (macro parameter) names print as `sp!...` and are not client symbols.
+                if !text.contains("sp!") && text.len() < 200_000 {
+                    match parse_term(&mut store, &sig, &text) {
+                        Ok(t2) => assert_eq!(
+                            t2, *t,
+                            "printer round trip gave a different term\ncommand: {}\nprinted: {text}",
+                            raw.text
+                        ),
+                        Err(e) => panic!("printed term does not parse back: {}\ncommand: {}\nprinted: {text}", e.msg, raw.text),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn z3_engine(strategy: Strategy) -> Option<Engine> {
+    let spec = smtproxy::driver::SolverSpec::resolve(Some("z3")).ok()?;
+    let cache = match strategy {
+        Strategy::Hybrid | Strategy::Cache => Some(smtproxy::cache::tiered::CacheConfig {
+            mem_entries: 1000,
+            mem_bytes: 16 << 20,
+            disk: None,
+            redis: None,
+        }),
+        _ => None,
+    };
+    let cfg = Config { strategy, solver: spec, timeout: Some(Duration::from_secs(2)), cache };
+    Engine::new(cfg, Box::new(std::io::sink())).ok()
+}
+
+/// The answers (sat/unsat/unknown) of the check-sats of `data` through an engine.
+fn run_engine(strategy: Strategy, data: &[u8]) -> Option<Vec<&'static str>> {
+    let mut e = z3_engine(strategy)?;
+    let mut answers = Vec::new();
+    for frame in CommandReader::new(data) {
+        let o: Outcome = e.handle(frame);
+        if let Some(a) = o.check {
+            answers.push(a.as_str());
+        }
+        if o.exit || answers.len() > 50 {
+            break;
+        }
+    }
+    e.shutdown();
+    Some(answers)
+}
+
+/// Target (b): the whole session engine with the real z3 behind it (no mock backend
+/// exists: the engine needs a driver process). Strategy hybrid with a memory-only cache,
+/// then the same input in passthrough (z3 itself); a definite answer (sat/unsat) that
+/// differs is a bug, as is any panic. Returns (hybrid answers, passthrough answers).
+pub fn engine(data: &[u8]) -> Option<(Vec<&'static str>, Vec<&'static str>)> {
+    let data = data[..data.len().min(ENGINE_MAX_LEN)].to_vec();
+    with_big_stack(move || {
+        let got = run_engine(Strategy::Hybrid, &data)?;
+        let want = run_engine(Strategy::Passthrough, &data)?;
+        for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+            if *g != "unknown" && *w != "unknown" {
+                assert_eq!(
+                    g,
+                    w,
+                    "check-sat #{} answered {g} by hybrid but {w} by z3 (passthrough)\ninput:\n{}",
+                    i + 1,
+                    String::from_utf8_lossy(&data)
+                );
+            }
+        }
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "hybrid answered {} check-sats, passthrough {}\ninput:\n{}",
+            got.len(),
+            want.len(),
+            String::from_utf8_lossy(&data)
+        );
+        Some((got, want))
+    })
+}
