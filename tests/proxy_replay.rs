@@ -155,6 +155,18 @@ fn cvc5_fresh() {
 fn cvc5_stack() {
     replay_all("stack", "cvc5", cvc5_logs());
 }
+#[test]
+fn cvc5_stack_cse() {
+    replay_all("stack-cse", "cvc5", cvc5_logs());
+}
+#[test]
+fn cvc5_cache() {
+    replay_all("cache", "cvc5", cvc5_logs());
+}
+#[test]
+fn cvc5_hybrid() {
+    replay_all("hybrid", "cvc5", cvc5_logs());
+}
 
 fn domain(strategy: &str) {
     replay_all_within(strategy, "z3", vec![corpus("external/domain.smt2")], Duration::from_secs(200));
