@@ -77,7 +77,7 @@ echo "z3:       $Z3"
 echo "smtproxy: $SMTPROXY"
 echo "timing:   $([ $have_hyperfine = 1 ] && echo "hyperfine, 1 warm-up + $runs runs" || echo "bash loop, $runs alternating runs"), median"
 echo
-printf '%-48s %10s %10s %8s %8s\n' "log" "z3 (s)" "proxy (s)" "ratio" "over %"
+printf '%-52s %10s %10s %8s %8s\n' "log" "z3 (s)" "proxy (s)" "ratio" "over %"
 worst=0
 for log in "$@"; do
     [ -r "$log" ] || { echo "bench-overhead.sh: cannot read $log" >&2; exit 1; }
@@ -107,7 +107,7 @@ for log in "$@"; do
         ta=$(median < "$tmp/a"); tb=$(median < "$tmp/b")
     fi
     read -r ratio over < <(awk -v a="$ta" -v b="$tb" 'BEGIN {printf "%.3f %+.1f\n", b / a, (b / a - 1) * 100}')
-    printf '%-48s %10.3f %10.3f %8s %8s\n' "$log" "$ta" "$tb" "$ratio" "$over"
+    printf '%-52s %10.3f %10.3f %8s %8s\n' "$log" "$ta" "$tb" "$ratio" "$over"
     worst=$(awk -v w="$worst" -v r="$ratio" 'BEGIN {print (r > w) ? r : w}')
 done
 echo

@@ -125,3 +125,15 @@ if [ "$solvers_only" -eq 0 ] && ! command -v redis-server >/dev/null 2>&1; then
     # Tests start their own redis-server; a service started by the package is not needed.
     installed "redis-server ($(redis-server --version 2>/dev/null | head -n1), Debian) at $(command -v redis-server)"
 fi
+
+# yosys + yosys-smtbmc (tests/client_yosys.rs; skipped there when missing)
+if [ "$solvers_only" -eq 0 ] && ! command -v yosys-smtbmc >/dev/null 2>&1; then
+    apt_install yosys
+    installed "yosys ($(yosys -V 2>/dev/null | head -n1), Debian) at $(command -v yosys-smtbmc)"
+fi
+
+# pySMT + pytest (scripts/test-pysmt.sh)
+if [ "$solvers_only" -eq 0 ] && ! python3 -c 'import pysmt, pytest, pytest_timeout' >/dev/null 2>&1; then
+    pip_install pysmt pytest pytest-timeout
+    installed "pysmt, pytest, pytest-timeout (pip)"
+fi

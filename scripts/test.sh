@@ -59,6 +59,7 @@ check() {
 }
 
 check "hand-written corpus: z3/cvc5 statuses and z3 golden outputs" python3 scripts/check-hand-corpus.py
+check "pySMT test suite: same results through smtproxy (hybrid, stack) as with z3" bash scripts/test-pysmt.sh
 # check "example" bash scripts/some-check.sh
 # --- end of extra checks ----------------------------------------------------------------------------
 

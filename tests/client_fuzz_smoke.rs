@@ -131,7 +131,8 @@ fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], input: &mut Vec<u8>) {
             _ if len > 0 => {
                 // replace a byte with an interesting one
                 let i = rng.below(len);
-                input[i] = b"()|\";\\ \n#_!:0-"[rng.below(15)];
+                const BYTES: &[u8] = b"()|\";\\ \n#_!:0-";
+                input[i] = BYTES[rng.below(BYTES.len())];
             }
             _ => {}
         }
@@ -146,6 +147,23 @@ fn hash(data: &[u8]) -> String {
         h = h.wrapping_mul(0x100_0000_01b3);
     }
     format!("{h:016x}")
+}
+
+/// Run one input; a panic or a run longer than `limit` (a hang; its thread is abandoned)
+/// is an error with a message.
+fn run_with_watchdog(target: &(dyn Fn(&[u8]) + Sync), input: &[u8], limit: Duration) -> Result<(), String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let input_owned = input.to_vec();
+    // SAFETY of the 'static: the targets are plain fns wrapped in closures without captures.
+    let target: &'static (dyn Fn(&[u8]) + Sync) = unsafe { std::mem::transmute(target) };
+    std::thread::spawn(move || {
+        let r = catch_unwind(AssertUnwindSafe(|| target(&input_owned))).map_err(|p| panic_msg(&*p));
+        let _ = tx.send(r);
+    });
+    match rx.recv_timeout(limit) {
+        Ok(r) => r,
+        Err(_) => Err(format!("HANG: no result after {limit:?}\ninput:\n{}", String::from_utf8_lossy(input))),
+    }
 }
 
 fn panic_msg(p: &(dyn std::any::Any + Send)) -> String {
@@ -164,7 +182,7 @@ fn fuzz_loop(
     iters: u64,
     budget: Duration,
     max_len: usize,
-    target: &dyn Fn(&[u8]),
+    target: &(dyn Fn(&[u8]) + Sync),
 ) -> (u64, Vec<(PathBuf, String)>) {
     let seeds = seeds();
     let mut rng = Rng(env_num("SMTPROXY_FUZZ_SEED", 0x5eed_1234_abcd_0001) | 1);
@@ -192,10 +210,9 @@ fn fuzz_loop(
         execs += 1;
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));
-        let r = catch_unwind(AssertUnwindSafe(|| target(&input)));
+        let r = run_with_watchdog(target, &input, Duration::from_secs(20));
         std::panic::set_hook(prev);
-        if let Err(p) = r {
-            let msg = panic_msg(&*p);
+        if let Err(msg) = r {
             let key: String = msg.lines().next().unwrap_or("").chars().take(80).collect();
             if seen.insert(key) {
                 let dir = root().join("fuzz/regressions");
@@ -258,15 +275,19 @@ fn fuzz_regressions() {
         let run_engine = !name.starts_with("reader-") && have_z3();
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            targets::reader(&data);
-            if run_engine {
-                let _ = targets::engine(&data);
-            }
-        }));
+        let r = run_with_watchdog(
+            &move |d: &[u8]| {
+                targets::reader(d);
+                if run_engine {
+                    let _ = targets::engine(d);
+                }
+            },
+            &data,
+            Duration::from_secs(30),
+        );
         std::panic::set_hook(prev);
-        if let Err(p) = r {
-            failures.push(format!("{}: {}", f.display(), panic_msg(&*p)));
+        if let Err(msg) = r {
+            failures.push(format!("{}: {}", f.display(), msg));
         }
     }
     assert!(failures.is_empty(), "regression inputs still crash:\n{}", failures.join("\n\n"));

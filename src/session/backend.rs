@@ -58,6 +58,15 @@ impl SolverHandle {
         self.after(r)
     }
 
+    /// Any command under the session's deadline (passthrough: a confused solver must not
+    /// hang the session).
+    pub fn cmd_with_deadline(&mut self, text: &str) -> Result<Response, DriverError> {
+        let (t0, deadline) = (Instant::now(), self.timeout);
+        let r = self.ensure()?.command(text, deadline);
+        self.busy += t0.elapsed();
+        self.after(r)
+    }
+
     /// A check-sat (or check-sat-assuming) under the deadline.
     pub fn check(&mut self, text: &str) -> Result<Response, DriverError> {
         self.check_with(text, self.timeout)

@@ -249,7 +249,7 @@ impl Engine {
                 }
             }
             let busy = self.planner.main.busy;
-            let r = if is_check { self.planner.main.check(text) } else { self.planner.main.cmd(text) };
+            let r = if is_check { self.planner.main.check(text) } else { self.planner.main.cmd_with_deadline(text) };
             self.stats.solver += self.planner.main.busy - busy;
             match r {
                 Ok(resp) => {
@@ -272,6 +272,11 @@ impl Engine {
                         if let Some(c) = cmd {
                             self.track(c, text);
                         }
+                    } else if cmd.is_none() {
+                        // Input smtproxy cannot read either: some solvers stop reading or
+                        // exit after a lexical error. Start over from the client's state.
+                        self.planner.main.kill();
+                        self.pass_stale = true;
                     }
                     return outcome;
                 }

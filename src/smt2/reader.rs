@@ -152,7 +152,10 @@ impl<R: BufRead> CommandReader<R> {
                     }
                     State::Quoted => {
                         cmd.push(b);
-                        if b == b'|' {
+                        // `\` may not occur in a quoted symbol: the symbol is malformed (the
+                        // parser reports it); framing goes on as if it had ended, as z3 does,
+                        // so a stray `|` cannot swallow the rest of the session.
+                        if b == b'|' || b == b'\\' {
                             state = State::In;
                         }
                     }
@@ -214,6 +217,13 @@ mod tests {
         assert!(matches!(&f[1], Frame::Command(c) if c.text == "(exit)"));
         assert!(matches!(&f[2], Frame::Error { msg, .. } if msg.contains("end of input")));
         assert_eq!(f.len(), 3);
+    }
+
+    #[test]
+    fn backslash_ends_a_malformed_quoted_symbol() {
+        let f = frames(b"(declare-fun |\\|#a\\|\\|| () Bool)\n(check-sat)\n");
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(matches!(&f[1], Frame::Command(c) if c.text == "(check-sat)"));
     }
 
     #[test]

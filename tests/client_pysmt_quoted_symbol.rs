@@ -1,0 +1,52 @@
+//! Found by running pySMT's test suite through smtproxy (scripts/test-pysmt.sh): pySMT prints
+//! the symbol `|#somesolverskeepthe||` as `|\|#somesolverskeepthe\|\||`, which is not valid
+//! SMT-LIB (`|` cannot occur in a quoted symbol). z3 answers each line at once (errors for
+//! the bad characters, then the remaining commands); smtproxy must not wait for more input
+//! forever, because an interactive client waits for the answer before sending more.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::channel;
+use std::time::Duration;
+
+#[test]
+fn bad_quoted_symbol_does_not_hang_an_interactive_client() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_smtproxy"))
+        .args(["-in", "-smt2", "--solver", "z3", "--cache", "none"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for l in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    // stdin stays open, as pySMT's does.
+    stdin
+        .write_all(b"(set-option :print-success true)\n(declare-fun |\\|#somesolverskeepthe\\|\\|| () Bool)\n(check-sat)\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    let mut got = Vec::new();
+    while let Ok(l) = rx.recv_timeout(Duration::from_secs(5)) {
+        let done = l == "sat" || l == "unsat" || l == "unknown";
+        got.push(l);
+        if done {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(got.first().map(String::as_str), Some("success"), "answers: {got:?}");
+    assert!(
+        got.iter().skip(1).any(|l| l.starts_with("(error")),
+        "no answer (error) for the declare-fun with a bad quoted symbol within 5 s; answers so far: {got:?}"
+    );
+    assert!(got.last().map(|l| l == "sat").unwrap_or(false), "(check-sat) after it was not answered: {got:?}");
+}
