@@ -86,16 +86,20 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
     let mut engine = make_engine(args, strat, out, cache_config(args))?;
     engine.start_backend().map_err(crate::error::Error::from)?;
     crate::signals::register_engine_stop();
-    let input: Box<dyn std::io::BufRead> = match &file {
-        Some(p) => Box::new(BufReader::new(std::fs::File::open(p).with_context(|| format!("cannot open {}", p.display()))?)),
-        None => Box::new(BufReader::new(std::io::stdin())),
+    let input: Box<dyn std::io::Read> = match &file {
+        Some(p) => Box::new(std::fs::File::open(p).with_context(|| format!("cannot open {}", p.display()))?),
+        None => Box::new(std::io::stdin()),
     };
-    for frame in CommandReader::new(input) {
-        let out = engine.handle(frame);
-        if out.exit || engine.output_closed() || crate::signals::stop_requested() {
-            break;
+    let mut reader = CommandReader::new(BufReader::with_capacity(1 << 16, input));
+    'session: while let Some(frame) = reader.next_frame() {
+        let more = reader.next_ready();
+        for out in engine.push(frame, more) {
+            if out.exit || engine.output_closed() || crate::signals::stop_requested() {
+                break 'session;
+            }
         }
     }
+    let _ = engine.finish();
     engine.shutdown();
     if stats {
         let s = engine.stats.summary(file.as_ref().map(|p| p.display().to_string()).as_deref().unwrap_or("-"), 0, 0);

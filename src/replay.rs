@@ -25,39 +25,52 @@ pub fn replay(log: &Log, engine: &mut Engine, mut progress: impl FnMut(usize)) -
     let mut res = ReplayResult::default();
     let mut status: Option<Answer> = None;
     let mut seen_checks = 0usize;
-    for frame in CommandReader::new(log.text.as_bytes()) {
-        let frame = match frame {
-            Frame::Command(mut c) if log.kind == LogKind::Klee && c.text == "(exit)" => {
-                c.text = "(reset)".into();
-                Frame::Command(c)
+    let mut reader = CommandReader::new(log.text.as_bytes());
+    let mut done = false;
+    while !done {
+        let outs = match reader.next_frame() {
+            Some(frame) => {
+                let frame = match frame {
+                    Frame::Command(mut c) if log.kind == LogKind::Klee && c.text == "(exit)" => {
+                        c.text = "(reset)".into();
+                        Frame::Command(c)
+                    }
+                    f => f,
+                };
+                let more = reader.next_ready();
+                engine.push(frame, more)
             }
-            f => f,
+            None => {
+                done = true;
+                engine.finish()
+            }
         };
-        let out = engine.handle(frame);
-        if let Some(s) = out.status {
-            status = Some(s);
-        }
-        if let Some(a) = out.check {
-            let idx = res.answers.len();
-            let expected = match log.kind {
-                LogKind::Klee => log.klee_expected.get(idx).copied().flatten(),
-                LogKind::Script => status.take(),
-            };
-            if let Some(e) = expected {
-                if e != Answer::Unknown && e != a {
-                    res.expected_mismatches += 1;
-                    if res.mismatch_examples.len() < 10 {
-                        res.mismatch_examples.push((idx, e, a));
+        for out in outs {
+            if let Some(s) = out.status {
+                status = Some(s);
+            }
+            if let Some(a) = out.check {
+                let idx = res.answers.len();
+                let expected = match log.kind {
+                    LogKind::Klee => log.klee_expected.get(idx).copied().flatten(),
+                    LogKind::Script => status.take(),
+                };
+                if let Some(e) = expected {
+                    if e != Answer::Unknown && e != a {
+                        res.expected_mismatches += 1;
+                        if res.mismatch_examples.len() < 10 {
+                            res.mismatch_examples.push((idx, e, a));
+                        }
                     }
                 }
+                res.answers.push(a);
+                res.expected.push(expected);
+                seen_checks += 1;
+                progress(seen_checks);
             }
-            res.answers.push(a);
-            res.expected.push(expected);
-            seen_checks += 1;
-            progress(seen_checks);
-        }
-        if out.exit || engine.output_closed() {
-            break;
+            if out.exit || engine.output_closed() {
+                done = true;
+            }
         }
     }
     res

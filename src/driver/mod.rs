@@ -30,7 +30,6 @@ pub mod process;
 pub mod reader;
 pub mod spec;
 
-use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 pub use spec::{SolverKind, SolverSpec};
@@ -207,13 +206,23 @@ pub struct Solver {
     /// Exit code recorded when the solver was found dead.
     exit: Option<i32>,
     busy: Duration,
+    /// Commands sent with `send_plain` and not yet received; true for a `(reset)`.
+    inflight: std::collections::VecDeque<bool>,
 }
 
 impl Solver {
     /// Start the solver, turn on print-success and consume its `success`.
     pub fn start(spec: &SolverSpec) -> Result<Solver, DriverError> {
         let proc = Proc::spawn(spec)?;
-        let mut s = Solver { spec: spec.clone(), proc, framer: Framer::new(), dead: false, exit: None, busy: Duration::ZERO };
+        let mut s = Solver {
+            spec: spec.clone(),
+            proc,
+            framer: Framer::new(),
+            dead: false,
+            exit: None,
+            busy: Duration::ZERO,
+            inflight: std::collections::VecDeque::new(),
+        };
         // Generous bound so a wedged binary cannot hang startup forever.
         let t0 = Instant::now();
         let limit = Some(Duration::from_secs(30));
@@ -257,19 +266,7 @@ impl Solver {
                 self.send_raw(RESET_SENTINEL)?;
                 // Up to three answers: reset's (absent on cvc5), print-success's,
                 // and the sentinel's `(:name ...)`.
-                let mut first_err = None;
-                for _ in 0..3 {
-                    let r = self.read_response(t0, deadline)?;
-                    if let Response::Other(s) = &r {
-                        if s.starts_with("(:name") {
-                            break;
-                        }
-                    }
-                    if r.is_error() && first_err.is_none() {
-                        first_err = Some(r);
-                    }
-                }
-                Ok(first_err.unwrap_or(Response::Success))
+                self.read_reset(t0, deadline)
             }
             Plan::Exit => {
                 self.send_command(text)?;
@@ -282,6 +279,56 @@ impl Solver {
                 Ok(r)
             }
         }
+    }
+
+    /// Send a command without waiting for its response (pipelining). Returns false, sending
+    /// nothing, for commands the driver answers or frames specially (echo, print-success,
+    /// exit): those go through `command`. Each command sent here must be matched by one
+    /// `receive`, in order, before `command` or `batch` is used again.
+    pub fn send_plain(&mut self, text: &str) -> Result<bool, DriverError> {
+        self.ensure_alive()?;
+        match plan(text) {
+            Plan::Send => {
+                self.send_command(text)?;
+                self.inflight.push_back(false);
+                Ok(true)
+            }
+            Plan::Reset => {
+                self.send_command(text)?;
+                self.send_raw(PRINT_SUCCESS)?;
+                self.send_raw(RESET_SENTINEL)?;
+                self.inflight.push_back(true);
+                Ok(true)
+            }
+            Plan::Local(_) | Plan::Exit => Ok(false),
+        }
+    }
+
+    /// The response to the oldest command sent with `send_plain` and not yet received.
+    pub fn receive(&mut self, deadline: Option<Duration>) -> Result<Response, DriverError> {
+        let t0 = Instant::now();
+        let reset = self.inflight.pop_front().unwrap_or(false);
+        let r = if reset { self.read_reset(t0, deadline) } else { self.read_response(t0, deadline) };
+        self.busy += t0.elapsed();
+        r
+    }
+
+    /// The answers to `(reset)`, print-success and the sentinel: up to three, ending with
+    /// the sentinel's `(:name ...)`; the first error if any, else `Success`.
+    fn read_reset(&mut self, t0: Instant, deadline: Option<Duration>) -> Result<Response, DriverError> {
+        let mut first_err = None;
+        for _ in 0..3 {
+            let r = self.read_response(t0, deadline)?;
+            if let Response::Other(s) = &r {
+                if s.starts_with("(:name") {
+                    break;
+                }
+            }
+            if r.is_error() && first_err.is_none() {
+                first_err = Some(r);
+            }
+        }
+        Ok(first_err.unwrap_or(Response::Success))
     }
 
     /// Send several commands, then read one response each (pipelined). Stops at
@@ -393,7 +440,7 @@ impl Solver {
     }
 
     fn send_raw(&mut self, text: &str) -> Result<(), DriverError> {
-        if self.proc.write(text.as_bytes().to_vec()) {
+        if self.proc.write(text.as_bytes()) {
             Ok(())
         } else {
             self.mark_dead();
@@ -410,20 +457,11 @@ impl Solver {
                 }
                 return Ok(Response::parse(&frame));
             }
-            let chunk = match deadline {
-                None => self.proc.stdout_rx.recv().unwrap_or(Chunk::Eof),
-                Some(d) => {
-                    let left = d.saturating_sub(t0.elapsed());
-                    match self.proc.stdout_rx.recv_timeout(left) {
-                        Ok(c) => c,
-                        Err(RecvTimeoutError::Timeout) => {
-                            self.kill();
-                            return Err(DriverError::Timeout { after: d });
-                        }
-                        Err(RecvTimeoutError::Disconnected) => Chunk::Eof,
-                    }
-                }
-            };
+            let chunk = self.proc.read_chunk(deadline.map(|d| d.saturating_sub(t0.elapsed())));
+            if let (Chunk::Timeout, Some(d)) = (&chunk, deadline) {
+                self.kill();
+                return Err(DriverError::Timeout { after: d });
+            }
             match chunk {
                 Chunk::Data(bytes) => self.framer.push(&bytes),
                 Chunk::Eof => {
@@ -438,6 +476,7 @@ impl Solver {
                     self.kill();
                     return Err(DriverError::Io(e));
                 }
+                Chunk::Timeout => {}
             }
         }
     }

@@ -1,10 +1,12 @@
-//! Solver process plumbing: spawn in a fresh process group, pump stdin/stdout/stderr
-//! through threads, and kill the whole group (SIGTERM, grace, SIGKILL, reap).
+//! Solver process plumbing: spawn in a fresh process group, exchange bytes on its
+//! stdin/stdout from the caller's thread, and kill the whole group (SIGTERM, grace,
+//! SIGKILL, reap).
 //!
-//! * stdout is read by a thread that forwards chunks over a channel, so the
-//!   caller can wait with a deadline (`recv_timeout`) and the solver never blocks
-//!   on a full stdout pipe while we are still writing a pipelined batch;
-//! * stdin is written by a thread fed over a channel, so a solver that stops
+//! * stdin and stdout are non-blocking pipes driven with poll(2) from the calling
+//!   thread: no pump threads, no channel hand-offs (each hand-off costs context
+//!   switches on every command). Bytes not yet accepted by the solver's stdin are kept
+//!   and written whenever we wait for output, so a long pipelined batch can never
+//!   deadlock against a solver blocked on its own full stdout, and a solver that stops
 //!   reading cannot block the caller past its deadline;
 //! * stderr is drained by a thread into a bounded ring (last [`STDERR_KEEP`] bytes).
 //!
@@ -14,8 +16,8 @@
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::os::fd::AsRawFd;
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -28,12 +30,14 @@ pub const STDERR_KEEP: usize = 64 * 1024;
 /// Time between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_millis(200);
 
-/// A chunk from the stdout reader thread.
+/// What one wait for solver output produced.
 #[derive(Debug)]
 pub enum Chunk {
     Data(Vec<u8>),
     Eof,
     Err(std::io::Error),
+    /// The wait's time limit passed with no output.
+    Timeout,
 }
 
 #[derive(Debug, Default)]
@@ -46,10 +50,13 @@ struct StderrBuf {
 pub struct Proc {
     child: Child,
     pid: u32,
-    stdin_tx: Option<Sender<Vec<u8>>>,
-    pub stdout_rx: Receiver<Chunk>,
+    stdin: Option<ChildStdin>,
+    stdout: ChildStdout,
+    /// Bytes queued for stdin that the pipe has not taken yet.
+    unwritten: Vec<u8>,
     stderr: Arc<Mutex<StderrBuf>>,
     status: Option<ExitStatus>,
+    buf: Vec<u8>,
 }
 
 impl Proc {
@@ -65,7 +72,7 @@ impl Proc {
             .process_group(0);
         let mut child = cmd.spawn().map_err(|source| DriverError::Spawn { program: program.clone(), source })?;
         let pid = child.id();
-        let (Some(stdin), Some(mut stdout), Some(mut stderr_pipe)) =
+        let (Some(stdin), Some(stdout), Some(mut stderr_pipe)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             // Cannot happen with Stdio::piped(); clean up rather than panic.
@@ -74,39 +81,8 @@ impl Proc {
             return Err(DriverError::Protocol(format!("{program}: stdio pipes missing after spawn")));
         };
 
-        // stdout pump
-        let (out_tx, out_rx) = mpsc::channel::<Chunk>();
-        thread::Builder::new()
-            .name(format!("solver-{pid}-out"))
-            .spawn(move || {
-                let mut buf = vec![0u8; 64 * 1024];
-                loop {
-                    match stdout.read(&mut buf) {
-                        Ok(0) => {
-                            let _ = out_tx.send(Chunk::Eof);
-                            return;
-                        }
-                        Ok(n) => {
-                            if out_tx.send(Chunk::Data(buf[..n].to_vec())).is_err() {
-                                return;
-                            }
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => {
-                            let _ = out_tx.send(Chunk::Err(e));
-                            return;
-                        }
-                    }
-                }
-            })
-            .map_err(DriverError::Io)?;
-
-        // stdin pump
-        let (in_tx, in_rx) = mpsc::channel::<Vec<u8>>();
-        thread::Builder::new()
-            .name(format!("solver-{pid}-in"))
-            .spawn(move || stdin_pump(stdin, in_rx))
-            .map_err(DriverError::Io)?;
+        set_nonblocking(stdin.as_raw_fd()).map_err(DriverError::Io)?;
+        set_nonblocking(stdout.as_raw_fd()).map_err(DriverError::Io)?;
 
         // stderr drain
         let stderr = Arc::new(Mutex::new(StderrBuf::default()));
@@ -134,19 +110,92 @@ impl Proc {
             })
             .map_err(DriverError::Io)?;
 
-        Ok(Proc { child, pid, stdin_tx: Some(in_tx), stdout_rx: out_rx, stderr, status: None })
+        Ok(Proc { child, pid, stdin: Some(stdin), stdout, unwritten: Vec::new(), stderr, status: None, buf: vec![0u8; 64 * 1024] })
     }
 
     pub fn pid(&self) -> u32 {
         self.pid
     }
 
-    /// Queue bytes for the solver's stdin. Returns false if the writer is gone
-    /// (the process closed its stdin or was killed).
-    pub fn write(&self, data: Vec<u8>) -> bool {
-        match &self.stdin_tx {
-            Some(tx) => tx.send(data).is_ok(),
-            None => false,
+    /// Queue bytes for the solver's stdin and write as much as the pipe takes now; the
+    /// rest goes out while we wait for output. Returns false if stdin is gone (the
+    /// process closed it or was killed).
+    pub fn write(&mut self, data: &[u8]) -> bool {
+        if self.stdin.is_none() {
+            return false;
+        }
+        self.unwritten.extend_from_slice(data);
+        self.flush_stdin()
+    }
+
+    /// Write queued stdin bytes until the pipe is full; false on a broken pipe.
+    fn flush_stdin(&mut self) -> bool {
+        let Some(stdin) = self.stdin.as_mut() else { return self.unwritten.is_empty() };
+        let mut done = 0;
+        while done < self.unwritten.len() {
+            match stdin.write(&self.unwritten[done..]) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    self.unwritten.clear();
+                    self.stdin = None;
+                    return false;
+                }
+            }
+        }
+        self.unwritten.drain(..done);
+        true
+    }
+
+    /// Wait for solver output, at most `timeout` (None: no limit), writing queued stdin
+    /// bytes meanwhile.
+    pub fn read_chunk(&mut self, timeout: Option<Duration>) -> Chunk {
+        let until = timeout.map(|t| Instant::now() + t);
+        loop {
+            match self.stdout.read(&mut self.buf) {
+                Ok(0) => return Chunk::Eof,
+                Ok(n) => return Chunk::Data(self.buf[..n].to_vec()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Chunk::Err(e),
+            }
+            let want_write = !self.unwritten.is_empty() && self.stdin.is_some();
+            let wait_ms: libc::c_int = match until {
+                None => -1,
+                Some(u) => {
+                    let left = u.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Chunk::Timeout;
+                    }
+                    left.as_millis().clamp(1, i32::MAX as u128) as libc::c_int
+                }
+            };
+            let mut fds = [
+                libc::pollfd { fd: self.stdout.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+                libc::pollfd {
+                    fd: self.stdin.as_ref().map(|s| s.as_raw_fd()).unwrap_or(-1),
+                    events: if want_write { libc::POLLOUT } else { 0 },
+                    revents: 0,
+                },
+            ];
+            let nfds = if want_write { 2 } else { 1 };
+            // SAFETY: `fds` is a valid array of `nfds` pollfd structs for the call.
+            let r = unsafe { libc::poll(fds.as_mut_ptr(), nfds, wait_ms) };
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Chunk::Err(e);
+            }
+            if want_write && fds[1].revents != 0 && !self.flush_stdin() {
+                // stdin broken: the solver is going away; its stdout will say so.
+            }
+            if r == 0 && until.is_some_and(|u| Instant::now() >= u) {
+                return Chunk::Timeout;
+            }
         }
     }
 
@@ -199,7 +248,7 @@ impl Proc {
             return;
         }
         // Closing stdin lets well-behaved solvers exit on their own, too.
-        self.stdin_tx = None;
+        self.stdin = None;
         if !leader_exited_nowait(self.pid) {
             let _ = signal_group(self.pid, libc::SIGTERM);
             let until = Instant::now() + grace;
@@ -227,13 +276,15 @@ impl Drop for Proc {
     }
 }
 
-fn stdin_pump(mut stdin: ChildStdin, rx: Receiver<Vec<u8>>) {
-    while let Ok(data) = rx.recv() {
-        if stdin.write_all(&data).is_err() || stdin.flush().is_err() {
-            return;
+fn set_nonblocking(fd: std::os::fd::RawFd) -> std::io::Result<()> {
+    // SAFETY: fcntl on a file descriptor we own; no memory is passed.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(std::io::Error::last_os_error());
         }
     }
-    // Sender dropped: stdin closes here.
+    Ok(())
 }
 
 /// Send `sig` to the process group `pgid`.

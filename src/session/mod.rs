@@ -57,6 +57,19 @@ pub struct Outcome {
     pub exit: bool,
 }
 
+/// How many passthrough commands may be in flight at once.
+const PIPELINE_MAX: usize = 256;
+
+/// A passthrough command sent ahead of its answer.
+struct Pending {
+    text: String,
+    cmd: Command,
+    is_check: bool,
+    line: usize,
+    col: usize,
+    status: Option<Answer>,
+}
+
 /// Where the model of the last sat answer lives.
 enum Last {
     None,
@@ -79,6 +92,8 @@ pub struct Engine {
     /// Backend generation the passthrough state was last rebuilt into.
     pass_gen: u64,
     pub stats: Stats,
+    /// Passthrough commands sent and not yet answered, oldest first.
+    pending: std::collections::VecDeque<Pending>,
     out: Box<dyn Write + Send>,
     out_closed: bool,
 }
@@ -103,6 +118,7 @@ impl Engine {
             pass_stale: false,
             pass_gen: 1,
             stats: Stats::new(cfg.strategy.name()),
+            pending: std::collections::VecDeque::new(),
             out,
             out_closed: false,
         })
@@ -139,8 +155,112 @@ impl Engine {
         self.emit(&e);
     }
 
-    /// Handle one framed command.
+    /// Handle one frame; `more`: the client has already sent at least one more complete
+    /// command, so in passthrough this one may be sent without waiting for its answer
+    /// (answers are still relayed in order, before anything else is answered). Returns the
+    /// outcomes of every command completed by this call, in order.
+    pub fn push(&mut self, frame: Frame, more: bool) -> Vec<Outcome> {
+        let t0 = Instant::now();
+        if self.passthrough && more && !self.pass_stale && self.pending.len() < PIPELINE_MAX {
+            if let Frame::Command(raw) = &frame {
+                if let Some(p) = self.try_pipeline(&raw.text, raw.line, raw.col) {
+                    self.pending.push_back(p);
+                    self.stats.wall += t0.elapsed();
+                    return Vec::new();
+                }
+            }
+        }
+        let mut outs = self.drain();
+        outs.push(self.handle_now(frame));
+        outs
+    }
+
+    /// Answer everything still in flight (at the end of input).
+    pub fn finish(&mut self) -> Vec<Outcome> {
+        self.drain()
+    }
+
+    /// Send a passthrough command without waiting, when that is safe: the backend holds
+    /// the client's state, and the command is one the backend answers plainly.
+    fn try_pipeline(&mut self, text: &str, line: usize, col: usize) -> Option<Pending> {
+        let h = &mut self.planner.main;
+        if !h.is_running() || h.generation != self.pass_gen {
+            return None;
+        }
+        let cmd = parse_command(&mut self.store, &self.sig, text).ok()?;
+        match &cmd {
+            Command::SetOption(k, _) | Command::GetOption(k) if k == ":print-success" => return None,
+            Command::Echo(_) | Command::Exit => return None,
+            _ => {}
+        }
+        let status = match &cmd {
+            Command::SetInfo(k, v) if k == ":status" => Answer::parse(v),
+            _ => None,
+        };
+        let is_check = matches!(cmd, Command::CheckSat | Command::CheckSatAssuming(_));
+        match self.planner.main.send_plain(text) {
+            Ok(true) => Some(Pending { text: text.to_string(), cmd, is_check, line, col, status }),
+            Ok(false) => None,
+            Err(_) => {
+                self.pass_stale = true;
+                None
+            }
+        }
+    }
+
+    /// Relay the answers of every pipelined command, in order. If the backend fails on
+    /// the way, the unanswered commands are sent again, one at a time, after the client's
+    /// state is rebuilt.
+    fn drain(&mut self) -> Vec<Outcome> {
+        let mut outs = Vec::new();
+        while let Some(p) = self.pending.pop_front() {
+            let t0 = Instant::now();
+            let busy = self.planner.main.busy;
+            let r = self.planner.main.receive(p.is_check);
+            self.stats.solver += self.planner.main.busy - busy;
+            let mut o = Outcome { status: p.status, ..Default::default() };
+            match r {
+                Ok(resp) => {
+                    self.relay(resp, &p.text, Some(p.cmd), p.is_check, &mut o);
+                    outs.push(o);
+                    self.stats.wall += t0.elapsed();
+                }
+                Err(e) => {
+                    self.pass_stale = true;
+                    let mut rest: Vec<Pending> = self.pending.drain(..).collect();
+                    if matches!(e, DriverError::Timeout { .. }) && p.is_check {
+                        self.stats.timeouts += 1;
+                        self.count_check(Answer::Unknown);
+                        o.check = Some(Answer::Unknown);
+                        self.emit("unknown");
+                        outs.push(o);
+                    } else {
+                        self.stats.note(format!("solver failed under a pipeline: {e}; resending"));
+                        rest.insert(0, p);
+                    }
+                    self.stats.wall += t0.elapsed();
+                    for q in rest {
+                        let t1 = Instant::now();
+                        let mut o = self.forward(&q.text, Some(q.cmd), q.line, q.col);
+                        o.status = o.status.or(q.status);
+                        outs.push(o);
+                        self.stats.wall += t1.elapsed();
+                    }
+                    break;
+                }
+            }
+        }
+        outs
+    }
+
+    /// Handle one framed command, waiting for its answer. (Callers that use `push` must
+    /// not call this while commands are in flight.)
     pub fn handle(&mut self, frame: Frame) -> Outcome {
+        let mut outs = self.push(frame, false);
+        outs.pop().unwrap_or_default()
+    }
+
+    fn handle_now(&mut self, frame: Frame) -> Outcome {
         let t0 = Instant::now();
         let out = match frame {
             Frame::Error { msg, line, col } => {
@@ -253,31 +373,7 @@ impl Engine {
             self.stats.solver += self.planner.main.busy - busy;
             match r {
                 Ok(resp) => {
-                    let ok = !resp.is_error();
-                    if is_check {
-                        let a = match resp {
-                            Response::Sat => Answer::Sat,
-                            Response::Unsat => Answer::Unsat,
-                            _ => Answer::Unknown,
-                        };
-                        self.count_check(a);
-                        self.stats.solver_checks += 1;
-                        outcome.check = Some(a);
-                    }
-                    match resp {
-                        Response::Success => self.success(),
-                        other => self.emit(&other.to_text()),
-                    }
-                    if ok {
-                        if let Some(c) = cmd {
-                            self.track(c, text);
-                        }
-                    } else if cmd.is_none() {
-                        // Input smtproxy cannot read either: some solvers stop reading or
-                        // exit after a lexical error. Start over from the client's state.
-                        self.planner.main.kill();
-                        self.pass_stale = true;
-                    }
+                    self.relay(resp, text, cmd, is_check, &mut outcome);
                     return outcome;
                 }
                 Err(DriverError::Timeout { .. }) => {
@@ -321,6 +417,41 @@ impl Engine {
         match k {
             ":print-success" => Some(self.client.print_success.to_string()),
             _ => None,
+        }
+    }
+
+    /// Pass a backend answer to a forwarded command on to the client, and keep the
+    /// client view in step.
+    fn relay(&mut self, resp: Response, text: &str, cmd: Option<Command>, is_check: bool, outcome: &mut Outcome) {
+        let ok = !resp.is_error();
+        if is_check {
+            let a = match resp {
+                Response::Sat => Answer::Sat,
+                Response::Unsat => Answer::Unsat,
+                _ => Answer::Unknown,
+            };
+            self.count_check(a);
+            self.stats.solver_checks += 1;
+            outcome.check = Some(a);
+        }
+        if ok && matches!(cmd, Some(Command::Reset)) && self.dialect == Dialect::Cvc5 {
+            // cvc5 prints nothing for (reset), which also turns print-success off.
+            self.reset_client();
+            return;
+        }
+        match resp {
+            Response::Success => self.success(),
+            other => self.emit(&other.to_text()),
+        }
+        if ok {
+            if let Some(c) = cmd {
+                self.track(c, text);
+            }
+        } else if cmd.is_none() {
+            // Input smtproxy cannot read either: some solvers stop reading or exit after
+            // a lexical error. Start over from the client's state.
+            self.planner.main.kill();
+            self.pass_stale = true;
         }
     }
 
@@ -370,7 +501,8 @@ impl Engine {
     }
 
     fn reset_client(&mut self) {
-        let ps = self.client.print_success;
+        // z3 and yices keep print-success across (reset); cvc5 returns it to false.
+        let ps = self.client.print_success && self.dialect != Dialect::Cvc5;
         self.client = ClientState { print_success: ps, ..Default::default() };
         self.sig.clear();
         self.last = Last::None;
@@ -643,8 +775,10 @@ impl Engine {
         }
     }
 
-    /// Stop the backends (at exit or on a signal).
+    /// Stop the backends (at exit or on a signal). Answers still in flight are relayed
+    /// first.
     pub fn shutdown(&mut self) {
+        let _ = self.drain();
         self.planner.shutdown(&mut self.stats);
     }
 }

@@ -186,6 +186,66 @@ impl<R: BufRead> CommandReader<R> {
     }
 }
 
+/// Input whose already-read bytes can be inspected without blocking.
+pub trait Lookahead {
+    fn buffered(&self) -> &[u8];
+}
+
+impl<T: std::io::Read> Lookahead for std::io::BufReader<T> {
+    fn buffered(&self) -> &[u8] {
+        self.buffer()
+    }
+}
+
+impl Lookahead for &[u8] {
+    fn buffered(&self) -> &[u8] {
+        self
+    }
+}
+
+impl<R: BufRead + Lookahead> CommandReader<R> {
+    /// True when a complete next command has already arrived (so answering the current
+    /// one can wait without keeping the client waiting). Scans at most 1 MiB.
+    pub fn next_ready(&self) -> bool {
+        let b = self.inner.buffered();
+        let b = &b[..b.len().min(1 << 20)];
+        let mut depth = 0usize;
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b';' => {
+                    while i < b.len() && b[i] != b'\n' {
+                        i += 1;
+                    }
+                }
+                b'"' => {
+                    i += 1;
+                    while i < b.len() && b[i] != b'"' {
+                        i += 1;
+                    }
+                }
+                b'|' => {
+                    i += 1;
+                    while i < b.len() && b[i] != b'|' && b[i] != b'\\' {
+                        i += 1;
+                    }
+                }
+                b'(' => depth += 1,
+                b')' => {
+                    if depth <= 1 {
+                        return depth == 1;
+                    }
+                    depth -= 1;
+                }
+                c if depth == 0 && !c.is_ascii_whitespace() => return false,
+                _ => {}
+            }
+            i += 1;
+        }
+        false
+    }
+}
+
 impl<R: BufRead> Iterator for CommandReader<R> {
     type Item = Frame;
     fn next(&mut self) -> Option<Frame> {
@@ -217,6 +277,18 @@ mod tests {
         assert!(matches!(&f[1], Frame::Command(c) if c.text == "(exit)"));
         assert!(matches!(&f[2], Frame::Error { msg, .. } if msg.contains("end of input")));
         assert_eq!(f.len(), 3);
+    }
+
+    #[test]
+    fn lookahead_sees_only_complete_commands() {
+        let mut r = CommandReader::new(&b"(a) (b \"x)\") "[..]);
+        assert!(matches!(r.next_frame(), Some(Frame::Command(_))));
+        assert!(r.next_ready());
+        assert!(matches!(r.next_frame(), Some(Frame::Command(_))));
+        assert!(!r.next_ready(), "only white space left");
+        let mut r = CommandReader::new(&b"(a)\n(b (c"[..]);
+        r.next_frame();
+        assert!(!r.next_ready(), "a partial command is not ready");
     }
 
     #[test]
