@@ -5,7 +5,7 @@
 
 use nom::{
     branch::alt,
-    bytes::complete::{tag, take_while, take_while1},
+    bytes::complete::{tag, take_while1},
     character::complete::{char, digit1},
     combinator::{opt, recognize},
     sequence::{pair, preceded},
@@ -47,43 +47,55 @@ pub struct LexError {
     pub msg: String,
 }
 
-fn is_simple_sym_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "~!@$%^&*_-+=<>.?/".contains(c)
-}
+/// Characters of simple symbols, as a table (this is on the hot path of every token).
+const SYM_CHAR: [bool; 128] = {
+    let mut t = [false; 128];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric();
+        c += 1;
+    }
+    let extra = b"~!@$%^&*_-+=<>.?/";
+    let mut i = 0;
+    while i < extra.len() {
+        t[extra[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
 
-fn numeral(i: &str) -> IResult<&str, &str> {
-    alt((recognize(pair(take_while1(|c: char| ('1'..='9').contains(&c)), take_while(|c: char| c.is_ascii_digit()))), tag("0")))(i)
+fn is_simple_sym_char(c: char) -> bool {
+    (c as u32) < 128 && SYM_CHAR[c as usize]
 }
 
 fn token<'a>(i: &'a str) -> IResult<&'a str, (Tok, &'a str)> {
-    alt((
-        |i: &'a str| -> IResult<&'a str, (Tok, &'a str)> {
+    // Dispatch on the first byte, then let nom recognise the token of that class.
+    match i.as_bytes().first() {
+        Some(c) if c.is_ascii_digit() => {
             let (r, s) = recognize(pair(digit1, opt(pair(char('.'), digit1))))(i)?;
-            if s.contains('.') {
-                Ok((r, (Tok::Decimal, s)))
-            } else {
-                // a numeral must not have leading zeros; accept them leniently as z3 does
-                let _ = numeral;
-                Ok((r, (Tok::Numeral, s)))
-            }
-        },
-        |i| {
-            let (r, s) = recognize(preceded(tag("#x"), take_while1(|c: char| c.is_ascii_hexdigit())))(i)?;
-            Ok((r, (Tok::Hex, s)))
-        },
-        |i| {
-            let (r, s) = recognize(preceded(tag("#b"), take_while1(|c: char| c == '0' || c == '1')))(i)?;
-            Ok((r, (Tok::Binary, s)))
-        },
-        |i| {
+            // Numerals with leading zeros are accepted leniently, as z3 does.
+            Ok((r, (if s.contains('.') { Tok::Decimal } else { Tok::Numeral }, s)))
+        }
+        Some(b'#') => alt((
+            |i: &'a str| -> IResult<&'a str, (Tok, &'a str)> {
+                let (r, s) = recognize(preceded(tag("#x"), take_while1(|c: char| c.is_ascii_hexdigit())))(i)?;
+                Ok((r, (Tok::Hex, s)))
+            },
+            |i: &'a str| -> IResult<&'a str, (Tok, &'a str)> {
+                let (r, s) = recognize(preceded(tag("#b"), take_while1(|c: char| c == '0' || c == '1')))(i)?;
+                Ok((r, (Tok::Binary, s)))
+            },
+        ))(i),
+        Some(b':') => {
             let (r, s) = recognize(preceded(char(':'), take_while1(is_simple_sym_char)))(i)?;
             Ok((r, (Tok::Keyword, s)))
-        },
-        |i| {
+        }
+        _ => {
             let (r, s) = take_while1(is_simple_sym_char)(i)?;
             Ok((r, (Tok::Symbol, s)))
-        },
-    ))(i)
+        }
+    }
 }
 
 /// Skip white space and comments.
@@ -107,8 +119,9 @@ impl<'a> Sexps<'a> {
     /// Parse all s-expressions in `text`.
     pub fn parse(text: &'a str) -> Result<Sexps<'a>, LexError> {
         let mut s = Sexps { text, nodes: Vec::new(), kids: Vec::new(), roots: Vec::new() };
-        // Stack of open lists: (start offset, children so far).
-        let mut stack: Vec<(u32, Vec<u32>)> = Vec::new();
+        // Open lists: (start offset, where their children begin in `open_kids`).
+        let mut stack: Vec<(u32, usize)> = Vec::new();
+        let mut open_kids: Vec<u32> = Vec::new();
         let b = text.as_bytes();
         let mut pos = 0usize;
         loop {
@@ -119,18 +132,19 @@ impl<'a> Sexps<'a> {
             let start = pos as u32;
             let id = match b[pos] {
                 b'(' => {
-                    stack.push((start, Vec::new()));
+                    stack.push((start, open_kids.len()));
                     pos += 1;
                     continue;
                 }
                 b')' => {
                     pos += 1;
-                    let Some((lstart, kids)) = stack.pop() else {
+                    let Some((lstart, mark)) = stack.pop() else {
                         return Err(LexError { offset: start as usize, msg: "unexpected ')'".into() });
                     };
                     let first = s.kids.len() as u32;
-                    let len = kids.len() as u32;
-                    s.kids.extend(kids);
+                    let len = (open_kids.len() - mark) as u32;
+                    s.kids.extend_from_slice(&open_kids[mark..]);
+                    open_kids.truncate(mark);
                     s.nodes.push(SNode::List { first, len, start: lstart, end: pos as u32 });
                     (s.nodes.len() - 1) as u32
                 }
@@ -178,9 +192,10 @@ impl<'a> Sexps<'a> {
                     }
                 },
             };
-            match stack.last_mut() {
-                Some((_, kids)) => kids.push(id),
-                None => s.roots.push(id),
+            if stack.is_empty() {
+                s.roots.push(id);
+            } else {
+                open_kids.push(id);
             }
         }
         if let Some((start, _)) = stack.last() {

@@ -647,7 +647,7 @@ impl<'a, 's> Parser<'a, 's> {
         }
         // Qualified or indexed function heads.
         let head = k[0];
-        let mut args = Vec::with_capacity(k.len() - 1);
+        let mut args: smallvec::SmallVec<[TermId; 4]> = smallvec::SmallVec::with_capacity(k.len() - 1);
         for &a in &k[1..] {
             args.push(self.term(a, depth + 1)?);
         }
@@ -669,7 +669,7 @@ impl<'a, 's> Parser<'a, 's> {
                     }
                 }
                 if let Some(op) = indexed_op(name, &idx) {
-                    return self.store.app(op, args).map_err(|e| self.sort_err(id, e));
+                    return self.store.app_slice(op, &args).map_err(|e| self.sort_err(id, e));
                 }
             }
             return err(self.off(head), ErrorKind::Unsupported, format!("function {} is not modelled", self.sx.source(head)));
@@ -677,9 +677,9 @@ impl<'a, 's> Parser<'a, 's> {
         let name = self.sym(head, "function")?;
         if let Some(op) = builtin_op(name) {
             let op = if op == Op::Sub && args.len() == 1 { Op::Neg } else { op };
-            return self.store.app(op, args).map_err(|e| self.sort_err(id, e));
+            return self.store.app_slice(op, &args).map_err(|e| self.sort_err(id, e));
         }
-        self.apply(id, name, args)
+        self.apply(id, name, args.into_vec())
     }
 
     fn apply(&mut self, id: u32, name: &str, args: Vec<TermId>) -> PResult<TermId> {
@@ -806,6 +806,13 @@ impl<'a, 's> Parser<'a, 's> {
         if k.len() == 3 {
             if let Some(name) = self.sx.symbol(k[1]) {
                 if let Some(digits) = name.strip_prefix("bv") {
+                    if !digits.is_empty() && digits.len() <= 19 && digits.bytes().all(|c| c.is_ascii_digit()) {
+                        if let (Ok(v), Ok(w)) = (digits.parse::<u64>(), self.numeral(k[2])) {
+                            if w > 0 {
+                                return Ok(self.store.mk_bv_u64(v, w));
+                            }
+                        }
+                    }
                     if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
                         let v = BigUint::from_str_radix(digits, 10).map_err(|_| ParseError {
                             offset: self.off(id),

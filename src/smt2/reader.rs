@@ -20,6 +20,19 @@ pub enum Frame {
     Error { msg: String, line: usize, col: usize },
 }
 
+/// Bytes that matter to framing inside a command: parentheses, string and quoted-symbol
+/// delimiters, comment starts, and newlines (line counting).
+const FRAMING: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'(' as usize] = true;
+    t[b')' as usize] = true;
+    t[b'"' as usize] = true;
+    t[b'|' as usize] = true;
+    t[b';' as usize] = true;
+    t[b'\n' as usize] = true;
+    t
+};
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
     Top,
@@ -77,7 +90,23 @@ impl<R: BufRead> CommandReader<R> {
             }
             let mut used = 0;
             let mut done = false;
-            for &b in chunk {
+            while used < chunk.len() {
+                if state == State::In {
+                    // Fast path: run over bytes that cannot change the framing state.
+                    let start = used;
+                    while used < chunk.len() && !FRAMING[chunk[used] as usize] {
+                        used += 1;
+                    }
+                    if used > start {
+                        let run = &chunk[start..used];
+                        self.col += run.iter().filter(|&&b| (b & 0xC0) != 0x80).count();
+                        cmd.extend_from_slice(run);
+                    }
+                    if used == chunk.len() {
+                        break;
+                    }
+                }
+                let b = chunk[used];
                 used += 1;
                 let (line, col) = (self.line, self.col);
                 if b == b'\n' {

@@ -48,7 +48,12 @@ impl TermStore {
         }
     }
     pub fn mk_bv_u64(&mut self, value: u64, width: u32) -> TermId {
-        self.mk_bv(&BigUint::from(value), width)
+        if width == 0 || width > 64 {
+            return self.mk_bv(&BigUint::from(value), width);
+        }
+        let v = if width == 64 { value } else { value & ((1u64 << width) - 1) };
+        let sort = self.sorts.bv(width);
+        self.intern(Op::Bv(v), Vec::new(), sort)
     }
     pub fn mk_num(&mut self, n: BigUint) -> TermId {
         let l = self.lit(Lit::Nat(n));
@@ -117,12 +122,17 @@ impl TermStore {
 
     /// Build an application of a modelled operator, checking and computing sorts.
     pub fn app(&mut self, op: Op, args: Vec<TermId>) -> Result<TermId, SortError> {
-        let sort = self.result_sort(op, &args)?;
-        Ok(self.intern(op, args, sort))
+        self.app_slice(op, &args)
+    }
+
+    /// `app` over borrowed arguments (no allocation when the node already exists).
+    pub fn app_slice(&mut self, op: Op, args: &[TermId]) -> Result<TermId, SortError> {
+        let sort = self.result_sort(op, args)?;
+        Ok(self.intern_slice(op, args, sort))
     }
 
     fn result_sort(&mut self, op: Op, args: &[TermId]) -> Result<SortId, SortError> {
-        let sorts: Vec<SortId> = args.iter().map(|&a| self.sort(a)).collect();
+        let sorts: smallvec::SmallVec<[SortId; 8]> = args.iter().map(|&a| self.sort(a)).collect();
         let n = args.len();
         let arity = |lo: usize, hi: usize| -> Result<(), SortError> {
             if n < lo || n > hi {

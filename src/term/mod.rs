@@ -138,7 +138,10 @@ pub struct Node {
 /// The store. One per session (the replay and bench engines keep one per run).
 pub struct TermStore {
     nodes: Vec<Node>,
-    memo: FxHashMap<Node, TermId>,
+    /// Structural hash of a node -> its id; a second node with the same hash (rare) goes
+    /// into `collisions`. Lookups allocate nothing.
+    memo: FxHashMap<u64, TermId>,
+    collisions: FxHashMap<u64, Vec<TermId>>,
     pub sorts: SortStore,
     syms: Vec<Box<str>>,
     sym_memo: FxHashMap<Box<str>, Sym>,
@@ -163,6 +166,7 @@ impl TermStore {
         let mut t = TermStore {
             nodes: Vec::new(),
             memo: FxHashMap::default(),
+            collisions: FxHashMap::default(),
             sorts: SortStore::new(),
             syms: Vec::new(),
             sym_memo: FxHashMap::default(),
@@ -192,15 +196,38 @@ impl TermStore {
     /// Intern a node without any checks. Callers outside `build` should use the checked
     /// builders (`TermStore::app` and friends).
     pub(crate) fn intern(&mut self, op: Op, args: Vec<TermId>, sort: SortId) -> TermId {
-        let node = Node { op, args: args.into_boxed_slice(), sort };
-        if let Some(&id) = self.memo.get(&node) {
-            return id;
+        self.intern_slice(op, &args, sort)
+    }
+
+    /// `intern` without giving up a vector: nothing is allocated when the node exists.
+    pub(crate) fn intern_slice(&mut self, op: Op, args: &[TermId], sort: SortId) -> TermId {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = rustc_hash::FxHasher::default();
+        op.hash(&mut hasher);
+        args.hash(&mut hasher);
+        sort.hash(&mut hasher);
+        let h = hasher.finish();
+        let same = |n: &Node| n.op == op && n.sort == sort && n.args[..] == *args;
+        let first = self.memo.get(&h).copied();
+        if let Some(id) = first {
+            if same(&self.nodes[id.0 as usize]) {
+                return id;
+            }
+            if let Some(ids) = self.collisions.get(&h) {
+                if let Some(&id) = ids.iter().find(|&&id| same(&self.nodes[id.0 as usize])) {
+                    return id;
+                }
+            }
         }
         let id = TermId(self.nodes.len() as u32);
-        let d = node.args.iter().map(|a| self.depth[a.0 as usize] + 1).max().unwrap_or(0);
+        let d = args.iter().map(|a| self.depth[a.0 as usize] + 1).max().unwrap_or(0);
         self.depth.push(d);
-        self.nodes.push(node.clone());
-        self.memo.insert(node, id);
+        self.nodes.push(Node { op, args: Box::from(args), sort });
+        if first.is_some() {
+            self.collisions.entry(h).or_default().push(id);
+        } else {
+            self.memo.insert(h, id);
+        }
         id
     }
 

@@ -24,6 +24,8 @@ pub enum Sort {
 pub struct SortStore {
     sorts: Vec<Sort>,
     memo: FxHashMap<Sort, SortId>,
+    /// Fast path for bit-vector sorts of small widths.
+    bv_ids: Vec<Option<SortId>>,
 }
 
 impl SortStore {
@@ -54,7 +56,17 @@ impl SortStore {
         &self.sorts[id.0 as usize]
     }
     pub fn bv(&mut self, w: u32) -> SortId {
-        self.intern(Sort::BitVec(w))
+        if let Some(Some(id)) = self.bv_ids.get(w as usize) {
+            return *id;
+        }
+        let id = self.intern(Sort::BitVec(w));
+        if w < 1024 {
+            if self.bv_ids.len() <= w as usize {
+                self.bv_ids.resize(w as usize + 1, None);
+            }
+            self.bv_ids[w as usize] = Some(id);
+        }
+        id
     }
     pub fn array(&mut self, i: SortId, e: SortId) -> SortId {
         self.intern(Sort::Array(i, e))
