@@ -85,7 +85,6 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
     let out: Box<dyn Write + Send> = Box::new(std::io::stdout());
     let mut engine = make_engine(args, strat, out, cache_config(args))?;
     engine.start_backend().map_err(crate::error::Error::from)?;
-    crate::signals::register_engine_stop();
     let input: Box<dyn std::io::Read> = match &file {
         Some(p) => Box::new(std::fs::File::open(p).with_context(|| format!("cannot open {}", p.display()))?),
         None => Box::new(std::io::stdin()),

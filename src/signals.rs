@@ -50,7 +50,3 @@ pub fn install() {
         });
     }
 }
-
-/// Nothing to do yet beyond `install`; kept so the proxy loop documents where the engine
-/// would register flush hooks.
-pub fn register_engine_stop() {}

@@ -17,7 +17,7 @@
 
 use super::backend::SolverHandle;
 use super::client::Decl;
-use super::planner::{declare_text, response_answer, Answer, Query};
+use super::planner::{fresh_check, Answer, Query};
 use super::stack::StackMirror;
 use super::Stats;
 use crate::cache::{CacheConfig, Entry, Key, SetIndex, TieredCache, Verdict};
@@ -29,7 +29,7 @@ use crate::query::slice::{free_symbols_of, slice, sliceable};
 use crate::query::value::Value;
 use crate::query::view::conjuncts;
 use crate::smt2::parser::parse_term;
-use crate::smt2::printer::{backend_name, print_term, BackendNames};
+use crate::smt2::printer::{print_term, BackendNames};
 use crate::term::signature::Signature;
 use crate::term::{Op, TermId, TermStore};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -125,7 +125,7 @@ impl CachePlanner {
         if !q.defs.is_empty() || !sliceable(store, q.sig, &cs) || has_functions(store, &cs) {
             return Ok(Planned::NotModelled);
         }
-        if cs.iter().any(|&c| c == TermStore::FALSE) {
+        if cs.contains(&TermStore::FALSE) {
             return Ok(Planned::Own(Answer::Unsat, None));
         }
         let logic = q.logic.unwrap_or("");
@@ -324,9 +324,14 @@ impl CachePlanner {
         let (a, h, stack_names): (Answer, &mut SolverHandle, bool) = match self.policy {
             MissPolicy::Stack => match stack.check(main, store, &q, stats)? {
                 Some(a) => (a, main, true),
-                None => (fresh_component(aux, store, &decls, conj, stats)?, aux, false),
+                None => {
+                    let t0 = std::time::Instant::now();
+                    let a = fresh_check(aux, store, &q, stats)?;
+                    stack.record_fresh(t0.elapsed());
+                    (a, aux, false)
+                }
             },
-            MissPolicy::Fresh => (fresh_component(main, store, &decls, conj, stats)?, main, false),
+            MissPolicy::Fresh => (fresh_check(main, store, &q, stats)?, main, false),
         };
         if a != Answer::Sat || leaves.is_empty() {
             return Ok((a, if a == Answer::Sat { Some(Model::new()) } else { None }));
@@ -354,38 +359,6 @@ impl CachePlanner {
         }
         Ok((a, Some(m)))
     }
-}
-
-fn fresh_component(h: &mut SolverHandle, store: &TermStore, decls: &[Decl], conj: &[TermId], stats: &mut Stats) -> Result<Answer, DriverError> {
-    let mut cmds: Vec<String> = vec!["(reset)".into(), "(set-option :produce-models true)".into()];
-    for d in decls {
-        cmds.push(declare_text(store, d, &backend_name(&d.name)));
-    }
-    for &c in conj {
-        cmds.push(format!("(assert {})", print_term(store, c, &BackendNames)));
-    }
-    for attempt in 0..2 {
-        match h.batch(&cmds) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                stats.note(format!("backend rejected a component: {e}"));
-                return Ok(Answer::Unknown);
-            }
-            Err(DriverError::Died { .. } | DriverError::Io(_)) if attempt == 0 => continue,
-            Err(e) => return Err(e),
-        }
-        stats.solver_checks += 1;
-        match h.check("(check-sat)") {
-            Ok(r) => return Ok(response_answer(&r)),
-            Err(DriverError::Timeout { .. }) => {
-                stats.timeouts += 1;
-                return Ok(Answer::Unknown);
-            }
-            Err(DriverError::Died { .. } | DriverError::Io(_)) if attempt == 0 => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(Answer::Unknown)
 }
 
 /// True when an uninterpreted function is applied anywhere (models of functions are not

@@ -25,7 +25,7 @@ use crate::driver::{DriverError, Response, SolverKind, SolverSpec};
 use crate::smt2::command::Command;
 use crate::smt2::lexer::{unescape_string, Sexps};
 use crate::smt2::parser::{parse_command, ErrorKind};
-use crate::smt2::printer::{print_term, quote_symbol, BackendNames};
+use crate::smt2::printer::quote_symbol;
 use crate::smt2::reader::Frame;
 use crate::smt2::response::{self, Dialect};
 use crate::term::signature::{DeclKind, FunDef, Signature, SortDef};
@@ -825,11 +825,6 @@ pub fn filter_model(text: &str, names: &rustc_hash::FxHashMap<String, String>) -
     }
     s.push(')');
     s
-}
-
-/// Print a term for the backend.
-pub fn backend_text(store: &TermStore, t: TermId) -> String {
-    print_term(store, t, &BackendNames)
 }
 
 /// Resolve the solver and build an engine writing to `out`.

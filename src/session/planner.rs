@@ -158,7 +158,9 @@ impl Planner {
                     }
                     None => {
                         // The incremental solve was abandoned: solve in a fresh context.
+                        let t0 = Instant::now();
                         let a = fresh_check(&mut self.aux, store, q, stats)?;
+                        self.stack.record_fresh(t0.elapsed());
                         self.model_at = ModelAt::Aux(self.aux.generation);
                         Ok(a)
                     }

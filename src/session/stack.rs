@@ -15,9 +15,10 @@
 //!   sibling path pops as little as possible.
 //! * An incremental solve that takes far longer than recent ones is abandoned (the backend
 //!   is killed and the query goes to a fresh context: z3 skips most preprocessing once a
-//!   push has happened, which makes some hard queries 10-100x slower); after a bail-out the
-//!   next 2^k queries (k = consecutive bail-outs) go straight to a fresh context, then the
-//!   stack is tried again. The backend is also restarted when it has accumulated too many
+//!   push has happened, which makes some hard queries 10-100x slower); after the k-th
+//!   bail-out the next 2^k queries go straight to a fresh context, then the stack is tried
+//!   again, so a log of hard queries soon runs almost entirely in fresh contexts while
+//!   KLEE-like logs (no bail-outs) stay on the stack. The backend is also restarted when it has accumulated too many
 //!   scopes, macros or declarations.
 
 use super::backend::SolverHandle;
@@ -82,12 +83,13 @@ pub struct StackMirror {
     sizes: FxHashMap<TermId, u32>,
     pushes: u64,
     recent_ms: Vec<f64>,
+    fresh_ms: Vec<f64>,
     macro_counter: u64,
     rename_counter: u64,
-    /// Queries seen, consecutive bail-outs, and the query number before which queries go
-    /// straight to a fresh context (exponential back-off after bail-outs).
+    /// Queries seen, bail-outs so far, and the query number before which queries go
+    /// straight to a fresh context (exponential back-off in the number of bail-outs).
     queries: u64,
-    bail_streak: u32,
+    bailouts: u32,
     skip_until: u64,
 }
 
@@ -106,10 +108,11 @@ impl StackMirror {
             sizes: FxHashMap::default(),
             pushes: 0,
             recent_ms: Vec::new(),
+            fresh_ms: Vec::new(),
             macro_counter: 0,
             rename_counter: 0,
             queries: 0,
-            bail_streak: 0,
+            bailouts: 0,
             skip_until: 0,
         }
     }
@@ -255,7 +258,13 @@ impl StackMirror {
         match r {
             Ok(resp) => {
                 self.record(ms);
-                self.bail_streak = 0;
+                // Much slower than the same kind of query in a fresh context: back off as
+                // after a bail-out (the answer stands; the next queries go fresh).
+                if let Some(fresh) = median(&self.fresh_ms) {
+                    if ms > 100.0 && ms > 3.0 * fresh {
+                        self.back_off();
+                    }
+                }
                 Ok(Some(response_answer(&resp)))
             }
             Err(DriverError::Timeout { after }) => {
@@ -265,12 +274,25 @@ impl StackMirror {
                     Ok(Some(Answer::Unknown))
                 } else {
                     stats.stack_bailouts += 1;
-                    self.bail_streak += 1;
-                    self.skip_until = self.queries + (1u64 << self.bail_streak.min(10));
+                    self.back_off();
                     Ok(None)
                 }
             }
             Err(e) => Err(e),
+        }
+    }
+
+    fn back_off(&mut self) {
+        self.bailouts += 1;
+        self.skip_until = self.queries + (1u64 << self.bailouts.min(10));
+    }
+
+    /// The time a query took in a fresh context (after a bail-out or during back-off), the
+    /// yardstick for incremental solves.
+    pub fn record_fresh(&mut self, d: Duration) {
+        self.fresh_ms.push(d.as_secs_f64() * 1000.0);
+        if self.fresh_ms.len() > 64 {
+            self.fresh_ms.remove(0);
         }
     }
 
@@ -282,7 +304,8 @@ impl StackMirror {
     }
 
     /// A deadline past which the incremental solve is abandoned: far slower than recent
-    /// solves (20x the median, at least 250 ms; 1 s while there are fewer than 8 samples),
+    /// solves (20x the median, between 250 ms and 2 s; 1 s while there are fewer than 8
+    /// samples),
     /// never later than the client's deadline.
     fn bailout_deadline(&self, client: Option<Duration>) -> Option<Duration> {
         if self.recent_ms.len() < 8 {
@@ -292,10 +315,8 @@ impl StackMirror {
                 _ => d,
             });
         }
-        let mut v = self.recent_ms.clone();
-        v.sort_by(|a, b| a.total_cmp(b));
-        let median = v[v.len() / 2];
-        let d = Duration::from_secs_f64((median * 20.0).max(250.0) / 1000.0);
+        let median = median(&self.recent_ms).unwrap_or(0.0);
+        let d = Duration::from_secs_f64((median * 20.0).clamp(250.0, 2000.0) / 1000.0);
         Some(match client {
             Some(c) if c < d => c,
             _ => d,
@@ -359,6 +380,15 @@ impl StackMirror {
             self.names.macros.insert(t, name);
         }
     }
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut v = v.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    Some(v[v.len() / 2])
 }
 
 fn check_text_named(store: &TermStore, assumptions: &[TermId], names: &StackNames) -> String {

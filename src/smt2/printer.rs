@@ -143,7 +143,7 @@ pub fn op_name(op: Op) -> &'static str {
 
 /// Bit-vector literal text: `#x` when the width is a multiple of 4, else `#b`.
 pub fn bv_literal(v: &BigUint, width: u32, out: &mut String) {
-    if width % 4 == 0 {
+    if width.is_multiple_of(4) {
         let s = v.to_str_radix(16);
         out.push_str("#x");
         for _ in s.len()..(width / 4) as usize {
@@ -161,7 +161,7 @@ pub fn bv_literal(v: &BigUint, width: u32, out: &mut String) {
 }
 
 fn bv_u64(v: u64, width: u32, out: &mut String) {
-    if width % 4 == 0 {
+    if width.is_multiple_of(4) {
         let _ = write!(out, "#x{:0w$x}", v, w = (width / 4) as usize);
     } else {
         let _ = write!(out, "#b{:0w$b}", v, w = width as usize);

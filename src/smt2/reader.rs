@@ -143,11 +143,7 @@ impl<R: BufRead> CommandReader<R> {
                             // Give the delimiter back only if it starts something.
                             if b == b'(' || b == b';' {
                                 used -= 1;
-                                if b == b'(' {
-                                    self.col -= 1;
-                                } else {
-                                    self.col -= 1;
-                                }
+                                self.col -= 1;
                             }
                             done = true;
                             break;
