@@ -9,8 +9,6 @@ pub enum Error {
     Driver(#[from] crate::driver::DriverError),
     #[error("cannot read {path}: {source}")]
     Read { path: String, source: std::io::Error },
-    #[error("{0}")]
-    Usage(String),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }

@@ -12,7 +12,7 @@ use crate::query::eval::Model;
 use super::Config;
 use crate::driver::{DriverError, Response};
 use crate::smt2::lexer::Sexps;
-use crate::smt2::printer::{backend_name, print_term, quote_symbol, BackendNames};
+use crate::smt2::printer::{backend_name, print_term, quote_symbol, BackendNames, Names};
 use crate::smt2::response::Dialect;
 use crate::term::{TermId, TermStore};
 use std::time::Instant;
@@ -134,7 +134,6 @@ impl Planner {
 
     pub fn check(&mut self, store: &mut TermStore, q: &Query, stats: &mut super::Stats) -> Result<Answer, DriverError> {
         self.model_at = ModelAt::None;
-        let t0 = Instant::now();
         let before = self.main.busy + self.aux.busy;
         if let Some(c) = self.cached.as_mut() {
             match c.check(&mut self.stack, &mut self.main, &mut self.aux, store, q, stats)? {
@@ -173,8 +172,14 @@ impl Planner {
             }
         };
         stats.solver += (self.main.busy + self.aux.busy) - before;
-        let _ = t0;
         r
+    }
+
+    /// True when the last model is held by the incremental stack backend (whose names
+    /// differ from plain backend names for renamed declarations and CSE macros).
+    fn model_in_stack(&self) -> bool {
+        matches!(self.model_at, ModelAt::Main(_))
+            && matches!(self.strategy, Strategy::Stack | Strategy::StackCse | Strategy::Hybrid)
     }
 
     fn model_backend(&mut self) -> Result<&mut SolverHandle, String> {
@@ -190,9 +195,7 @@ impl Planner {
         if let ModelAt::Own(m) = &mut self.model_at {
             return own_values(store, m, terms);
         }
-        let stack_names = matches!(self.model_at, ModelAt::Main(_))
-            && matches!(self.strategy, Strategy::Stack | Strategy::StackCse | Strategy::Hybrid);
-        let names: &dyn crate::smt2::printer::Names = if stack_names { self.stack.names() } else { &BackendNames };
+        let names: &dyn Names = if self.model_in_stack() { self.stack.names() } else { &BackendNames };
         let mut cmd = String::from("(get-value (");
         for (i, &t) in terms.iter().enumerate() {
             if i > 0 {
@@ -215,11 +218,10 @@ impl Planner {
         if let ModelAt::Own(m) = &mut self.model_at {
             return own_model(store, m, decls, dialect);
         }
-        let stack_names = matches!(self.model_at, ModelAt::Main(_))
-            && matches!(self.strategy, Strategy::Stack | Strategy::StackCse | Strategy::Hybrid);
+        let stack_names = self.model_in_stack();
         let mut names: rustc_hash::FxHashMap<String, String> = rustc_hash::FxHashMap::default();
         for d in decls {
-            let backend = if stack_names { self.stack.names().backend_of(store, d) } else { backend_name(&d.name).into_owned() };
+            let backend = if stack_names { self.stack.names().backend_of(d) } else { backend_name(&d.name).into_owned() };
             names.insert(backend, d.name.clone());
         }
         let h = self.model_backend()?;
@@ -290,7 +292,7 @@ pub fn fresh_check(h: &mut SolverHandle, store: &TermStore, q: &Query, stats: &m
         s.push(')');
         cmds.push(s);
     }
-    let check = check_text(store, q.assumptions);
+    let check = check_text(store, q.assumptions, &BackendNames);
     for attempt in 0..2 {
         match h.batch(&cmds) {
             Ok(Ok(())) => {}
@@ -315,7 +317,8 @@ pub fn fresh_check(h: &mut SolverHandle, store: &TermStore, q: &Query, stats: &m
     Ok(Answer::Unknown)
 }
 
-pub fn check_text(store: &TermStore, assumptions: &[TermId]) -> String {
+/// `(check-sat)`, or `(check-sat-assuming (...))` with the assumptions in backend names.
+pub fn check_text(store: &TermStore, assumptions: &[TermId], names: &dyn Names) -> String {
     if assumptions.is_empty() {
         return "(check-sat)".into();
     }
@@ -324,7 +327,7 @@ pub fn check_text(store: &TermStore, assumptions: &[TermId]) -> String {
         if i > 0 {
             s.push(' ');
         }
-        s.push_str(&print_term(store, a, &BackendNames));
+        s.push_str(&print_term(store, a, names));
     }
     s.push_str("))");
     s

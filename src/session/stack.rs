@@ -47,8 +47,7 @@ pub struct StackNames {
 
 impl StackNames {
     /// The backend name of a client declaration.
-    pub fn backend_of(&self, store: &TermStore, d: &super::client::Decl) -> String {
-        let _ = store;
+    pub fn backend_of(&self, d: &super::client::Decl) -> String {
         match self.renamed.get(&(d.sym, d.ret)) {
             Some(n) => n.clone(),
             None => backend_name(&d.name).into_owned(),
@@ -249,7 +248,7 @@ impl StackMirror {
             }
             Err(e) => return Err(e),
         }
-        let check = check_text_named(store, q.assumptions, &self.names);
+        let check = check_text(store, q.assumptions, &self.names);
         let deadline = self.bailout_deadline(h.timeout);
         stats.solver_checks += 1;
         let t0 = Instant::now();
@@ -391,20 +390,6 @@ fn median(v: &[f64]) -> Option<f64> {
     Some(v[v.len() / 2])
 }
 
-fn check_text_named(store: &TermStore, assumptions: &[TermId], names: &StackNames) -> String {
-    if assumptions.is_empty() {
-        return check_text(store, assumptions);
-    }
-    let mut s = String::from("(check-sat-assuming (");
-    for (i, &a) in assumptions.iter().enumerate() {
-        if i > 0 {
-            s.push(' ');
-        }
-        write_term(store, a, names, &mut s);
-    }
-    s.push_str("))");
-    s
-}
 
 /// The conjuncts of the assertions: top-level `and` split, annotations stripped at the top,
 /// `(= false X)` read as `(not X)`, `true` dropped, duplicates removed (first kept).
