@@ -7,7 +7,8 @@ use crate::cli::{Cli, EngineArgs, Sub};
 use crate::corpus;
 use crate::driver::DriverError;
 use crate::replay;
-use crate::session::{engine_for, Engine, Strategy};
+use crate::driver::SolverSpec;
+use crate::session::{Config, Engine, Strategy};
 use crate::smt2::reader::CommandReader;
 use anyhow::{bail, Context, Result};
 use std::io::{BufReader, Write};
@@ -45,7 +46,8 @@ pub fn cache_config(args: &EngineArgs) -> Option<CacheConfig> {
 
 pub fn make_engine(args: &EngineArgs, strategy: Strategy, out: Box<dyn Write + Send>, cache: Option<CacheConfig>) -> Result<Engine> {
     let timeout = args.timeout_ms.map(Duration::from_millis);
-    Ok(engine_for(strategy, args.solver.as_deref(), timeout, cache, out)?)
+    let solver = SolverSpec::resolve(args.solver.as_deref())?;
+    Ok(Engine::new(Config { strategy, solver, timeout, cache, jobs: args.jobs.max(1) }, out)?)
 }
 
 /// Run the program; returns the exit code.

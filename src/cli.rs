@@ -37,6 +37,10 @@ pub struct EngineArgs {
     /// Per-check-sat deadline in milliseconds; past it the answer is `unknown`.
     #[arg(long, global = true)]
     pub timeout_ms: Option<u64>,
+    /// Backend processes that may solve at once; with 2 or more, an incremental solve that
+    /// runs far past its usual time is raced against a fresh context.
+    #[arg(long, global = true, default_value_t = crate::session::DEFAULT_JOBS)]
+    pub jobs: usize,
 }
 
 #[derive(Subcommand, Debug)]

@@ -198,3 +198,27 @@ fn deep_nesting_bvadd_chain() {
     body.push_str(" #xa5))\n(check-sat)\n(pop 1)\n");
     case("100,000-deep bvadd chain", body.as_bytes(), Expect::ErrorOr(&["sat"]));
 }
+
+/// An assertion that hangs z3 by itself (it unfolds recursive definitions while asserting):
+/// under `--timeout-ms`, a modelled strategy answers the check-sat `unknown` within the
+/// deadline (the assertion is sent at the check-sat) and the session goes on; passthrough
+/// sends the assertion when it comes and reports the timeout on it. Found by the engine
+/// fuzz target (fuzz/regressions/engine-recursive-definition-hangs-assert.smt2).
+#[test]
+fn assertion_that_hangs_the_solver_times_out() {
+    if !have("z3") {
+        eprintln!("skipping: z3 not installed");
+        return;
+    }
+    let input = std::fs::read(common::root().join("fuzz/regressions/engine-recursive-definition-hangs-assert.smt2")).unwrap();
+    for s in ["hybrid", "stack", "stack-cse", "fresh", "cache", "passthrough"] {
+        let t0 = std::time::Instant::now();
+        let out = run(&["--solver", "z3", "--strategy", s, "--cache", "none", "--timeout-ms", "1000"], &input, LIMIT);
+        out.assert_no_panic_no_hang(s);
+        let lines = out.lines();
+        let want: &[&str] =
+            if s == "passthrough" { &["(error \"solver timed out\")", "(error \"solver timed out\")", "sat", "sat"] } else { &["unknown", "sat"] };
+        assert_eq!(lines, want, "{s}: answers");
+        assert!(t0.elapsed() < Duration::from_secs(15), "{s}: took {:?} with a 1 s deadline", t0.elapsed());
+    }
+}

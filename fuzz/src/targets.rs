@@ -127,7 +127,7 @@ fn z3_engine(strategy: Strategy, out: SharedOut) -> Option<Engine> {
         }),
         _ => None,
     };
-    let cfg = Config { strategy, solver: spec, timeout: Some(Duration::from_secs(2)), cache };
+    let cfg = Config { strategy, solver: spec, timeout: Some(Duration::from_secs(2)), cache, jobs: smtproxy::session::DEFAULT_JOBS };
     Engine::new(cfg, Box::new(out)).ok()
 }
 

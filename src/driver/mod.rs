@@ -313,6 +313,49 @@ impl Solver {
         r
     }
 
+    /// The response to the oldest command sent with `send_plain`, if it arrives within
+    /// `wait`; `Ok(None)` when it has not (the solver is left running, unlike a deadline).
+    /// Only for plain commands (not `(reset)`), e.g. a check-sat raced against another
+    /// solver.
+    pub fn poll_response(&mut self, wait: Duration) -> Result<Option<Response>, DriverError> {
+        let t0 = Instant::now();
+        let r = self.poll_inner(wait);
+        self.busy += t0.elapsed();
+        if matches!(r, Ok(Some(_))) {
+            self.inflight.pop_front();
+        }
+        r
+    }
+
+    fn poll_inner(&mut self, wait: Duration) -> Result<Option<Response>, DriverError> {
+        let t0 = Instant::now();
+        loop {
+            if let Some(frame) = self.framer.next_frame() {
+                if frame == ")" {
+                    return Err(DriverError::Protocol("unbalanced `)` in solver output".into()));
+                }
+                return Ok(Some(Response::parse(&frame)));
+            }
+            // At least one read, even with no time left (`wait` zero: what is there now).
+            let left = wait.saturating_sub(t0.elapsed());
+            match self.proc.read_chunk(Some(left)) {
+                Chunk::Data(bytes) => self.framer.push(&bytes),
+                Chunk::Timeout => return Ok(None),
+                Chunk::Eof => {
+                    if let Some(frame) = self.framer.finish() {
+                        return Ok(Some(Response::parse(&frame)));
+                    }
+                    self.mark_dead();
+                    return Err(self.died_error());
+                }
+                Chunk::Err(e) => {
+                    self.kill();
+                    return Err(DriverError::Io(e));
+                }
+            }
+        }
+    }
+
     /// The answers to `(reset)`, print-success and the sentinel: up to three, ending with
     /// the sentinel's `(:name ...)`; the first error if any, else `Success`.
     fn read_reset(&mut self, t0: Instant, deadline: Option<Duration>) -> Result<Response, DriverError> {

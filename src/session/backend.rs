@@ -103,13 +103,36 @@ impl SolverHandle {
         self.after(r)
     }
 
-    /// Pipelined commands; the first error response is returned as `Ok(Err(text))`.
+    /// Send a check-sat without waiting for its answer (see `poll`).
+    pub fn send_check(&mut self, text: &str) -> Result<(), DriverError> {
+        self.checks += 1;
+        match self.send_plain(text)? {
+            true => Ok(()),
+            false => Err(DriverError::Protocol(format!("cannot pipeline {text}"))),
+        }
+    }
+
+    /// The answer to the check sent by `send_check`, if it comes within `wait`.
+    pub fn poll(&mut self, wait: Duration) -> Result<Option<Response>, DriverError> {
+        let t0 = Instant::now();
+        let r = match self.solver.as_mut() {
+            Some(s) => s.poll_response(wait),
+            None => Err(DriverError::Protocol("solver not running".into())),
+        };
+        self.busy += t0.elapsed();
+        self.after(r)
+    }
+
+    /// Pipelined commands under the session's deadline (an assertion can hang a solver:
+    /// z3 unfolds recursive definitions when asserting); the first error response is
+    /// returned as `Ok(Err(text))`.
     pub fn batch(&mut self, cmds: &[String]) -> Result<Result<(), String>, DriverError> {
         if cmds.is_empty() {
             return Ok(Ok(()));
         }
         let t0 = Instant::now();
-        let r = self.ensure()?.batch(cmds, None);
+        let deadline = self.timeout;
+        let r = self.ensure()?.batch(cmds, deadline);
         self.busy += t0.elapsed();
         let rs = self.after(r)?;
         for (c, r) in cmds.iter().zip(rs) {

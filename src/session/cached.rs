@@ -18,7 +18,7 @@
 use super::backend::SolverHandle;
 use super::client::Decl;
 use super::planner::{fresh_check, Answer, Query};
-use super::stack::StackMirror;
+use super::stack::{StackMirror, Via};
 use super::Stats;
 use crate::cache::{CacheConfig, Entry, Key, SetIndex, TieredCache, Verdict};
 use crate::driver::{DriverError, Response};
@@ -46,8 +46,8 @@ pub enum MissPolicy {
     /// A fresh context per missing component (the `cache` strategy).
     Fresh,
     /// The incremental stack (the `hybrid` strategy), falling back to fresh when the stack
-    /// abandons a query.
-    Stack,
+    /// abandons a query (`race`: see `StackMirror::check`).
+    Stack { race: bool },
 }
 
 pub struct CachePlanner {
@@ -320,16 +320,11 @@ impl CachePlanner {
         let used: FxHashSet<String> =
             leaves.iter().filter_map(|&l| match store.op(l) { Op::Sym(s) => Some(store.sym_name(s).to_string()), _ => None }).collect();
         let decls: Vec<Decl> = client_q.decls.iter().filter(|d| used.contains(&d.name)).cloned().collect();
-        let q = Query { assertions: conj, assumptions: &[], decls: &decls, defs: &[], preamble: client_q.preamble, logic: client_q.logic, sig: client_q.sig };
+        let q = Query { assertions: conj, base: client_q.base, assumptions: &[], decls: &decls, defs: &[], preamble: client_q.preamble, logic: client_q.logic, sig: client_q.sig };
         let (a, h, stack_names): (Answer, &mut SolverHandle, bool) = match self.policy {
-            MissPolicy::Stack => match stack.check(main, store, &q, stats)? {
-                Some(a) => (a, main, true),
-                None => {
-                    let t0 = std::time::Instant::now();
-                    let a = fresh_check(aux, store, &q, stats)?;
-                    stack.record_fresh(t0.elapsed());
-                    (a, aux, false)
-                }
+            MissPolicy::Stack { race } => match stack.check(main, aux, race, store, &q, stats)? {
+                (a, Via::Incremental) => (a, main, true),
+                (a, Via::Fresh) => (a, aux, false),
             },
             MissPolicy::Fresh => (fresh_check(main, store, &q, stats)?, main, false),
         };

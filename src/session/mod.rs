@@ -45,7 +45,13 @@ pub struct Config {
     pub solver: SolverSpec,
     pub timeout: Option<Duration>,
     pub cache: Option<crate::cache::tiered::CacheConfig>,
+    /// Backend processes that may solve at once (>= 2: a slow incremental solve is raced
+    /// against a fresh context).
+    pub jobs: usize,
 }
+
+/// `--jobs` when not given.
+pub const DEFAULT_JOBS: usize = 2;
 
 /// What happened on one command (for replay and bench).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -712,8 +718,10 @@ impl Engine {
         let assertions = self.client.assertions();
         let decls: Vec<Decl> = self.client.decls().cloned().collect();
         let defs: Vec<String> = self.client.defs().cloned().collect();
+        let base: &[TermId] = if self.client.depth() > 0 { &self.client.frames[0].assertions } else { &[] };
         let q = planner::Query {
             assertions: &assertions,
+            base,
             assumptions,
             decls: &decls,
             defs: &defs,
@@ -836,5 +844,5 @@ pub fn engine_for(
     out: Box<dyn Write + Send>,
 ) -> Result<Engine, crate::error::Error> {
     let spec = SolverSpec::resolve(solver)?;
-    Engine::new(Config { strategy, solver: spec, timeout, cache }, out)
+    Engine::new(Config { strategy, solver: spec, timeout, cache, jobs: DEFAULT_JOBS }, out)
 }

@@ -7,7 +7,7 @@
 use super::backend::SolverHandle;
 use super::client::Decl;
 use super::cached::{own_model, own_values, CachePlanner, MissPolicy, Planned};
-use super::stack::StackMirror;
+use super::stack::{StackMirror, Via};
 use crate::query::eval::Model;
 use super::Config;
 use crate::driver::{DriverError, Response};
@@ -15,7 +15,6 @@ use crate::smt2::lexer::Sexps;
 use crate::smt2::printer::{backend_name, print_term, quote_symbol, BackendNames, Names};
 use crate::smt2::response::Dialect;
 use crate::term::{TermId, TermStore};
-use std::time::Instant;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
@@ -74,6 +73,9 @@ impl Answer {
 /// Everything a strategy needs to know about one check-sat.
 pub struct Query<'a> {
     pub assertions: &'a [TermId],
+    /// The client's base-level assertions while it has scopes of its own pushed (else
+    /// empty): what it keeps below its pushes, so the stack keeps it below its own.
+    pub base: &'a [TermId],
     pub assumptions: &'a [TermId],
     pub decls: &'a [Decl],
     /// Raw definitions (declare-sort, datatypes, define-fun-rec) in order.
@@ -98,6 +100,8 @@ enum ModelAt {
 
 pub struct Planner {
     strategy: Strategy,
+    /// Race slow incremental solves against a fresh context (two backends at once).
+    race: bool,
     pub main: SolverHandle,
     aux: SolverHandle,
     stack: StackMirror,
@@ -109,12 +113,13 @@ impl Planner {
     pub fn new(cfg: &Config) -> Result<Planner, crate::error::Error> {
         Ok(Planner {
             strategy: cfg.strategy,
+            race: cfg.jobs >= 2,
             main: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
             aux: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
             stack: StackMirror::new(cfg.strategy == Strategy::StackCse),
             cached: match cfg.strategy {
                 Strategy::Cache => Some(CachePlanner::new(cfg.cache.as_ref(), MissPolicy::Fresh)),
-                Strategy::Hybrid => Some(CachePlanner::new(cfg.cache.as_ref(), MissPolicy::Stack)),
+                Strategy::Hybrid => Some(CachePlanner::new(cfg.cache.as_ref(), MissPolicy::Stack { race: cfg.jobs >= 2 })),
                 _ => None,
             },
             model_at: ModelAt::None,
@@ -128,7 +133,7 @@ impl Planner {
     }
     /// Options changed: incremental state must be rebuilt.
     pub fn invalidate(&mut self) {
-        self.stack.clear();
+        self.stack.abandon(&mut self.main);
         self.model_at = ModelAt::None;
     }
 
@@ -150,22 +155,18 @@ impl Planner {
         let use_stack = matches!(self.strategy, Strategy::Stack | Strategy::StackCse | Strategy::Hybrid);
         let r = match self.strategy {
             _ if use_stack && q.defs.is_empty() => {
-                match self.stack.check(&mut self.main, store, q, stats)? {
-                    Some(a) => {
-                        self.model_at = ModelAt::Main(self.main.generation);
-                        Ok(a)
-                    }
-                    None => {
-                        // The incremental solve was abandoned: solve in a fresh context.
-                        let t0 = Instant::now();
-                        let a = fresh_check(&mut self.aux, store, q, stats)?;
-                        self.stack.record_fresh(t0.elapsed());
-                        self.model_at = ModelAt::Aux(self.aux.generation);
-                        Ok(a)
-                    }
-                }
+                let (a, via) = self.stack.check(&mut self.main, &mut self.aux, self.race, store, q, stats)?;
+                self.model_at = match via {
+                    Via::Incremental => ModelAt::Main(self.main.generation),
+                    Via::Fresh => ModelAt::Aux(self.aux.generation),
+                };
+                Ok(a)
             }
             _ => {
+                if use_stack {
+                    // `main` holds the stack's state; this query does not fit the stack.
+                    self.stack.abandon(&mut self.main);
+                }
                 let a = fresh_check(&mut self.main, store, q, stats)?;
                 self.model_at = ModelAt::Main(self.main.generation);
                 Ok(a)
@@ -278,26 +279,17 @@ pub fn declare_text(store: &TermStore, d: &Decl, name: &str) -> String {
 /// Solve the query in a clean context: `(reset)`, options, logic, definitions,
 /// declarations, assertions, check. A solver that dies is restarted once.
 pub fn fresh_check(h: &mut SolverHandle, store: &TermStore, q: &Query, stats: &mut super::Stats) -> Result<Answer, DriverError> {
-    let mut cmds: Vec<String> = Vec::with_capacity(q.decls.len() + q.assertions.len() + 4);
-    cmds.push("(reset)".into());
-    cmds.push("(set-option :produce-models true)".into());
-    cmds.extend(q.preamble.iter().cloned());
-    cmds.extend(q.defs.iter().cloned());
-    for d in q.decls {
-        cmds.push(declare_text(store, d, &backend_name(&d.name)));
-    }
-    for &a in q.assertions {
-        let mut s = String::from("(assert ");
-        s.push_str(&print_term(store, a, &BackendNames));
-        s.push(')');
-        cmds.push(s);
-    }
-    let check = check_text(store, q.assumptions, &BackendNames);
+    let (cmds, check) = fresh_script(store, q);
+
     for attempt in 0..2 {
         match h.batch(&cmds) {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
                 stats.note(format!("backend rejected the query: {e}"));
+                return Ok(Answer::Unknown);
+            }
+            Err(DriverError::Timeout { .. }) => {
+                stats.timeouts += 1;
                 return Ok(Answer::Unknown);
             }
             Err(DriverError::Died { .. } | DriverError::Io(_)) if attempt == 0 => continue,
@@ -315,6 +307,25 @@ pub fn fresh_check(h: &mut SolverHandle, store: &TermStore, q: &Query, stats: &m
         }
     }
     Ok(Answer::Unknown)
+}
+
+/// The commands that pose `q` in a fresh context (from `(reset)` on), and its check.
+pub fn fresh_script(store: &TermStore, q: &Query) -> (Vec<String>, String) {
+    let mut cmds: Vec<String> = Vec::with_capacity(q.decls.len() + q.assertions.len() + 4);
+    cmds.push("(reset)".into());
+    cmds.push("(set-option :produce-models true)".into());
+    cmds.extend(q.preamble.iter().cloned());
+    cmds.extend(q.defs.iter().cloned());
+    for d in q.decls {
+        cmds.push(declare_text(store, d, &backend_name(&d.name)));
+    }
+    for &a in q.assertions {
+        let mut s = String::from("(assert ");
+        s.push_str(&print_term(store, a, &BackendNames));
+        s.push(')');
+        cmds.push(s);
+    }
+    (cmds, check_text(store, q.assumptions, &BackendNames))
 }
 
 /// `(check-sat)`, or `(check-sat-assuming (...))` with the assumptions in backend names.

@@ -3,9 +3,13 @@
 //! subexpression macros (`stack-cse`).
 //!
 //! Invariants:
-//! * `frames[i]` is exactly the conjunct asserted in backend scope `i + 1`; the mirror is
-//!   valid only for backend generation `generation` and is cleared whenever the backend
-//!   restarts, so it never describes a solver that is gone.
+//! * The backend holds `base` at its base level (no scope) and `frames[i]` alone in scope
+//!   `i + 1`; the mirror is valid only for backend generation `generation` and is cleared
+//!   whenever the backend restarts, so it never describes a solver that is gone.
+//! * `base` is the client's own base-level assertions while the client pushes above them
+//!   (an SMT-LIB incremental benchmark): z3 simplifies base-level assertions far better
+//!   than scoped ones. Only a restart removes a base conjunct, so base mode is dropped
+//!   when that keeps happening.
 //! * The backend runs with `:global-declarations true`: declarations and CSE macros live at
 //!   the base level and survive pops, so a query only ever pushes assertions. Names that
 //!   would clash (a client name redeclared with another sort after a reset) get a distinct
@@ -13,18 +17,24 @@
 //! * New conjuncts are pushed oldest-first (by the first time any query contained them),
 //!   one scope each, so the newest branch condition sits on top and the next query on a
 //!   sibling path pops as little as possible.
-//! * An incremental solve that takes far longer than recent ones is abandoned (the backend
-//!   is killed and the query goes to a fresh context: z3 skips most preprocessing once a
-//!   push has happened, which makes some hard queries 10-100x slower); after the k-th
-//!   bail-out the next 2^k queries go straight to a fresh context, then the stack is tried
-//!   again, so a log of hard queries soon runs almost entirely in fresh contexts while
-//!   KLEE-like logs (no bail-outs) stay on the stack. The backend is also restarted when it has accumulated too many
-//!   scopes, macros or declarations.
+//! * Incremental is not always faster (z3 skips most preprocessing once a push has
+//!   happened, which makes some hard queries 10-100x slower). An incremental solve far
+//!   slower than recent ones (past its bail-out deadline) is raced against a fresh context
+//!   on the auxiliary backend (`--jobs` >= 2; with one job it is killed instead). If the
+//!   fresh context wins, the incremental solve finishes in the background and the backend
+//!   is used again once it has (a first solve over a hard base is often the only slow
+//!   one). After the k-th bail-out, and after an incremental solve much slower than fresh
+//!   ones, the next 2^k queries go straight to a fresh context, so a log of hard queries
+//!   soon runs almost entirely in fresh contexts while KLEE-like logs stay on the stack.
+//! * While a background check runs (`pending`), nothing else is sent to the backend; its
+//!   answer is read and dropped first (`settle`), or the backend is killed (`abandon`).
+//! * The backend is restarted when it has accumulated too many scopes, macros or
+//!   declarations.
 
 use super::backend::SolverHandle;
-use super::planner::{check_text, declare_text, response_answer, Answer, Query};
+use super::planner::{check_text, declare_text, fresh_check, fresh_script, response_answer, Answer, Query};
 use super::Stats;
-use crate::driver::DriverError;
+use crate::driver::{DriverError, Response};
 use crate::smt2::printer::{backend_name, write_term, Names};
 use crate::term::{Op, SortId, Sym, TermId, TermStore};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -37,6 +47,19 @@ const MAX_PUSHES: u64 = 200_000;
 const MAX_MACROS: usize = 100_000;
 /// A CSE candidate must have at least this many nodes.
 const CSE_MIN_NODES: u32 = 4;
+/// A background incremental check (see `StackMirror::pending`) is killed after this long.
+const BACKGROUND_MAX: Duration = Duration::from_secs(30);
+/// How long a race waits on one solver before looking at the other.
+const RACE_SLICE: Duration = Duration::from_millis(2);
+
+/// Which backend answered a query (and so holds its model).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// The incremental backend, in its current generation.
+    Incremental,
+    /// The auxiliary backend, in a fresh context.
+    Fresh,
+}
 
 /// Names in the stack backend: client names, with redeclared ones renamed, and CSE macros.
 #[derive(Default)]
@@ -69,6 +92,15 @@ impl Names for StackNames {
 
 pub struct StackMirror {
     cse: bool,
+    /// Conjuncts asserted at the backend's base level (no scope), never popped: the
+    /// assertions the client itself keeps below its own pushes.
+    base: Vec<TermId>,
+    /// Backends restarted because a base conjunct was no longer wanted.
+    base_drops: u64,
+    /// An incremental check still running after a fresh context answered its query (start
+    /// time, backend generation). Its answer is read and dropped before the backend is used
+    /// again; until then queries go to fresh contexts.
+    pending: Option<(Instant, u64)>,
     frames: Vec<TermId>,
     generation: u64,
     names: StackNames,
@@ -96,6 +128,9 @@ impl StackMirror {
     pub fn new(cse: bool) -> Self {
         StackMirror {
             cse,
+            base: Vec::new(),
+            base_drops: 0,
+            pending: None,
             frames: Vec::new(),
             generation: u64::MAX,
             names: StackNames::default(),
@@ -122,6 +157,8 @@ impl StackMirror {
 
     /// Forget everything about the backend (it will be restarted).
     pub fn clear(&mut self) {
+        self.pending = None;
+        self.base.clear();
         self.frames.clear();
         self.generation = u64::MAX;
         self.names = StackNames::default();
@@ -129,31 +166,79 @@ impl StackMirror {
         self.pushes = 0;
     }
 
-    /// Answer the query incrementally. `Ok(None)`: the solve was abandoned as too slow for
-    /// the incremental context; the caller solves it fresh.
+    /// Answer the query: incrementally, or in a fresh context on `aux` during a back-off or
+    /// after a bail-out. `race`: a slow incremental solve keeps running while `aux` solves
+    /// the query fresh, and the first answer wins (else the incremental solve is abandoned).
     pub fn check(
         &mut self,
-        h: &mut SolverHandle,
+        main: &mut SolverHandle,
+        aux: &mut SolverHandle,
+        race: bool,
         store: &mut TermStore,
         q: &Query,
         stats: &mut Stats,
-    ) -> Result<Option<Answer>, DriverError> {
+    ) -> Result<(Answer, Via), DriverError> {
         self.queries += 1;
-        if self.queries < self.skip_until {
+        if !self.settle(main, stats) || self.queries < self.skip_until {
             stats.stack_detours += 1;
-            return Ok(None);
+            return self.fresh(aux, store, q, stats);
         }
         for attempt in 0..2 {
-            match self.try_check(h, store, q, stats) {
+            match self.try_check(main, aux, race, store, q, stats) {
                 Err(DriverError::Died { .. } | DriverError::Io(_)) if attempt == 0 => {
                     stats.note("stack backend died; restarting it".into());
                     self.clear();
-                    h.kill();
+                    main.kill();
                 }
                 r => return r,
             }
         }
-        Ok(Some(Answer::Unknown))
+        Ok((Answer::Unknown, Via::Incremental))
+    }
+
+    /// Whether the incremental backend is free: a pending background check is read if it
+    /// has finished, and killed (with a back-off) once it has run for `BACKGROUND_MAX`.
+    fn settle(&mut self, h: &mut SolverHandle, stats: &mut Stats) -> bool {
+        let Some((t0, gen)) = self.pending else { return true };
+        if gen != h.generation || !h.is_running() {
+            self.clear();
+            return true;
+        }
+        match h.poll(Duration::ZERO) {
+            Ok(Some(_)) => {
+                self.pending = None;
+                true
+            }
+            Ok(None) if t0.elapsed() < BACKGROUND_MAX => false,
+            Ok(None) => {
+                stats.note(format!("an incremental solve ran {} s in the background; restarting the stack backend", BACKGROUND_MAX.as_secs()));
+                h.kill();
+                self.clear();
+                self.back_off();
+                true
+            }
+            Err(_) => {
+                self.clear();
+                true
+            }
+        }
+    }
+
+    /// Give the backend up (it is about to be used for something else, or its options
+    /// changed): kill it, so that neither a background check still running in it nor
+    /// anything sent to it later can be mistaken for the mirror's state.
+    pub fn abandon(&mut self, h: &mut SolverHandle) {
+        if self.generation == h.generation {
+            h.kill();
+        }
+        self.clear();
+    }
+
+    fn fresh(&mut self, aux: &mut SolverHandle, store: &TermStore, q: &Query, stats: &mut Stats) -> Result<(Answer, Via), DriverError> {
+        let t0 = Instant::now();
+        let a = fresh_check(aux, store, q, stats)?;
+        self.record_fresh(t0.elapsed());
+        Ok((a, Via::Fresh))
     }
 
     fn too_large(&self) -> bool {
@@ -163,13 +248,22 @@ impl StackMirror {
     fn try_check(
         &mut self,
         h: &mut SolverHandle,
+        aux: &mut SolverHandle,
+        race: bool,
         store: &mut TermStore,
         q: &Query,
         stats: &mut Stats,
-    ) -> Result<Option<Answer>, DriverError> {
+    ) -> Result<(Answer, Via), DriverError> {
         let options: Vec<String> = q.preamble.to_vec();
-        if self.too_large() || (h.is_running() && self.generation == h.generation && options != self.preamble) {
-            if self.too_large() {
+        let conjuncts = split_conjuncts(store, q.assertions);
+        let want: FxHashSet<TermId> = conjuncts.iter().copied().collect();
+        // Base-level conjuncts can only be dropped by starting over.
+        let base_gone = self.base.iter().any(|c| !want.contains(c));
+        if base_gone {
+            self.base_drops += 1;
+        }
+        if self.too_large() || base_gone || (h.is_running() && self.generation == h.generation && options != self.preamble) {
+            if self.too_large() || base_gone {
                 stats.stack_rebuilds += 1;
             }
             h.kill();
@@ -185,7 +279,6 @@ impl StackMirror {
             cmds.push("(set-option :global-declarations true)".into());
             cmds.extend(options.iter().cloned());
         }
-        let conjuncts = split_conjuncts(store, q.assertions);
         for &c in &conjuncts {
             if !self.first_seen.contains_key(&c) {
                 self.first_seen.insert(c, self.seen_counter);
@@ -195,15 +288,23 @@ impl StackMirror {
                 }
             }
         }
-        let want: FxHashSet<TermId> = conjuncts.iter().copied().collect();
-        let keep = self.frames.iter().take_while(|c| want.contains(c)).count();
+        // The client's own base-level assertions (it pushes above them) go to the backend's
+        // base level too: z3 simplifies base-level assertions far better than scoped ones.
+        // Adding to the base means popping every scope first.
+        let new_base: Vec<TermId> = if self.base_allowed() {
+            let have: FxHashSet<TermId> = self.base.iter().copied().collect();
+            split_conjuncts(store, q.base).into_iter().filter(|c| want.contains(c) && !have.contains(c)).collect()
+        } else {
+            Vec::new()
+        };
+        let keep = if new_base.is_empty() { self.frames.iter().take_while(|c| want.contains(c)).count() } else { 0 };
         let npop = self.frames.len() - keep;
         if npop > 0 {
             cmds.push(format!("(pop {npop})"));
             self.frames.truncate(keep);
             stats.pops += npop as u64;
         }
-        let kept: FxHashSet<TermId> = self.frames.iter().copied().collect();
+        let kept: FxHashSet<TermId> = self.frames.iter().chain(self.base.iter()).chain(new_base.iter()).copied().collect();
         let mut new: Vec<TermId> = conjuncts.iter().copied().filter(|c| !kept.contains(c)).collect();
         new.sort_by_key(|c| (self.first_seen.get(c).copied().unwrap_or(u64::MAX), *c));
         // Declarations (global).
@@ -224,15 +325,13 @@ impl StackMirror {
             self.declared.insert(name, text.clone());
             cmds.push(text);
         }
+        for &c in &new_base {
+            self.assert_text(store, c, &mut cmds);
+            self.base.push(c);
+        }
         for &c in &new {
             cmds.push("(push 1)".into());
-            if self.cse {
-                self.define_macros(store, c, &mut cmds);
-            }
-            let mut s = String::from("(assert ");
-            write_term(store, c, &self.names, &mut s);
-            s.push(')');
-            cmds.push(s);
+            self.assert_text(store, c, &mut cmds);
             self.frames.push(c);
             self.pushes += 1;
             stats.pushes += 1;
@@ -244,7 +343,12 @@ impl StackMirror {
                 stats.note(format!("stack backend rejected a command: {e}"));
                 h.kill();
                 self.clear();
-                return Ok(Some(Answer::Unknown));
+                return Ok((Answer::Unknown, Via::Incremental));
+            }
+            Err(DriverError::Timeout { .. }) => {
+                self.clear();
+                stats.timeouts += 1;
+                return Ok((Answer::Unknown, Via::Incremental));
             }
             Err(e) => return Err(e),
         }
@@ -252,33 +356,133 @@ impl StackMirror {
         let deadline = self.bailout_deadline(h.timeout);
         stats.solver_checks += 1;
         let t0 = Instant::now();
-        let r = h.check_with(&check, deadline);
+        h.send_check(&check)?;
+        if let Some(resp) = h.poll(deadline)? {
+            return Ok((self.incremental_answer(&resp, t0), Via::Incremental));
+        }
+        if Some(deadline) == h.timeout {
+            // The client's own deadline.
+            h.kill();
+            self.clear();
+            stats.timeouts += 1;
+            return Ok((Answer::Unknown, Via::Incremental));
+        }
+        if race {
+            return self.race(h, aux, store, q, stats, t0);
+        }
+        h.kill();
+        self.clear();
+        stats.stack_bailouts += 1;
+        self.back_off();
+        self.fresh(aux, store, q, stats)
+    }
+
+    /// The incremental solve finished: note its time, and back off to fresh contexts if it
+    /// was far slower than fresh ones have been (the answer stands).
+    fn incremental_answer(&mut self, resp: &Response, t0: Instant) -> Answer {
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
-        match r {
-            Ok(resp) => {
-                self.record(ms);
-                // Much slower than the same kind of query in a fresh context: back off as
-                // after a bail-out (the answer stands; the next queries go fresh).
-                if let Some(fresh) = median(&self.fresh_ms) {
-                    if ms > 100.0 && ms > 3.0 * fresh {
-                        self.back_off();
+        self.record(ms);
+        if let Some(fresh) = median(&self.fresh_ms) {
+            if ms > 100.0 && ms > 3.0 * fresh {
+                self.back_off();
+            }
+        }
+        response_answer(resp)
+    }
+
+    /// The incremental solve on `h` is past its bail-out deadline: solve the query fresh on
+    /// `aux` meanwhile and answer with whichever comes first. If the fresh context wins,
+    /// the incremental solve is left running in the background (`pending`): the first
+    /// incremental solve over a hard base can take 100x a fresh one while the ones after it
+    /// take a tenth (z3 keeps what it learnt), so it is worth finishing on the other core;
+    /// meanwhile queries go to fresh contexts.
+    fn race(
+        &mut self,
+        h: &mut SolverHandle,
+        aux: &mut SolverHandle,
+        store: &mut TermStore,
+        q: &Query,
+        stats: &mut Stats,
+        t0: Instant,
+    ) -> Result<(Answer, Via), DriverError> {
+        stats.stack_races += 1;
+        let fresh_t0 = Instant::now();
+        let (cmds, check) = fresh_script(store, q);
+        let mut fresh_running = match aux.batch(&cmds) {
+            Ok(Ok(())) => aux.send_check(&check).is_ok(),
+            Ok(Err(e)) => {
+                stats.note(format!("backend rejected the query: {e}"));
+                false
+            }
+            Err(_) => false,
+        };
+        if fresh_running {
+            stats.solver_checks += 1;
+        }
+        let mut incremental_running = true;
+        loop {
+            if h.timeout.is_some_and(|c| t0.elapsed() >= c) {
+                h.kill();
+                aux.kill();
+                self.clear();
+                stats.timeouts += 1;
+                return Ok((Answer::Unknown, Via::Incremental));
+            }
+            if incremental_running {
+                match h.poll(RACE_SLICE) {
+                    Ok(Some(resp)) => {
+                        if fresh_running {
+                            aux.kill();
+                        }
+                        return Ok((self.incremental_answer(&resp, t0), Via::Incremental));
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.clear();
+                        if !fresh_running {
+                            return Err(e);
+                        }
+                        incremental_running = false;
                     }
                 }
-                Ok(Some(response_answer(&resp)))
             }
-            Err(DriverError::Timeout { after }) => {
-                self.clear();
-                if Some(after) == h.timeout || deadline == h.timeout {
-                    stats.timeouts += 1;
-                    Ok(Some(Answer::Unknown))
-                } else {
-                    stats.stack_bailouts += 1;
-                    self.back_off();
-                    Ok(None)
+            if fresh_running {
+                match aux.poll(RACE_SLICE) {
+                    Ok(Some(resp)) => {
+                        // The incremental solve goes on in the background (see `pending`).
+                        stats.stack_bailouts += 1;
+                        self.pending = Some((t0, h.generation));
+                        self.record_fresh(fresh_t0.elapsed());
+                        return Ok((response_answer(&resp), Via::Fresh));
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        if !incremental_running {
+                            return Err(e);
+                        }
+                        fresh_running = false;
+                    }
                 }
             }
-            Err(e) => Err(e),
         }
+    }
+
+    /// `(assert c)`, after the CSE macros it needs.
+    fn assert_text(&mut self, store: &TermStore, c: TermId, cmds: &mut Vec<String>) {
+        if self.cse {
+            self.define_macros(store, c, cmds);
+        }
+        let mut s = String::from("(assert ");
+        write_term(store, c, &self.names, &mut s);
+        s.push(')');
+        cmds.push(s);
+    }
+
+    /// Base-level assertions are used unless dropping them (a restart each time) has been
+    /// frequent: more than one drop per 16 queries, as when the components of a sliced
+    /// query take turns on the backend.
+    fn base_allowed(&self) -> bool {
+        self.base_drops <= self.queries / 16
     }
 
     fn back_off(&mut self) {
@@ -306,20 +510,17 @@ impl StackMirror {
     /// solves (20x the median, between 250 ms and 2 s; 1 s while there are fewer than 8
     /// samples),
     /// never later than the client's deadline.
-    fn bailout_deadline(&self, client: Option<Duration>) -> Option<Duration> {
-        if self.recent_ms.len() < 8 {
-            let d = Duration::from_secs(1);
-            return Some(match client {
-                Some(c) if c < d => c,
-                _ => d,
-            });
-        }
-        let median = median(&self.recent_ms).unwrap_or(0.0);
-        let d = Duration::from_secs_f64((median * 20.0).clamp(250.0, 2000.0) / 1000.0);
-        Some(match client {
+    fn bailout_deadline(&self, client: Option<Duration>) -> Duration {
+        let d = if self.recent_ms.len() < 8 {
+            Duration::from_secs(1)
+        } else {
+            let median = median(&self.recent_ms).unwrap_or(0.0);
+            Duration::from_secs_f64((median * 20.0).clamp(250.0, 2000.0) / 1000.0)
+        };
+        match client {
             Some(c) if c < d => c,
             _ => d,
-        })
+        }
     }
 
     fn count_subterms(&mut self, store: &TermStore, c: TermId) {

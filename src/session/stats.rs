@@ -23,6 +23,9 @@ pub struct Stats {
     pub stack_bailouts: u64,
     /// Stack strategy: queries sent straight to a fresh context during back-off.
     pub stack_detours: u64,
+    /// Stack strategy: slow incremental solves raced against a fresh context (a bail-out
+    /// is counted when the fresh context wins).
+    pub stack_races: u64,
     /// Stack strategy: incremental backend restarted because it grew too large.
     pub stack_rebuilds: u64,
     pub pushes: u64,
@@ -50,6 +53,7 @@ pub struct Summary {
     pub stack_bailouts: u64,
     pub stack_rebuilds: u64,
     pub stack_detours: u64,
+    pub stack_races: u64,
     pub fallbacks_passthrough: u64,
 }
 
@@ -82,6 +86,7 @@ impl Stats {
             stack_bailouts: self.stack_bailouts,
             stack_rebuilds: self.stack_rebuilds,
             stack_detours: self.stack_detours,
+            stack_races: self.stack_races,
             fallbacks_passthrough: self.fallbacks_passthrough,
         }
     }

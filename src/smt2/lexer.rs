@@ -252,6 +252,39 @@ impl<'a> Sexps<'a> {
     }
 }
 
+impl Sexps<'_> {
+    /// The node's text with comments and layout dropped: atoms as written, lists as `(`
+    /// children separated by one space `)`. Unlike `source`, safe to splice into one line.
+    pub fn flat_source(&self, id: u32) -> String {
+        let mut out = String::new();
+        // (node, index of the next child to print; usize::MAX for "not opened yet")
+        let mut stack: Vec<(u32, usize)> = vec![(id, usize::MAX)];
+        while let Some((n, i)) = stack.pop() {
+            match self.list(n) {
+                None => out.push_str(self.source(n)),
+                Some(kids) => {
+                    let i = if i == usize::MAX {
+                        out.push('(');
+                        0
+                    } else {
+                        i
+                    };
+                    if i < kids.len() {
+                        if i > 0 {
+                            out.push(' ');
+                        }
+                        stack.push((n, i + 1));
+                        stack.push((kids[i], usize::MAX));
+                    } else {
+                        out.push(')');
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 /// The content of a string literal's raw text (`"a""b"` -> `a"b`).
 pub fn unescape_string(raw: &str) -> String {
     let inner = raw.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(raw);

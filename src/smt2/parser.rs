@@ -636,9 +636,9 @@ impl<'a, 's> Parser<'a, 's> {
                         }
                         i += 1;
                     }
-                    let start = self.sx.offset(k[2]);
-                    let end = self.sx.offset(id) + self.sx.source(id).len() - 1;
-                    let attrs = self.sx.text[start..end].trim().to_string();
+                    // Attributes as one line without comments (a `;` comment kept in
+                    // the text would swallow the `)` the printer puts after it).
+                    let attrs = k[2..].iter().map(|&a| self.sx.flat_source(a)).collect::<Vec<_>>().join(" ");
                     return Ok(self.store.mk_annot(t, &attrs));
                 }
                 "match" => return err(self.off(id), ErrorKind::Unsupported, "match is forwarded"),
