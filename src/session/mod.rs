@@ -50,6 +50,27 @@ pub struct Config {
     pub jobs: usize,
 }
 
+/// Line and column of the first argument of the command `text` that starts at
+/// (`line`, `col`): after `(`, the command name and the blanks that follow it.
+fn argument_position(text: &str, line: usize, col: usize) -> (usize, usize) {
+    let b = text.as_bytes();
+    let mut i = text.find('(').map_or(0, |p| p + 1);
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'(' && b[i] != b')' {
+        i += 1;
+    }
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let before = &text[..i.min(text.len())];
+    match before.rfind('\n') {
+        Some(nl) => (line + before.matches('\n').count(), i - nl),
+        None => (line, col + i),
+    }
+}
+
 /// `--jobs` when not given.
 pub const DEFAULT_JOBS: usize = 2;
 
@@ -657,7 +678,14 @@ impl Engine {
             }
             Command::Pop(n) => {
                 if n as usize > self.client.depth() {
-                    self.error_at(line, col, "pop command failed: not enough scopes");
+                    match self.dialect {
+                        // z3's own words, at the argument's position.
+                        Dialect::Z3 => {
+                            let (l, c) = argument_position(text, line, col);
+                            self.error_at(l, c, "invalid pop command, argument is greater than the current stack depth");
+                        }
+                        _ => self.error_at(line, col, "pop command failed: not enough scopes"),
+                    }
                     return outcome;
                 }
                 for _ in 0..n {
