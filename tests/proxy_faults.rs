@@ -117,6 +117,185 @@ fn solver_killed_fresh() {
     kill_solver_between_checks("fresh");
 }
 
+/// A solver wrapper that proxies a real z3 and, in its first incarnation only (the marker
+/// file does not exist yet), SIGKILLs its whole process group (itself and its z3) at the
+/// `nth` input line containing `trigger`. Modes: `before` (the line is never forwarded),
+/// `during` (forwarded; killed as soon as z3 starts answering, nothing relayed),
+/// `partial` (half of z3's first answer line relayed, then killed), `after` (the whole
+/// answer relayed, then killed, so the next command meets a dead solver). Output that
+/// belongs to earlier commands is relayed first: an `echo` sentinel sent to z3 before
+/// the trigger line separates it from the trigger's answer, so the timing is exact.
+/// `MARKER.fired` is created just before the kill. Later incarnations exec plain z3.
+const KILL_WRAPPER: &str = r#"import os, signal, subprocess, sys, threading
+
+z3, marker, trigger, nth, mode = sys.argv[1], sys.argv[2], sys.argv[3].encode(), int(sys.argv[4]), sys.argv[5]
+try:
+    os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+except FileExistsError:
+    os.execv(z3, [z3, "-in"])  # a restarted solver: plain z3 in this process
+
+SYNC = b"smtproxy-fault-sync"
+p = subprocess.Popen([z3, "-in"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+armed = threading.Event()
+
+def die():
+    open(marker + ".fired", "w").close()
+    os.killpg(0, signal.SIGKILL)
+
+def pump():
+    depth, started = 0, False
+    for line in iter(p.stdout.readline, b""):
+        if not armed.is_set():
+            if SYNC in line:
+                armed.set()
+                continue
+            os.write(1, line)
+            continue
+        if mode == "during":
+            die()
+        if mode == "partial":
+            os.write(1, line[: max(1, len(line) // 2)])
+            die()
+        os.write(1, line)
+        depth += line.count(b"(") - line.count(b")")
+        if depth <= 0:
+            die()
+    os._exit(0)
+
+threading.Thread(target=pump, daemon=True).start()
+seen = 0
+for line in iter(sys.stdin.buffer.readline, b""):
+    if trigger in line:
+        seen += 1
+        if seen == nth:
+            if mode == "before":
+                die()
+            p.stdin.write(b'(echo "' + SYNC + b'")\n')
+            armed.wait()
+            p.stdin.write(line)
+            threading.Event().wait()  # the pump kills us
+    p.stdin.write(line)
+p.stdin.close()
+p.wait()
+"#;
+
+/// Where smtproxy's own resolution finds `prog` (real binaries, not pyenv shims).
+fn real_program(prog: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    smtproxy::driver::spec::find_in_path(prog, &path, None)
+}
+
+#[derive(Clone, Copy, Debug)]
+enum KillPoint {
+    /// Assertions sent, the check-sat not yet received by the solver.
+    BeforeCheck,
+    /// The solver received the check-sat and was working on it.
+    DuringCheck,
+    /// The solver answered the check-sat and died before the next command.
+    AfterCheck,
+    /// Half of the answer to the (first) get-value written, then the solver died.
+    DuringGetValue,
+}
+
+/// The last JSON object line on stderr (the `--stats` summary).
+fn stats_json(stderr: &str) -> serde_json::Value {
+    stderr
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok().filter(|v| v.is_object()))
+        .unwrap_or_else(|| panic!("no --stats JSON on stderr:\n{stderr}"))
+}
+
+/// Checks a get-value answer for `a` and `b` against the assertions
+/// a + b = 16 (mod 256), a < 8, b > 9 (plus `b = want_b` when given).
+fn check_ab(what: &str, v: &str, want_b: Option<u64>) {
+    assert!(!v.starts_with("(error"), "{what}: get-value answered an error: {v}");
+    let a = value_of(v, "a").unwrap_or_else(|| panic!("{what}: no value for a in {v}"));
+    let b = value_of(v, "b").unwrap_or_else(|| panic!("{what}: no value for b in {v}"));
+    assert!(a < 8 && b > 9 && (a + b) % 256 == 0x10, "{what}: model a={a} b={b} violates the assertions ({v})");
+    if let Some(w) = want_b {
+        assert_eq!(b, w, "{what}: b must be {w} ({v})");
+    }
+}
+
+fn solver_killed_at(strategy: &str, point: KillPoint) {
+    let (Some(py), Some(z3)) = (real_program("python3"), real_program("z3")) else {
+        eprintln!("SKIPPED: python3 or z3 not installed");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let wrapper = dir.path().join("kill_wrapper.py");
+    std::fs::write(&wrapper, KILL_WRAPPER).unwrap();
+    let marker = dir.path().join("first-incarnation");
+    let (trigger, mode) = match point {
+        KillPoint::BeforeCheck => ("(check-sat", "before"),
+        KillPoint::DuringCheck => ("(check-sat", "during"),
+        KillPoint::AfterCheck => ("(check-sat", "after"),
+        KillPoint::DuringGetValue => ("(get-value", "partial"),
+    };
+    let solver = format!("'{}' '{}' '{}' '{}' '{trigger}' 1 {mode}", py.display(), wrapper.display(), z3.display(), marker.display());
+    let what = format!("{strategy}, solver killed {point:?}");
+    let t0 = Instant::now();
+    let mut s = Session::start(&["--solver", &solver, "--strategy", strategy, "--cache", "none", "--stats"]);
+    s.send("(set-option :produce-models true)");
+    s.send("(set-logic QF_BV)");
+    s.send("(declare-const a (_ BitVec 8))");
+    s.send("(declare-const b (_ BitVec 8))");
+    s.send("(assert (= (bvadd a b) #x10))");
+    s.send("(assert (bvult a #x08))");
+    s.send("(assert (bvugt b #x09))");
+    assert_eq!(s.ask("(check-sat)", T), "sat", "{what}: first check-sat");
+    s.send("(get-value (a b))");
+    let v = s.read_sexpr(T).unwrap_or_else(|| panic!("{what}: no get-value answer"));
+    check_ab(&what, &v, None);
+    s.send("(push 1)");
+    s.send("(assert (= a #x09))");
+    assert_eq!(s.ask("(check-sat)", T), "unsat", "{what}: a < 8 and a = 9");
+    s.send("(pop 1)");
+    s.send("(assert (= b #x0c))");
+    assert_eq!(s.ask("(check-sat)", T), "sat", "{what}: check-sat after pop");
+    s.send("(get-value (b a))");
+    let v = s.read_sexpr(T).unwrap_or_else(|| panic!("{what}: no second get-value answer"));
+    check_ab(&what, &v, Some(12));
+    assert_eq!(s.ask("(echo \"done\")", T), "done");
+    let (st, err, hung) = s.finish(T);
+    assert!(!hung, "{what}: smtproxy did not exit at end of input");
+    assert!(!err.contains("panicked"), "{what}: panic:\n{err}");
+    assert_eq!(st.and_then(|s| s.code()), Some(0), "{what}: exit status; stderr:\n{err}");
+    assert!(dir.path().join("first-incarnation.fired").exists(), "{what}: the wrapper never reached its trigger {trigger:?}; stderr:\n{err}");
+    let stats = stats_json(&err);
+    assert!(stats["restarts"].as_u64().unwrap_or(0) >= 1, "{what}: no solver restart counted: {stats}");
+    assert_eq!(stats["unknown"].as_u64(), Some(0), "{what}: {stats}");
+    assert_eq!(stats["queries"].as_u64(), Some(3), "{what}: {stats}");
+    assert!(t0.elapsed() < Duration::from_secs(20), "{what}: took {:?}", t0.elapsed());
+}
+
+fn solver_killed_at_every_point(strategy: &str) {
+    for p in [KillPoint::BeforeCheck, KillPoint::DuringCheck, KillPoint::AfterCheck, KillPoint::DuringGetValue] {
+        solver_killed_at(strategy, p);
+    }
+}
+
+#[test]
+fn solver_killed_at_every_point_passthrough() {
+    solver_killed_at_every_point("passthrough");
+}
+
+#[test]
+fn solver_killed_at_every_point_stack() {
+    solver_killed_at_every_point("stack");
+}
+
+#[test]
+fn solver_killed_at_every_point_hybrid() {
+    solver_killed_at_every_point("hybrid");
+}
+
+#[test]
+fn solver_killed_at_every_point_fresh() {
+    solver_killed_at_every_point("fresh");
+}
+
 const FACTOR: &str = "(set-logic QF_BV)
 (declare-const x (_ BitVec 64))
 (declare-const y (_ BitVec 64))

@@ -58,6 +58,33 @@ impl SolverHandle {
         self.after(r)
     }
 
+    /// One command (no deadline) to the process of generation `gen` only: when that
+    /// process is gone (crashed, killed, replaced) this fails with `Died` instead of
+    /// starting a new solver, which would not hold the state the command is about (a
+    /// get-value after a check-sat must never be answered by a solver that has not seen
+    /// the query).
+    pub fn cmd_in_generation(&mut self, gen: u64, text: &str) -> Result<Response, DriverError> {
+        let gone = || DriverError::Died { exit: None, stderr: "the solver process that answered the check-sat is gone".into() };
+        if self.generation != gen {
+            return Err(gone());
+        }
+        match self.solver.as_mut().map(|s| s.is_alive()) {
+            Some(true) => {}
+            Some(false) => {
+                self.kill();
+                return Err(gone());
+            }
+            None => return Err(gone()),
+        }
+        let t0 = Instant::now();
+        let r = match self.solver.as_mut() {
+            Some(s) => s.command(text, None),
+            None => Err(gone()),
+        };
+        self.busy += t0.elapsed();
+        self.after(r)
+    }
+
     /// Any command under the session's deadline (passthrough: a confused solver must not
     /// hang the session).
     pub fn cmd_with_deadline(&mut self, text: &str) -> Result<Response, DriverError> {

@@ -33,7 +33,7 @@ use crate::term::{TermId, TermStore};
 
 use client::{ClientState, Decl};
 pub use planner::Strategy;
-use planner::{Answer, Planner};
+use planner::{Answer, ModelError, Planner};
 pub use stats::Stats;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -85,6 +85,13 @@ pub struct Engine {
     dialect: Dialect,
     planner: Planner,
     last: Last,
+    /// The assumptions of the last check-sat-assuming (empty after a plain check-sat),
+    /// to solve the same query again if the model is lost with its solver.
+    last_assumptions: Vec<TermId>,
+    /// Passthrough: the last check-sat command, while its `sat` model is current (no
+    /// state-changing command since). A rebuilt backend runs it again after the replay so
+    /// that get-value / get-model still find a model.
+    pass_model_check: Option<String>,
     /// Passthrough mode (the strategy, or a fall-back after something not modelled).
     passthrough: bool,
     /// The passthrough backend must be rebuilt from the client log before the next command.
@@ -114,6 +121,8 @@ impl Engine {
             dialect,
             planner,
             last: Last::None,
+            last_assumptions: Vec::new(),
+            pass_model_check: None,
             passthrough,
             pass_stale: false,
             pass_gen: 1,
@@ -315,6 +324,15 @@ impl Engine {
         cmds.extend(log);
         // Errors in the replay were already reported to the client when first sent.
         let _ = h.batch(&cmds)?;
+        if let Some(check) = self.pass_model_check.clone() {
+            // The client may still ask for the model of its last (sat) check-sat.
+            self.stats.solver_checks += 1;
+            match h.check(&check) {
+                Ok(Response::Sat) => {}
+                Ok(_) | Err(DriverError::Timeout { .. }) => self.pass_model_check = None,
+                Err(e) => return Err(e),
+            }
+        }
         self.pass_stale = false;
         self.pass_gen = h.generation;
         Ok(())
@@ -433,6 +451,7 @@ impl Engine {
             self.count_check(a);
             self.stats.solver_checks += 1;
             outcome.check = Some(a);
+            self.pass_model_check = (a == Answer::Sat).then(|| text.to_string());
         }
         if ok && matches!(cmd, Some(Command::Reset)) && self.dialect == Dialect::Cvc5 {
             // cvc5 prints nothing for (reset), which also turns print-success off.
@@ -461,6 +480,9 @@ impl Engine {
 
     /// Keep the client view in step in passthrough mode (for replay after a crash).
     fn track(&mut self, cmd: Command, text: &str) {
+        if cmd.changes_state() || matches!(cmd, Command::Reset) {
+            self.pass_model_check = None;
+        }
         match &cmd {
             Command::Reset => {
                 self.reset_client();
@@ -506,6 +528,7 @@ impl Engine {
         self.client = ClientState { print_success: ps, ..Default::default() };
         self.sig.clear();
         self.last = Last::None;
+        self.pass_model_check = None;
         self.planner.reset();
     }
 
@@ -709,6 +732,21 @@ impl Engine {
     }
 
     fn check(&mut self, assumptions: &[TermId]) -> Answer {
+        let a = self.solve(assumptions);
+        self.count_check(a);
+        self.last = match a {
+            Answer::Sat => Last::Sat,
+            Answer::Unsat => Last::Unsat,
+            Answer::Unknown => Last::Unknown,
+        };
+        self.last_assumptions = assumptions.to_vec();
+        self.emit(a.as_str());
+        a
+    }
+
+    /// The answer to the client's current query under `assumptions` (nothing printed or
+    /// counted as a client query).
+    fn solve(&mut self, assumptions: &[TermId]) -> Answer {
         let assertions = self.client.assertions();
         let decls: Vec<Decl> = self.client.decls().cloned().collect();
         let defs: Vec<String> = self.client.defs().cloned().collect();
@@ -722,21 +760,28 @@ impl Engine {
             sig: &self.sig,
         };
         let r = self.planner.check(&mut self.store, &q, &mut self.stats);
-        let a = match r {
+        match r {
             Ok(a) => a,
             Err(e) => {
                 self.stats.note(format!("check-sat failed: {e}"));
                 Answer::Unknown
             }
-        };
-        self.count_check(a);
-        self.last = match a {
-            Answer::Sat => Last::Sat,
-            Answer::Unsat => Last::Unsat,
-            Answer::Unknown => Last::Unknown,
-        };
-        self.emit(a.as_str());
-        a
+        }
+    }
+
+    /// The solver that held the last model died after answering `sat` (between the
+    /// check-sat and a get-value, or during one): solve the same query again so a model
+    /// is available. True when it is. (Values already given to the client came from the
+    /// lost model; the new one satisfies the same assertions but may differ.)
+    fn recover_model(&mut self, why: &str) -> bool {
+        self.stats.note(format!("the solver holding the model is gone ({why}); solving the query again"));
+        let assumptions = std::mem::take(&mut self.last_assumptions);
+        let a = self.solve(&assumptions);
+        self.last_assumptions = assumptions;
+        if a != Answer::Sat {
+            self.last = Last::Unknown;
+        }
+        a == Answer::Sat
     }
 
     fn models_enabled(&self) -> bool {
@@ -751,13 +796,19 @@ impl Engine {
             return self.error_at(line, col, "model is not available");
         }
         let ts: Vec<TermId> = terms.iter().map(|t| t.0).collect();
-        match self.planner.values(&mut self.store, &ts) {
+        let mut r = self.planner.values(&mut self.store, &ts);
+        if let Err(ModelError::Lost(why)) = &r {
+            if self.recover_model(&why.clone()) {
+                r = self.planner.values(&mut self.store, &ts);
+            }
+        }
+        match r {
             Ok(values) => {
                 let pairs: Vec<(String, String)> =
                     terms.iter().zip(values).map(|((_, src), v)| (src.clone(), v)).collect();
                 self.emit(&response::get_value(&pairs));
             }
-            Err(e) => self.error_at(line, col, &e),
+            Err(e) => self.error_at(line, col, &e.to_string()),
         }
     }
 
@@ -769,9 +820,15 @@ impl Engine {
             return self.error_at(line, col, "model is not available");
         }
         let decls: Vec<Decl> = self.client.decls().cloned().collect();
-        match self.planner.model(&mut self.store, &decls, self.dialect) {
+        let mut r = self.planner.model(&mut self.store, &decls, self.dialect);
+        if let Err(ModelError::Lost(why)) = &r {
+            if self.recover_model(&why.clone()) {
+                r = self.planner.model(&mut self.store, &decls, self.dialect);
+            }
+        }
+        match r {
             Ok(text) => self.emit(&text),
-            Err(e) => self.error_at(line, col, &e),
+            Err(e) => self.error_at(line, col, &e.to_string()),
         }
     }
 
