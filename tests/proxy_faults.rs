@@ -270,6 +270,44 @@ fn solver_killed_at(strategy: &str, point: KillPoint) {
     assert!(t0.elapsed() < Duration::from_secs(20), "{what}: took {:?}", t0.elapsed());
 }
 
+/// The solver dies right after answering a check-sat, and the client then sends several
+/// commands in one write, so passthrough pipelines them: none of them may reach a solver
+/// restarted without the client's declarations and assertions.
+#[test]
+fn solver_killed_before_pipelined_commands_passthrough() {
+    let (Some(py), Some(z3)) = (real_program("python3"), real_program("z3")) else {
+        eprintln!("SKIPPED: python3 or z3 not installed");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let wrapper = dir.path().join("kill_wrapper.py");
+    std::fs::write(&wrapper, KILL_WRAPPER).unwrap();
+    let marker = dir.path().join("first-incarnation");
+    let solver = format!("'{}' '{}' '{}' '{}' '(check-sat' 1 after", py.display(), wrapper.display(), z3.display(), marker.display());
+    let mut s = Session::start(&["--solver", &solver, "--strategy", "passthrough", "--cache", "none"]);
+    s.send("(set-logic QF_BV)\n(declare-const a (_ BitVec 8))\n(declare-const b (_ BitVec 8))\n(assert (= (bvadd a b) #x10))\n(assert (bvult a #x08))\n(assert (bvugt b #x09))");
+    assert_eq!(s.ask("(check-sat)", T), "sat");
+    // The solver is really gone (a zombie at most) before the client goes on.
+    let t0 = Instant::now();
+    while !descendants_of(s.pid()).is_empty() {
+        assert!(t0.elapsed() < Duration::from_secs(10), "the wrapper did not kill its solver");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // One write: the proxy sees every command ready at once.
+    s.send("(assert (= b #x0c))\n(check-sat)\n(get-value (a b))\n(push 1)\n(assert (= a #x05))\n(check-sat)\n(pop 1)\n(check-sat)\n(get-value (b a))");
+    assert_eq!(s.line(T).as_deref(), Some("sat"), "check-sat after the solver died");
+    let v = s.read_sexpr(T).expect("get-value answer");
+    check_ab("pipelined after the kill", &v, Some(12));
+    assert_eq!(s.line(T).as_deref(), Some("unsat"), "a = 5 contradicts b = 12");
+    assert_eq!(s.line(T).as_deref(), Some("sat"));
+    let v = s.read_sexpr(T).expect("second get-value answer");
+    check_ab("pipelined after the kill, after pop", &v, Some(12));
+    let (st, err, hung) = s.finish(T);
+    assert!(!hung && !err.contains("panicked"), "{err}");
+    assert_eq!(st.and_then(|s| s.code()), Some(0), "{err}");
+    assert!(dir.path().join("first-incarnation.fired").exists(), "the wrapper never killed its solver");
+}
+
 fn solver_killed_at_every_point(strategy: &str) {
     for p in [KillPoint::BeforeCheck, KillPoint::DuringCheck, KillPoint::AfterCheck, KillPoint::DuringGetValue] {
         solver_killed_at(strategy, p);

@@ -96,8 +96,16 @@ impl SolverHandle {
 
     /// Send without waiting (see `Solver::send_plain`); false when the command must go
     /// through `cmd` instead.
+    /// Never starts a process: a command pipelined into a solver restarted behind the
+    /// caller's back would run without the state the caller put there, so a dead or
+    /// missing process answers false (the caller then rebuilds and sends it normally).
     pub fn send_plain(&mut self, text: &str) -> Result<bool, DriverError> {
-        let r = self.ensure()?.send_plain(text);
+        let Some(s) = self.solver.as_mut() else { return Ok(false) };
+        if !s.is_alive() {
+            self.kill();
+            return Ok(false);
+        }
+        let r = s.send_plain(text);
         self.after(r)
     }
 
