@@ -405,6 +405,33 @@ fn unknown_solver_name() {
     missing_solver("nosuchsolver");
 }
 
+/// `--solver PATH` naming a file that exists without execute permission (alone and with
+/// arguments): one line that says so and how to fix it, exit code 2, nothing on stdout.
+#[test]
+fn solver_not_executable() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("z3");
+    std::fs::write(&file, "#!/bin/sh\nexec z3 -in\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let path = file.display().to_string();
+    for arg in [path.clone(), format!("{path} -in -smt2")] {
+        let out = run(&["--solver", &arg, "--cache", "none"], b"(check-sat)\n", Duration::from_secs(30));
+        out.assert_no_panic_no_hang(&arg);
+        let err = out.stderr_str();
+        assert_eq!(out.code(), Some(2), "--solver {arg}: exit code; stderr:\n{err}");
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "--solver {arg}: expected exactly one stderr line, got:\n{err}");
+        assert!(lines[0].contains("not executable") && lines[0].contains(&format!("chmod +x {path}")), "--solver {arg}: {}", lines[0]);
+        assert!(out.stdout.is_empty(), "--solver {arg}: nothing on stdout expected, got {:?}", out.stdout_str());
+    }
+    // replay reports it the same way.
+    let log = common::corpus("hand/bv.smt2");
+    let out = run(&["replay", "--quiet", "--solver", &path, "--cache", "none", &log.display().to_string()], b"", Duration::from_secs(30));
+    assert_eq!(out.code(), Some(2), "replay: {}", out.stderr_str());
+    assert!(out.stderr_str().contains("not executable"), "replay: {}", out.stderr_str());
+}
+
 #[test]
 fn sigterm_mid_session() {
     if !have("z3") {
