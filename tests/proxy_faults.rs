@@ -432,13 +432,14 @@ fn solver_not_executable() {
     assert!(out.stderr_str().contains("not executable"), "replay: {}", out.stderr_str());
 }
 
-#[test]
-fn sigterm_mid_session() {
+/// SIGTERM/SIGINT while the solver is busy on a hard query: smtproxy exits within a
+/// bound with 128 + signal, and no solver process outlives it.
+fn signal_mid_session(sig: i32, code: i32) {
     if !have("z3") {
         eprintln!("skipping: z3 not installed");
         return;
     }
-    for strategy in ["passthrough", "stack"] {
+    for strategy in ["passthrough", "stack", "hybrid"] {
         let mut s = Session::start(&["--solver", "z3", "--strategy", strategy, "--cache", "none"]);
         s.send("(declare-const a Int)");
         s.send("(assert (> a 3))");
@@ -450,21 +451,133 @@ fn sigterm_mid_session() {
             s.send(l);
         }
         s.send("(check-sat)");
-        std::thread::sleep(Duration::from_millis(300));
+        // Busy: the solver has used CPU time on it (a condition, not a guessed delay).
+        let t0 = Instant::now();
+        while !solvers.iter().any(|p| cpu_ticks(*p) > 0) && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let all = descendants_of(s.pid());
-        kill(s.pid(), libc::SIGTERM);
-        let (st, err, hung) = s.finish(Duration::from_secs(10));
-        assert!(!hung, "{strategy}: smtproxy did not exit within 10 s of SIGTERM");
+        kill(s.pid(), sig);
+        let exited = s.wait_exit(Duration::from_secs(10));
+        let (st, err, _) = s.finish(Duration::from_secs(1));
+        assert!(exited.is_some(), "{strategy}: smtproxy did not exit within 10 s of signal {sig} (stdin still open)");
         use std::os::unix::process::ExitStatusExt;
-        let code = st.and_then(|s| s.code());
-        assert_eq!(code, Some(143), "{strategy}: exit after SIGTERM (status {st:?}, signal {:?}); stderr:\n{err}", st.and_then(|s| s.signal()));
-        std::thread::sleep(Duration::from_secs(1));
-        let left: Vec<u32> = solvers.iter().chain(all.iter()).copied().filter(|p| alive(*p)).collect();
+        let got = st.and_then(|s| s.code());
+        assert_eq!(got, Some(code), "{strategy}: exit after signal {sig} (status {st:?}, signal {:?}); stderr:\n{err}", st.and_then(|s| s.signal()));
+        // smtproxy has exited: every solver it started must be gone (reaped or dying).
+        let t1 = Instant::now();
+        let mut left: Vec<u32> = solvers.iter().chain(all.iter()).copied().filter(|p| alive(*p)).collect();
+        while !left.is_empty() && t1.elapsed() < Duration::from_secs(1) {
+            std::thread::sleep(Duration::from_millis(20));
+            left.retain(|p| alive(*p));
+        }
         for p in &left {
             kill(*p, libc::SIGKILL); // do not leak them past the test
         }
         assert!(left.is_empty(), "{strategy}: solver process(es) {left:?} still alive 1 s after smtproxy exited");
     }
+}
+
+/// utime + stime of a process, in clock ticks (0 if unreadable).
+fn cpu_ticks(pid: u32) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0 };
+    let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else { return 0 };
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let n = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+    n(11) + n(12)
+}
+
+#[test]
+fn sigterm_mid_session() {
+    signal_mid_session(libc::SIGTERM, 143);
+}
+
+#[test]
+fn sigint_mid_session() {
+    signal_mid_session(libc::SIGINT, 130);
+}
+
+/// Results rows in an on-disk store (read while smtproxy may hold it open).
+fn stored_rows(path: &std::path::Path) -> i64 {
+    let c = rusqlite::Connection::open(path).expect("open store");
+    c.query_row("SELECT count(*) FROM results", [], |r| r.get(0)).expect("count results")
+}
+
+/// The disk store batches writes (DEFAULT_BATCH entries or FLUSH_INTERVAL): results that
+/// are still buffered when SIGTERM/SIGINT arrives are written before the exit, and a new
+/// smtproxy answers every one of those queries from the store without a solver.
+fn signal_keeps_buffered_results(sig: i32, code: i32) {
+    if !have("z3") {
+        eprintln!("skipping: z3 not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let store_s = store.display().to_string();
+    // Query i: x = i (sat) for even i, x < 5 and x > i + 5 (unsat) for odd i.
+    let query = |i: u32| -> (String, &'static str) {
+        if i % 2 == 0 {
+            (format!("(push 1)\n(assert (= x (_ bv{i} 8)))"), "sat")
+        } else {
+            (format!("(push 1)\n(assert (bvult x #x05))\n(assert (bvugt x (_ bv{} 8)))", i + 5), "unsat")
+        }
+    };
+    let mut s = Session::start(&["--solver", "z3", "--strategy", "hybrid", "--cache", &store_s]);
+    s.send("(set-logic QF_BV)\n(declare-const x (_ BitVec 8))");
+    let mut asked = 0u32;
+    let mut ask = |s: &mut Session, i: u32| {
+        let (q, want) = query(i);
+        s.send(&q);
+        assert_eq!(s.ask("(check-sat)", T), want, "query {i}");
+        s.send("(pop 1)");
+    };
+    for i in 0..6 {
+        ask(&mut s, i);
+        asked += 1;
+    }
+    // A put that starts a new buffer cannot trigger a write by itself, so after at most
+    // one more query something is buffered for sure.
+    let mut before = stored_rows(&store);
+    while before == i64::from(asked) {
+        assert!(asked < 12, "every result reached the file at once; no buffering to test");
+        ask(&mut s, asked);
+        asked += 1;
+        before = stored_rows(&store);
+    }
+    assert!(before < i64::from(asked));
+    eprintln!("{asked} results, {before} in the file when the signal is sent");
+    // stdin stays open: the signal, not the end of input, must end the session.
+    kill(s.pid(), sig);
+    let exited = s.wait_exit(Duration::from_secs(10));
+    let (st, err, _) = s.finish(Duration::from_secs(1));
+    assert!(exited.is_some(), "smtproxy did not exit within 10 s of signal {sig} (stdin still open)");
+    assert_eq!(st.and_then(|s| s.code()), Some(code), "exit status after signal {sig}; stderr:\n{err}");
+    assert!(!err.contains("warning"), "{err}");
+    assert_eq!(stored_rows(&store), i64::from(asked), "results buffered at the signal were lost");
+    // A new process answers all of them from the store.
+    let mut script = String::from("(set-logic QF_BV)\n(declare-const x (_ BitVec 8))\n");
+    for i in 0..asked {
+        script.push_str(&query(i).0);
+        script.push_str("\n(check-sat)\n(pop 1)\n");
+    }
+    let out = run(&["--solver", "z3", "--strategy", "cache", "--cache", &store_s, "--stats"], script.as_bytes(), Duration::from_secs(20));
+    out.assert_no_panic_no_hang("second run");
+    assert_eq!(out.code(), Some(0), "{}", out.stderr_str());
+    let want: Vec<&str> = (0..asked).map(|i| query(i).1).collect();
+    assert_eq!(out.lines(), want, "answers of the second run");
+    let st = stats_json(&out.stderr_str());
+    assert_eq!(st["solver_checks"].as_u64(), Some(0), "second run asked the solver: {st}");
+    assert_eq!(st["cache_hits"].as_u64(), Some(u64::from(asked)), "{st}");
+}
+
+#[test]
+fn sigterm_keeps_buffered_results() {
+    signal_keeps_buffered_results(libc::SIGTERM, 143);
+}
+
+#[test]
+fn sigint_keeps_buffered_results() {
+    signal_keeps_buffered_results(libc::SIGINT, 130);
 }
 
 #[test]

@@ -30,11 +30,10 @@ impl SolverHandle {
 
     fn ensure(&mut self) -> Result<&mut Solver, DriverError> {
         if self.solver.as_mut().is_some_and(|s| !s.is_alive()) {
-            self.solver = None;
+            self.kill();
         }
         if self.solver.is_none() {
             let s = Solver::start(&self.spec)?;
-            crate::signals::add_group(s.pid() as i32);
             if self.generation > 0 {
                 self.restarts += 1;
             }
@@ -164,7 +163,6 @@ impl SolverHandle {
 
     pub fn kill(&mut self) {
         if let Some(mut s) = self.solver.take() {
-            crate::signals::remove_group(s.pid() as i32);
             s.kill();
         }
     }

@@ -143,7 +143,9 @@ impl Engine {
     }
 
     fn emit(&mut self, text: &str) {
-        if self.out_closed {
+        // Once SIGINT/SIGTERM arrived nothing more is answered: an answer computed while
+        // the solvers are being killed could only be a spurious `unknown` or error.
+        if self.out_closed || crate::signals::stop_requested() {
             return;
         }
         let r = self.out.write_all(text.as_bytes()).and_then(|_| self.out.write_all(b"\n")).and_then(|_| self.out.flush());

@@ -286,6 +286,21 @@ impl Session {
         }
     }
 
+    /// Wait for the process to exit on its own, stdin left open (as after a signal,
+    /// where end of input must not be what ends it); None after `timeout`.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let t0 = Instant::now();
+        loop {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return Some(s);
+            }
+            if t0.elapsed() > timeout {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Close stdin and wait for exit (kill after `timeout`); returns (status, stderr).
     pub fn finish(mut self, timeout: Duration) -> (Option<ExitStatus>, String, bool) {
         self.stdin = None;
