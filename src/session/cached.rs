@@ -100,6 +100,11 @@ impl CachePlanner {
         }
     }
 
+    /// Counters of the result store (None without one).
+    pub fn tier_stats(&self) -> Option<&crate::cache::CacheStats> {
+        self.store_tiers.as_ref().map(|t| t.stats())
+    }
+
     fn warn_tiers(&mut self, stats: &mut Stats) {
         if let Some(t) = &self.store_tiers {
             for w in t.warnings() {

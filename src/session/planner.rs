@@ -261,6 +261,11 @@ impl Planner {
     pub fn shutdown(&mut self, stats: &mut super::Stats) {
         if let Some(c) = self.cached.as_mut() {
             c.flush();
+            if let Some(t) = c.tier_stats() {
+                stats.disk_hits = t.disk_hits;
+                stats.redis_hits = t.redis_hits;
+                stats.store_puts = t.puts;
+            }
         }
         stats.restarts = self.main.restarts + self.aux.restarts;
         self.main.kill();
