@@ -3,6 +3,8 @@
 //! solver children in /proc.
 #![allow(dead_code)]
 
+pub mod redis_server;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
