@@ -525,7 +525,7 @@ fn signal_keeps_buffered_results(sig: i32, code: i32) {
     let mut s = Session::start(&["--solver", "z3", "--strategy", "hybrid", "--cache", &store_s]);
     s.send("(set-logic QF_BV)\n(declare-const x (_ BitVec 8))");
     let mut asked = 0u32;
-    let mut ask = |s: &mut Session, i: u32| {
+    let ask = |s: &mut Session, i: u32| {
         let (q, want) = query(i);
         s.send(&q);
         assert_eq!(s.ask("(check-sat)", T), want, "query {i}");

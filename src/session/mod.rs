@@ -593,8 +593,12 @@ impl Engine {
         let mut outcome = Outcome::default();
         match cmd {
             Command::SetLogic(ref l) => {
-                if self.client.logic.is_some() && self.dialect != Dialect::Z3 {
-                    self.error_at(line, col, "logic already set");
+                if self.client.logic.is_some() {
+                    // z3 (4.8 and 5.x), cvc5 and yices all reject a second set-logic; taking
+                    // it would also put it twice into every fresh context, which the
+                    // backend rejects, turning every later answer into `unknown`.
+                    let msg = if self.dialect == Dialect::Z3 { "the logic has already been set" } else { "logic already set" };
+                    self.error_at(line, col, msg);
                     return outcome;
                 }
                 self.client.logic = Some(l.clone());

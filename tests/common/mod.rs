@@ -150,9 +150,16 @@ pub fn run(args: &[&str], input: &[u8], timeout: Duration) -> Out {
 }
 
 pub fn run_prog(prog: &str, args: &[&str], input: &[u8], timeout: Duration) -> Out {
+    let mut cmd = Command::new(prog);
+    cmd.args(args);
+    run_cmd(cmd, input, timeout)
+}
+
+/// [`run_prog`] for a prepared command (environment, limits, ...); stdio is set here.
+pub fn run_cmd(mut cmd: Command, input: &[u8], timeout: Duration) -> Out {
     let t0 = Instant::now();
-    let mut child = Command::new(prog)
-        .args(args)
+    let prog = format!("{:?}", cmd.get_program());
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -206,8 +213,14 @@ pub struct Session {
 
 impl Session {
     pub fn start(args: &[&str]) -> Session {
-        let mut child = Command::new(bin())
-            .args(args)
+        let mut cmd = Command::new(bin());
+        cmd.args(args);
+        Session::start_cmd(cmd)
+    }
+
+    /// A session of a prepared smtproxy command (environment, ...); stdio is set here.
+    pub fn start_cmd(mut cmd: Command) -> Session {
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
