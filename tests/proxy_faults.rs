@@ -195,6 +195,8 @@ enum KillPoint {
     AfterCheck,
     /// Half of the answer to the (first) get-value written, then the solver died.
     DuringGetValue,
+    /// Half of the answer to the (first) get-model written, then the solver died.
+    DuringGetModel,
 }
 
 /// The last JSON object line on stderr (the `--stats` summary).
@@ -232,6 +234,7 @@ fn solver_killed_at(strategy: &str, point: KillPoint) {
         KillPoint::DuringCheck => ("(check-sat", "during"),
         KillPoint::AfterCheck => ("(check-sat", "after"),
         KillPoint::DuringGetValue => ("(get-value", "partial"),
+        KillPoint::DuringGetModel => ("(get-model", "partial"),
     };
     let solver = format!("'{}' '{}' '{}' '{}' '{trigger}' 1 {mode}", py.display(), wrapper.display(), z3.display(), marker.display());
     let what = format!("{strategy}, solver killed {point:?}");
@@ -248,6 +251,9 @@ fn solver_killed_at(strategy: &str, point: KillPoint) {
     s.send("(get-value (a b))");
     let v = s.read_sexpr(T).unwrap_or_else(|| panic!("{what}: no get-value answer"));
     check_ab(&what, &v, None);
+    s.send("(get-model)");
+    let m = s.read_sexpr(T).unwrap_or_else(|| panic!("{what}: no get-model answer"));
+    check_ab(&format!("{what} (get-model)"), &model_as_values(&m), None);
     s.send("(push 1)");
     s.send("(assert (= a #x09))");
     assert_eq!(s.ask("(check-sat)", T), "unsat", "{what}: a < 8 and a = 9");
@@ -309,9 +315,31 @@ fn solver_killed_before_pipelined_commands_passthrough() {
 }
 
 fn solver_killed_at_every_point(strategy: &str) {
-    for p in [KillPoint::BeforeCheck, KillPoint::DuringCheck, KillPoint::AfterCheck, KillPoint::DuringGetValue] {
+    for p in [KillPoint::BeforeCheck, KillPoint::DuringCheck, KillPoint::AfterCheck, KillPoint::DuringGetValue, KillPoint::DuringGetModel] {
+        // hybrid answers get-model from the model it validated itself: no solver involved.
+        if strategy == "hybrid" && matches!(p, KillPoint::DuringGetModel) {
+            continue;
+        }
         solver_killed_at(strategy, p);
     }
+}
+
+/// A get-model answer rewritten as `((a v) (b v) ...)` for `value_of`.
+fn model_as_values(m: &str) -> String {
+    assert!(!m.starts_with("(error"), "get-model answered an error: {m}");
+    let flat = m.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::from("(");
+    for part in flat.split("(define-fun ").skip(1) {
+        // NAME () SORT VALUE)
+        let mut it = part.splitn(2, ' ');
+        let (Some(name), Some(rest)) = (it.next(), it.next()) else { continue };
+        let Some(rest) = rest.strip_prefix("() ") else { continue };
+        let after_sort = if rest.starts_with('(') { rest.find(')').map(|i| &rest[i + 1..]) } else { rest.find(' ').map(|i| &rest[i..]) };
+        let value: String = after_sort.unwrap_or("").trim_start().chars().take_while(|c| !c.is_whitespace() && *c != ')').collect();
+        out.push_str(&format!("({name} {value}) "));
+    }
+    out.push(')');
+    out
 }
 
 #[test]
