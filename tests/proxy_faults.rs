@@ -544,7 +544,7 @@ fn signal_keeps_buffered_results(sig: i32, code: i32) {
     let store_s = store.display().to_string();
     // Query i: x = i (sat) for even i, x < 5 and x > i + 5 (unsat) for odd i.
     let query = |i: u32| -> (String, &'static str) {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             (format!("(push 1)\n(assert (= x (_ bv{i} 8)))"), "sat")
         } else {
             (format!("(push 1)\n(assert (bvult x #x05))\n(assert (bvugt x (_ bv{} 8)))", i + 5), "unsat")
