@@ -598,6 +598,38 @@ fn signal_keeps_buffered_results(sig: i32, code: i32) {
     assert_eq!(st["cache_hits"].as_u64(), Some(u64::from(asked)), "{st}");
 }
 
+/// SIGTERM while another process holds the store's write lock: the exit flush waits for
+/// it only a bounded time, says what it could not save, and smtproxy still exits 143.
+#[test]
+fn sigterm_with_store_locked_exits_in_time() {
+    if !have("z3") {
+        eprintln!("skipping: z3 not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let store_s = store.display().to_string();
+    let mut s = Session::start(&["--solver", "z3", "--strategy", "hybrid", "--cache", &store_s]);
+    s.send("(set-logic QF_BV)\n(declare-const x (_ BitVec 8))\n(push 1)\n(assert (= x #x2a))");
+    assert_eq!(s.ask("(check-sat)", T), "sat");
+    // The store exists (opened at start); the one result is buffered, not written.
+    assert_eq!(stored_rows(&store), 0);
+    let other = rusqlite::Connection::open(&store).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE; INSERT INTO meta(name, value) VALUES ('held', 1);").unwrap();
+    let t0 = Instant::now();
+    kill(s.pid(), libc::SIGTERM);
+    let exited = s.wait_exit(Duration::from_secs(10));
+    let took = t0.elapsed();
+    let (st, err, _) = s.finish(Duration::from_secs(1));
+    other.execute_batch("ROLLBACK").unwrap();
+    assert!(exited.is_some(), "smtproxy did not exit within 10 s of SIGTERM with the store locked");
+    assert_eq!(st.and_then(|s| s.code()), Some(143), "{err}");
+    assert!(took < Duration::from_secs(4), "exit took {took:?}");
+    let w: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(w.len(), 1, "{err}");
+    assert!(w[0].contains("1 entries not saved") && w[0].contains("locked"), "{}", w[0]);
+}
+
 #[test]
 fn sigterm_keeps_buffered_results() {
     signal_keeps_buffered_results(libc::SIGTERM, 143);
