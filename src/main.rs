@@ -26,5 +26,5 @@ fn main() {
             1
         }
     };
-    std::process::exit(code);
+    smtproxy::signals::exit(code);
 }

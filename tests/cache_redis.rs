@@ -1,99 +1,11 @@
 //! Tests of the Redis tier against a real `redis-server` started on a free loopback port.
 
+mod common;
+
+use common::redis_server::Server;
 use smtproxy::cache::{redis::redis_key, CacheConfig, Entry, Key, RedisStore, Store, TieredCache};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::net::TcpListener;
 use std::time::{Duration, Instant};
-
-const REDIS: &str = "/usr/bin/redis-server";
-
-/// A loopback port that was free and that no other test in this process has been given
-/// (tests run in parallel and must not end up sharing or killing each other's server).
-fn free_port() -> u16 {
-    static USED: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
-    let mut used = USED.lock().unwrap();
-    loop {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        if !used.contains(&port) {
-            used.push(port);
-            return port;
-        }
-    }
-}
-
-struct Server {
-    port: u16,
-    child: Child,
-}
-
-impl Server {
-    /// Starts a throw-away server, or returns None (with a note) if redis-server is missing.
-    /// Other processes on this machine may grab the same port between our probe and
-    /// redis' bind, so a start that does not yield *our* server is retried on a new port.
-    fn start() -> Option<Server> {
-        if !std::path::Path::new(REDIS).exists() {
-            eprintln!("SKIPPED: {REDIS} not installed; redis tier not tested");
-            return None;
-        }
-        for _ in 0..10 {
-            if let Some(s) = Server::try_start_on(free_port()) {
-                return Some(s);
-            }
-        }
-        panic!("could not start redis-server on any port");
-    }
-
-    fn start_on(port: u16) -> Server {
-        Server::try_start_on(port).unwrap_or_else(|| panic!("redis-server did not start on port {port}"))
-    }
-
-    /// Spawns redis-server and waits until the server answering on `port` reports our
-    /// child's process id; None if the child exits or someone else answers.
-    fn try_start_on(port: u16) -> Option<Server> {
-        let child = Command::new(REDIS)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start redis-server");
-        let mut server = Server { port, child };
-        let want = format!("process_id:{}", server.child.id());
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if server.child.try_wait().unwrap().is_some() {
-                return None; // e.g. port taken
-            }
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                let info: Option<String> = redis::Client::open(server.url())
-                    .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(1)))
-                    .and_then(|mut c| redis::cmd("INFO").arg("server").query(&mut c))
-                    .ok();
-                match info {
-                    Some(i) if i.lines().any(|l| l.trim() == want) => return Some(server),
-                    Some(_) => return None, // another process's server
-                    None => {}
-                }
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
 
 fn key(i: u32) -> Key {
     let mut k = [0xa5u8; 16];
@@ -240,4 +152,53 @@ fn redis_backs_off_then_reconnects_after_restart() {
     s.put(&key(2), &entry(2)).ok();
     s.flush().unwrap();
     assert_eq!(s.get(&key(2)).unwrap(), Some(entry(2)));
+}
+
+/// Keys present on the server (raw connection, short timeout).
+fn server_has(url: &str, keys: &[Key]) -> usize {
+    let Ok(mut c) = redis::Client::open(url).and_then(|c| c.get_connection_with_timeout(Duration::from_secs(1))) else { return 0 };
+    keys.iter().filter(|k| redis::cmd("EXISTS").arg(redis_key(k)).query::<i64>(&mut c).unwrap_or(0) == 1).count()
+}
+
+#[test]
+fn redis_restart_tiered_resumes_and_delivers_held_writes() {
+    let Some(mut server) = Server::start() else { return };
+    let port = server.port;
+    let url = server.url();
+    let cfg = CacheConfig { mem_entries: 4, mem_bytes: 1 << 20, disk: None, redis: Some(url.clone()) };
+    let mut c = TieredCache::new(&cfg);
+    for i in 0..10 {
+        c.put(&key(i), &entry(i));
+    }
+    c.flush();
+    assert_eq!(server_has(&url, &(0..10).map(key).collect::<Vec<_>>()), 10);
+
+    server.stop();
+    // Down: misses are fast, writes are held by the writer thread.
+    let t = Instant::now();
+    assert_eq!(c.get(&key(0)), None, "key(0) was evicted from memory and Redis is gone");
+    for i in 100..110 {
+        c.put(&key(i), &entry(i));
+        assert_eq!(c.get(&key(i + 1000)), None);
+    }
+    assert!(t.elapsed() < Duration::from_secs(1), "operations with Redis down took {:?}", t.elapsed());
+    assert_eq!(c.active_tiers(), vec!["memory"]);
+
+    // Back on the same port, empty: what was written meanwhile and what comes next arrives.
+    let _server2 = Server::start_on(port);
+    for i in 200..210 {
+        c.put(&key(i), &entry(i));
+    }
+    let want: Vec<Key> = (100..110).chain(200..210).map(key).collect();
+    let t = Instant::now();
+    while server_has(&url, &want) < want.len() {
+        assert!(t.elapsed() < Duration::from_secs(10), "held writes never reached the restarted server ({} of {})", server_has(&url, &want), want.len());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Reads resume: key(100) is no longer in the 4-entry memory tier.
+    assert_eq!(c.get(&key(100)), Some(entry(100)));
+    assert_eq!(c.stats().redis_hits, 1, "{:?}", c.stats());
+    assert_eq!(c.active_tiers(), vec!["memory", "redis"]);
+    c.flush();
+    assert_eq!(c.warnings().len(), 1, "{:?}", c.warnings());
 }

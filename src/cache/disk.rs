@@ -13,7 +13,10 @@
 //!   [`DEFAULT_BATCH`] are pending, when the oldest pending entry is older than
 //!   [`FLUSH_INTERVAL`], on [`Store::flush`], and on drop, so nothing is lost at a
 //!   normal exit (a crash can lose at most the unflushed batch). `get` sees buffered
-//!   entries too.
+//!   entries too. On SIGINT/SIGTERM the signal thread writes the buffer through a
+//!   connection of its own ([`crate::signals::ExitFlush`]), so an interrupted run keeps
+//!   every result it computed; the buffer is shared under a mutex that is only ever held
+//!   for in-memory work, so that flush never waits on the engine thread's SQLite calls.
 //! * Failure: a file that is not SQLite, a truncated file (size disagreeing with the
 //!   header), a read-only file or directory, a lock held past the busy timeout, a full
 //!   disk: all are [`CacheError`]s, never panics.
@@ -23,6 +26,7 @@ use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Tran
 use rustc_hash::FxHashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_millis(1000);
@@ -32,9 +36,61 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 pub struct DiskStore {
     conn: Connection,
     path: PathBuf,
-    pending: FxHashMap<Key, Vec<u8>>,
-    pending_since: Option<Instant>,
+    buffer: Arc<Buffered>,
     batch: usize,
+}
+
+/// Encoded entries not yet written, shared with the exit flush.
+struct Buffered {
+    path: PathBuf,
+    pending: Mutex<Pending>,
+}
+
+#[derive(Default)]
+struct Pending {
+    entries: FxHashMap<Key, Vec<u8>>,
+    since: Option<Instant>,
+}
+
+impl Buffered {
+    fn lock(&self) -> MutexGuard<'_, Pending> {
+        // Only in-memory work happens under this lock: a poisoned one is still consistent.
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl crate::signals::ExitFlush for Buffered {
+    fn flush_at_exit(&self, deadline: Instant) {
+        let rows: Vec<(Key, Vec<u8>)> = self.lock().entries.iter().map(|(k, v)| (*k, v.clone())).collect();
+        if rows.is_empty() {
+            return;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let r = Connection::open_with_flags(&self.path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .map_err(CacheError::from)
+            .and_then(|mut c| {
+                c.busy_timeout(left)?;
+                insert_rows(&mut c, rows.iter().map(|(k, v)| (k, v)))
+            });
+        if let Err(e) = r {
+            eprintln!("smtproxy: warning: disk cache at {}: {} entries not saved ({e})", self.path.display(), rows.len());
+        }
+    }
+}
+
+/// One `BEGIN IMMEDIATE` transaction of `INSERT OR IGNORE`s, in key order.
+fn insert_rows<'a>(conn: &mut Connection, rows: impl Iterator<Item = (&'a Key, &'a Vec<u8>)>) -> Result<(), CacheError> {
+    let mut rows: Vec<(&Key, &Vec<u8>)> = rows.collect();
+    rows.sort_unstable_by_key(|(k, _)| **k);
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    {
+        let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO results(key, value) VALUES (?1, ?2)")?;
+        for (k, v) in rows {
+            stmt.execute(params![&k.0[..], v])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
 }
 
 /// `$XDG_CACHE_HOME/smtproxy/results.sqlite3`, else `$HOME/.cache/smtproxy/results.sqlite3`;
@@ -109,7 +165,10 @@ impl DiskStore {
         if conn.is_readonly(rusqlite::DatabaseName::Main)? {
             return Err(CacheError::ReadOnly(format!("file {}", path.display())));
         }
-        Ok(DiskStore { conn, path, pending: FxHashMap::default(), pending_since: None, batch: batch.max(1) })
+        let buffer = Arc::new(Buffered { path: path.clone(), pending: Mutex::new(Pending::default()) });
+        let weak = Arc::downgrade(&buffer);
+        crate::signals::on_exit_flush(weak);
+        Ok(DiskStore { conn, path, buffer, batch: batch.max(1) })
     }
 
     pub fn path(&self) -> &Path {
@@ -118,14 +177,15 @@ impl DiskStore {
 
     /// Number of buffered, not yet written entries.
     pub fn pending(&self) -> usize {
-        self.pending.len()
+        self.buffer.lock().entries.len()
     }
 
     /// Forgets buffered entries (used when the tier is abandoned after an error so
     /// that dropping it does not block on the same failure again).
     pub fn discard_pending(&mut self) {
-        self.pending.clear();
-        self.pending_since = None;
+        let mut p = self.buffer.lock();
+        p.entries.clear();
+        p.since = None;
     }
 
     /// Number of entries written to the file (excluding buffered ones).
@@ -141,22 +201,16 @@ impl DiskStore {
     }
 
     fn write_pending(&mut self) -> Result<(), CacheError> {
-        if self.pending.is_empty() {
+        // Copied out so the lock is not held across SQLite calls (only this thread adds
+        // entries, so clearing afterwards loses nothing).
+        let rows: Vec<(Key, Vec<u8>)> = self.buffer.lock().entries.iter().map(|(k, v)| (*k, v.clone())).collect();
+        if rows.is_empty() {
             return Ok(());
         }
-        let mut rows: Vec<(&Key, &Vec<u8>)> = self.pending.iter().collect();
-        rows.sort_unstable_by_key(|(k, _)| **k);
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        {
-            let mut stmt =
-                tx.prepare_cached("INSERT OR IGNORE INTO results(key, value) VALUES (?1, ?2)")?;
-            for (k, v) in rows {
-                stmt.execute(params![&k.0[..], v])?;
-            }
-        }
-        tx.commit()?;
-        self.pending.clear();
-        self.pending_since = None;
+        insert_rows(&mut self.conn, rows.iter().map(|(k, v)| (k, v)))?;
+        let mut p = self.buffer.lock();
+        p.entries.clear();
+        p.since = None;
         Ok(())
     }
 }
@@ -236,7 +290,7 @@ fn check_header(path: &Path) -> Result<(), CacheError> {
 
 impl Store for DiskStore {
     fn get(&mut self, k: &Key) -> Result<Option<Entry>, CacheError> {
-        if let Some(v) = self.pending.get(k) {
+        if let Some(v) = self.buffer.lock().entries.get(k) {
             return Entry::decode(v).map(Some);
         }
         let mut stmt = self.conn.prepare_cached("SELECT value FROM results WHERE key = ?1")?;
@@ -248,9 +302,12 @@ impl Store for DiskStore {
     }
 
     fn put(&mut self, k: &Key, e: &Entry) -> Result<(), CacheError> {
-        self.pending.entry(*k).or_insert_with(|| e.encode());
-        let since = *self.pending_since.get_or_insert_with(Instant::now);
-        if self.pending.len() >= self.batch || since.elapsed() >= FLUSH_INTERVAL {
+        let (n, since) = {
+            let mut p = self.buffer.lock();
+            p.entries.entry(*k).or_insert_with(|| e.encode());
+            (p.entries.len(), *p.since.get_or_insert_with(Instant::now))
+        };
+        if n >= self.batch || since.elapsed() >= FLUSH_INTERVAL {
             self.write_pending()?;
         }
         Ok(())
@@ -267,7 +324,7 @@ impl Store for DiskStore {
 
 impl Drop for DiskStore {
     fn drop(&mut self) {
-        let n = self.pending.len();
+        let n = self.pending();
         if let Err(e) = self.write_pending() {
             eprintln!(
                 "smtproxy: warning: disk cache at {}: {n} entries not saved ({e})",

@@ -12,15 +12,20 @@
 //!   The thread pipelines whatever is queued.
 //! * After any failure a connection is not retried for [`RETRY_INTERVAL`]; calls in
 //!   between fail immediately with [`CacheError::Unavailable`]. `put` reports an error
-//!   while the writer thread's last attempt failed (the entry is still queued and is
-//!   written if the server comes back, otherwise dropped).
+//!   while the writer thread's last attempt failed.
+//! * Writes that fail are kept by the writer thread (at most [`QUEUE_LEN`], oldest
+//!   dropped first) and retried when the back-off ends, so a server that stops and comes
+//!   back mid-run receives what was computed meanwhile; [`RedisStore::written`] moving on
+//!   tells the caller that the server is reachable again.
 //! * `flush` waits (bounded) until everything queued before it has been handed to the
-//!   server, and fails if any write was dropped since the previous flush; drop does the same with a one-second bound and then detaches the thread.
+//!   server, and fails if any write was dropped since the previous flush; writes held
+//!   for an unreachable server are dropped by it at once (no waiting for a server that
+//!   is down). Drop does the same with a one-second bound and then detaches the thread.
 
 use super::{CacheError, Entry, Key, Store, FORMAT_VERSION};
 use ::redis::{Client, Connection, RedisResult};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -88,6 +93,14 @@ impl Link {
             }
         }
         Ok(self.conn.as_mut().expect("connected above"))
+    }
+
+    /// In the back-off after a failure: the next attempt is not before the returned time.
+    fn backing_off(&self) -> Option<Instant> {
+        match (self.conn.as_ref(), self.retry_at) {
+            (None, Some(t)) if t > Instant::now() => Some(t),
+            _ => None,
+        }
     }
 
     fn run<T>(&mut self, f: impl FnOnce(&mut Connection) -> RedisResult<T>) -> Result<T, CacheError> {
@@ -188,46 +201,90 @@ impl RedisStore {
     }
 }
 
-fn writer(mut link: Link, rx: Receiver<Msg>, shared: Arc<Shared>) {
-    let mut batch: Vec<(String, Vec<u8>)> = Vec::new();
-    let send = |link: &mut Link, batch: &mut Vec<(String, Vec<u8>)>| {
-        if batch.is_empty() {
-            return;
-        }
+/// Hands `batch` to the server in pipelines of [`PIPELINE_MAX`]; what could not be
+/// written stays in `batch` (bounded by [`QUEUE_LEN`], oldest dropped first). True when
+/// everything was written.
+fn send_batch(link: &mut Link, batch: &mut Vec<(String, Vec<u8>)>, shared: &Shared) -> bool {
+    while !batch.is_empty() {
+        let n = batch.len().min(PIPELINE_MAX);
         let mut pipe = ::redis::pipe();
-        for (k, v) in batch.iter() {
+        for (k, v) in &batch[..n] {
             pipe.cmd("SET").arg(k).arg(&v[..]).arg("NX").ignore();
         }
         match link.run(|c| pipe.query::<()>(c)) {
             Ok(()) => {
                 shared.down.store(false, Ordering::Relaxed);
-                shared.written.fetch_add(batch.len() as u64, Ordering::Relaxed);
+                shared.written.fetch_add(n as u64, Ordering::Relaxed);
+                batch.drain(..n);
             }
             Err(_) => {
                 shared.down.store(true, Ordering::Relaxed);
-                shared.dropped.fetch_add(batch.len() as u64, Ordering::Relaxed);
+                bound_backlog(batch, shared);
+                return false;
             }
         }
-        batch.clear();
-    };
-    while let Ok(first) = rx.recv() {
-        let mut next = Some(first);
+    }
+    true
+}
+
+/// Keeps at most [`QUEUE_LEN`] held writes, dropping (and counting) the oldest.
+fn bound_backlog(batch: &mut Vec<(String, Vec<u8>)>, shared: &Shared) {
+    let excess = batch.len().saturating_sub(QUEUE_LEN);
+    if excess > 0 {
+        batch.drain(..excess);
+        shared.dropped.fetch_add(excess as u64, Ordering::Relaxed);
+    }
+}
+
+fn writer(mut link: Link, rx: Receiver<Msg>, shared: Arc<Shared>) {
+    let mut batch: Vec<(String, Vec<u8>)> = Vec::new();
+    loop {
+        // Idle: wait for work. Holding writes for an unreachable server: wake up when
+        // the back-off ends to try them again.
+        let first = if batch.is_empty() {
+            match rx.recv() {
+                Ok(m) => Some(m),
+                Err(_) => break,
+            }
+        } else {
+            let wait = link.backing_off().map_or(Duration::ZERO, |t| t.saturating_duration_since(Instant::now()));
+            match rx.recv_timeout(wait) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => {
+                    if link.backing_off().is_none() {
+                        send_batch(&mut link, &mut batch, &shared);
+                    }
+                    break;
+                }
+            }
+        };
+        let mut next = first;
         while let Some(msg) = next.take() {
             match msg {
                 Msg::Set(k, v) => {
                     batch.push((k, v));
-                    if batch.len() >= PIPELINE_MAX {
-                        send(&mut link, &mut batch);
+                    if batch.len() >= PIPELINE_MAX && link.backing_off().is_none() {
+                        send_batch(&mut link, &mut batch, &shared);
                     }
+                    bound_backlog(&mut batch, &shared);
                 }
                 Msg::Flush(reply) => {
-                    send(&mut link, &mut batch);
+                    let done = link.backing_off().is_none() && send_batch(&mut link, &mut batch, &shared);
+                    if !done {
+                        // The server is unreachable now: give up what is held rather than
+                        // keep the caller (usually the exit) waiting for it.
+                        shared.dropped.fetch_add(batch.len() as u64, Ordering::Relaxed);
+                        batch.clear();
+                    }
                     let _ = reply.try_send(());
                 }
             }
             next = rx.try_recv().ok();
         }
-        send(&mut link, &mut batch);
+        if link.backing_off().is_none() {
+            send_batch(&mut link, &mut batch, &shared);
+        }
     }
 }
 

@@ -3,9 +3,13 @@
 //! * `get` asks the tiers fastest first and copies a hit into every faster tier.
 //! * `put` writes every tier (Redis asynchronously).
 //! * A tier that fails to open or fails on any operation is reported ONCE on stderr
-//!   (`smtproxy: warning: disk cache at PATH unavailable (cause); continuing without it`)
-//!   and is dropped for the rest of the run. The memory tier cannot fail. A single
-//!   undecodable entry is treated as a miss (warned once) rather than disabling a tier.
+//!   (`smtproxy: warning: disk cache at PATH unavailable (cause); continuing without it`).
+//!   The disk tier is then dropped for the rest of the run. Redis, a server that may
+//!   stop and come back, is kept: while it is down it is not read (no waiting on it),
+//!   writes are handed to its writer thread, which holds them and retries in the
+//!   background, and reads resume once that thread has written to the server again.
+//!   The memory tier cannot fail. A single undecodable entry is treated as a miss
+//!   (warned once) rather than disabling a tier.
 //! * Nothing here can make a lookup return an answer that was not stored by `put`.
 
 use super::{CacheError, DiskStore, Entry, Key, MemoryStore, RedisStore, Store};
@@ -55,6 +59,9 @@ pub struct TieredCache {
     disk_label: String,
     redis: Option<RedisStore>,
     redis_label: String,
+    /// Redis is down: `Some(writes acknowledged when it went down)`.
+    redis_down: Option<u64>,
+    warned_redis: bool,
     stats: CacheStats,
     warnings: Vec<String>,
     warned_bad_entry: bool,
@@ -77,6 +84,8 @@ impl TieredCache {
             disk_label: String::new(),
             redis: None,
             redis_label: String::new(),
+            redis_down: None,
+            warned_redis: false,
             stats: CacheStats::default(),
             warnings: Vec::new(),
             warned_bad_entry: false,
@@ -106,6 +115,8 @@ impl TieredCache {
             mem,
             disk,
             redis,
+            redis_down: None,
+            warned_redis: false,
             stats: CacheStats::default(),
             warnings: Vec::new(),
             warned_bad_entry: false,
@@ -128,10 +139,41 @@ impl TieredCache {
             }
             Tier::Redis => {
                 self.redis = None;
+                self.warned_redis = true;
                 self.redis_label.clone()
             }
         };
         self.warn(format!("{label} unavailable ({e}); continuing without it"));
+    }
+
+    /// Redis failed: stop reading it until its writer reaches the server again; warn
+    /// the first time only.
+    fn redis_outage(&mut self, e: &CacheError) {
+        if self.redis_down.is_none() {
+            self.stats.errors += 1;
+            self.redis_down = Some(self.redis.as_ref().map_or(0, |r| r.written()));
+        }
+        if !self.warned_redis {
+            self.warned_redis = true;
+            let label = self.redis_label.clone();
+            self.warn(format!("{label} unavailable ({e}); continuing without it"));
+        }
+    }
+
+    /// Redis may be read: it is up, or its writer has written to it since it went down.
+    fn redis_readable(&mut self) -> bool {
+        match (self.redis_down, self.redis.as_ref()) {
+            (_, None) => false,
+            (None, Some(_)) => true,
+            (Some(w), Some(r)) => {
+                if r.written() > w {
+                    self.redis_down = None;
+                    true
+                } else {
+                    false
+                }
+            }
+        }
     }
 
     /// Handles a tier error; returns normally either way.
@@ -146,6 +188,8 @@ impl TieredCache {
                 };
                 self.warn(format!("{label}: ignoring unreadable entry ({e})"));
             }
+        } else if matches!(tier, Tier::Redis) {
+            self.redis_outage(&e);
         } else {
             self.warn_disabled(tier, &e);
         }
@@ -166,6 +210,10 @@ impl TieredCache {
                 Ok(None) => {}
                 Err(err) => self.tier_error(Tier::Disk, err),
             }
+        }
+        if !self.redis_readable() {
+            self.stats.misses += 1;
+            return None;
         }
         if let Some(r) = self.redis.as_mut() {
             match r.get(k) {
@@ -226,7 +274,7 @@ impl TieredCache {
         if self.disk.is_some() {
             v.push("disk");
         }
-        if self.redis.is_some() {
+        if self.redis.is_some() && self.redis_down.is_none() {
             v.push("redis");
         }
         v

@@ -43,6 +43,9 @@ pub enum DriverError {
     /// The solver binary could not be found.
     #[error("solver `{solver}` not found: {hint}")]
     NotInstalled { solver: String, hint: String },
+    /// The named file exists but lacks execute permission.
+    #[error("solver `{program}` is not executable")]
+    NotExecutable { program: String },
     /// The binary exists but could not be started.
     #[error("cannot start solver `{program}`: {source}")]
     Spawn {

@@ -70,13 +70,21 @@ impl Proc {
             // Own process group (pgid = pid): the group can be signalled as a
             // whole and a Ctrl-C on the client's terminal does not reach it.
             .process_group(0);
-        let mut child = cmd.spawn().map_err(|source| DriverError::Spawn { program: program.clone(), source })?;
+        let spawned = crate::signals::spawn_group(|| cmd.spawn(), |c: &Child| c.id());
+        let mut child = match spawned {
+            Some(r) => r.map_err(|source| DriverError::Spawn { program: program.clone(), source })?,
+            None => {
+                let source = std::io::Error::new(std::io::ErrorKind::Interrupted, "smtproxy is stopping on a signal");
+                return Err(DriverError::Spawn { program, source });
+            }
+        };
         let pid = child.id();
         let (Some(stdin), Some(stdout), Some(mut stderr_pipe)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             // Cannot happen with Stdio::piped(); clean up rather than panic.
             let _ = signal_group(pid, libc::SIGKILL);
+            crate::signals::remove_group(pid as i32);
             let _ = child.wait();
             return Err(DriverError::Protocol(format!("{program}: stdio pipes missing after spawn")));
         };
@@ -259,6 +267,7 @@ impl Proc {
         // The leader is at worst a zombie now, which keeps the group id reserved:
         // kill any remaining member (including one that ignored SIGTERM).
         let _ = signal_group(self.pid, libc::SIGKILL);
+        crate::signals::remove_group(self.pid as i32);
         match self.child.wait() {
             Ok(st) => self.status = Some(st),
             Err(_) => {

@@ -168,6 +168,9 @@ pub fn resolve_with(name: Option<&str>, path_var: &OsStr, exclude: Option<&Path>
     let cmd_path = Path::new(cmd);
     let kind = SolverKind::guess(cmd_path);
     let program = if cmd.contains('/') {
+        if std::fs::metadata(cmd_path).is_ok_and(|m| m.is_file()) && !is_executable_file(cmd_path) {
+            return Err(DriverError::NotExecutable { program: cmd.clone() });
+        }
         let ok = is_executable_file(cmd_path)
             && !(exclude.is_some() && cmd_path.canonicalize().ok().as_deref() == exclude);
         if ok {

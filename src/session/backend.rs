@@ -30,11 +30,10 @@ impl SolverHandle {
 
     fn ensure(&mut self) -> Result<&mut Solver, DriverError> {
         if self.solver.as_mut().is_some_and(|s| !s.is_alive()) {
-            self.solver = None;
+            self.kill();
         }
         if self.solver.is_none() {
             let s = Solver::start(&self.spec)?;
-            crate::signals::add_group(s.pid() as i32);
             if self.generation > 0 {
                 self.restarts += 1;
             }
@@ -58,6 +57,33 @@ impl SolverHandle {
         self.after(r)
     }
 
+    /// One command (no deadline) to the process of generation `gen` only: when that
+    /// process is gone (crashed, killed, replaced) this fails with `Died` instead of
+    /// starting a new solver, which would not hold the state the command is about (a
+    /// get-value after a check-sat must never be answered by a solver that has not seen
+    /// the query).
+    pub fn cmd_in_generation(&mut self, gen: u64, text: &str) -> Result<Response, DriverError> {
+        let gone = || DriverError::Died { exit: None, stderr: "the solver process that answered the check-sat is gone".into() };
+        if self.generation != gen {
+            return Err(gone());
+        }
+        match self.solver.as_mut().map(|s| s.is_alive()) {
+            Some(true) => {}
+            Some(false) => {
+                self.kill();
+                return Err(gone());
+            }
+            None => return Err(gone()),
+        }
+        let t0 = Instant::now();
+        let r = match self.solver.as_mut() {
+            Some(s) => s.command(text, None),
+            None => Err(gone()),
+        };
+        self.busy += t0.elapsed();
+        self.after(r)
+    }
+
     /// Any command under the session's deadline (passthrough: a confused solver must not
     /// hang the session).
     pub fn cmd_with_deadline(&mut self, text: &str) -> Result<Response, DriverError> {
@@ -69,8 +95,16 @@ impl SolverHandle {
 
     /// Send without waiting (see `Solver::send_plain`); false when the command must go
     /// through `cmd` instead.
+    /// Never starts a process: a command pipelined into a solver restarted behind the
+    /// caller's back would run without the state the caller put there, so a dead or
+    /// missing process answers false (the caller then rebuilds and sends it normally).
     pub fn send_plain(&mut self, text: &str) -> Result<bool, DriverError> {
-        let r = self.ensure()?.send_plain(text);
+        let Some(s) = self.solver.as_mut() else { return Ok(false) };
+        if !s.is_alive() {
+            self.kill();
+            return Ok(false);
+        }
+        let r = s.send_plain(text);
         self.after(r)
     }
 
@@ -152,7 +186,6 @@ impl SolverHandle {
 
     pub fn kill(&mut self) {
         if let Some(mut s) = self.solver.take() {
-            crate::signals::remove_group(s.pid() as i32);
             s.kill();
         }
     }

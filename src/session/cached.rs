@@ -100,6 +100,11 @@ impl CachePlanner {
         }
     }
 
+    /// Counters of the result store (None without one).
+    pub fn tier_stats(&self) -> Option<&crate::cache::CacheStats> {
+        self.store_tiers.as_ref().map(|t| t.stats())
+    }
+
     fn warn_tiers(&mut self, stats: &mut Stats) {
         if let Some(t) = &self.store_tiers {
             for w in t.warnings() {
@@ -340,9 +345,16 @@ impl CachePlanner {
             cmd.push_str(&print_term(store, l, names));
         }
         cmd.push_str("))");
-        let text = match h.cmd(&cmd)? {
-            Response::Other(t) => t,
-            _ => return Ok((a, None)),
+        // Asked of the process that answered; if it died since, the model is simply not
+        // available here and the query is planned otherwise (the backend is restarted).
+        let gen = h.generation;
+        let text = match h.cmd_in_generation(gen, &cmd) {
+            Ok(Response::Other(t)) => t,
+            Ok(_) => return Ok((a, None)),
+            Err(e) => {
+                stats.note(format!("the solver died before it gave its model ({e}); solving again"));
+                return Ok((a, None));
+            }
         };
         let Ok(values) = super::planner::split_values(&text, leaves.len()) else { return Ok((a, None)) };
         let mut m = Model::new();

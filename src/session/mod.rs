@@ -33,7 +33,7 @@ use crate::term::{TermId, TermStore};
 
 use client::{ClientState, Decl};
 pub use planner::Strategy;
-use planner::{Answer, Planner};
+use planner::{Answer, ModelError, Planner};
 pub use stats::Stats;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -112,6 +112,13 @@ pub struct Engine {
     dialect: Dialect,
     planner: Planner,
     last: Last,
+    /// The assumptions of the last check-sat-assuming (empty after a plain check-sat),
+    /// to solve the same query again if the model is lost with its solver.
+    last_assumptions: Vec<TermId>,
+    /// Passthrough: the last check-sat command, while its `sat` model is current (no
+    /// state-changing command since). A rebuilt backend runs it again after the replay so
+    /// that get-value / get-model still find a model.
+    pass_model_check: Option<String>,
     /// Passthrough mode (the strategy, or a fall-back after something not modelled).
     passthrough: bool,
     /// The passthrough backend must be rebuilt from the client log before the next command.
@@ -141,6 +148,8 @@ impl Engine {
             dialect,
             planner,
             last: Last::None,
+            last_assumptions: Vec::new(),
+            pass_model_check: None,
             passthrough,
             pass_stale: false,
             pass_gen: 1,
@@ -161,7 +170,9 @@ impl Engine {
     }
 
     fn emit(&mut self, text: &str) {
-        if self.out_closed {
+        // Once SIGINT/SIGTERM arrived nothing more is answered: an answer computed while
+        // the solvers are being killed could only be a spurious `unknown` or error.
+        if self.out_closed || crate::signals::stop_requested() {
             return;
         }
         let r = self.out.write_all(text.as_bytes()).and_then(|_| self.out.write_all(b"\n")).and_then(|_| self.out.flush());
@@ -342,6 +353,15 @@ impl Engine {
         cmds.extend(log);
         // Errors in the replay were already reported to the client when first sent.
         let _ = h.batch(&cmds)?;
+        if let Some(check) = self.pass_model_check.clone() {
+            // The client may still ask for the model of its last (sat) check-sat.
+            self.stats.solver_checks += 1;
+            match h.check(&check) {
+                Ok(Response::Sat) => {}
+                Ok(_) | Err(DriverError::Timeout { .. }) => self.pass_model_check = None,
+                Err(e) => return Err(e),
+            }
+        }
         self.pass_stale = false;
         self.pass_gen = h.generation;
         Ok(())
@@ -460,6 +480,7 @@ impl Engine {
             self.count_check(a);
             self.stats.solver_checks += 1;
             outcome.check = Some(a);
+            self.pass_model_check = (a == Answer::Sat).then(|| text.to_string());
         }
         if ok && matches!(cmd, Some(Command::Reset)) && self.dialect == Dialect::Cvc5 {
             // cvc5 prints nothing for (reset), which also turns print-success off.
@@ -488,6 +509,9 @@ impl Engine {
 
     /// Keep the client view in step in passthrough mode (for replay after a crash).
     fn track(&mut self, cmd: Command, text: &str) {
+        if cmd.changes_state() || matches!(cmd, Command::Reset) {
+            self.pass_model_check = None;
+        }
         match &cmd {
             Command::Reset => {
                 self.reset_client();
@@ -533,6 +557,7 @@ impl Engine {
         self.client = ClientState { print_success: ps, ..Default::default() };
         self.sig.clear();
         self.last = Last::None;
+        self.pass_model_check = None;
         self.planner.reset();
     }
 
@@ -595,8 +620,12 @@ impl Engine {
         let mut outcome = Outcome::default();
         match cmd {
             Command::SetLogic(ref l) => {
-                if self.client.logic.is_some() && self.dialect != Dialect::Z3 {
-                    self.error_at(line, col, "logic already set");
+                if self.client.logic.is_some() {
+                    // z3 (4.8 and 5.x), cvc5 and yices all reject a second set-logic; taking
+                    // it would also put it twice into every fresh context, which the
+                    // backend rejects, turning every later answer into `unknown`.
+                    let msg = if self.dialect == Dialect::Z3 { "the logic has already been set" } else { "logic already set" };
+                    self.error_at(line, col, msg);
                     return outcome;
                 }
                 self.client.logic = Some(l.clone());
@@ -743,6 +772,21 @@ impl Engine {
     }
 
     fn check(&mut self, assumptions: &[TermId]) -> Answer {
+        let a = self.solve(assumptions);
+        self.count_check(a);
+        self.last = match a {
+            Answer::Sat => Last::Sat,
+            Answer::Unsat => Last::Unsat,
+            Answer::Unknown => Last::Unknown,
+        };
+        self.last_assumptions = assumptions.to_vec();
+        self.emit(a.as_str());
+        a
+    }
+
+    /// The answer to the client's current query under `assumptions` (nothing printed or
+    /// counted as a client query).
+    fn solve(&mut self, assumptions: &[TermId]) -> Answer {
         let assertions = self.client.assertions();
         let decls: Vec<Decl> = self.client.decls().cloned().collect();
         let defs: Vec<String> = self.client.defs().cloned().collect();
@@ -758,21 +802,28 @@ impl Engine {
             sig: &self.sig,
         };
         let r = self.planner.check(&mut self.store, &q, &mut self.stats);
-        let a = match r {
+        match r {
             Ok(a) => a,
             Err(e) => {
                 self.stats.note(format!("check-sat failed: {e}"));
                 Answer::Unknown
             }
-        };
-        self.count_check(a);
-        self.last = match a {
-            Answer::Sat => Last::Sat,
-            Answer::Unsat => Last::Unsat,
-            Answer::Unknown => Last::Unknown,
-        };
-        self.emit(a.as_str());
-        a
+        }
+    }
+
+    /// The solver that held the last model died after answering `sat` (between the
+    /// check-sat and a get-value, or during one): solve the same query again so a model
+    /// is available. True when it is. (Values already given to the client came from the
+    /// lost model; the new one satisfies the same assertions but may differ.)
+    fn recover_model(&mut self, why: &str) -> bool {
+        self.stats.note(format!("the solver holding the model is gone ({why}); solving the query again"));
+        let assumptions = std::mem::take(&mut self.last_assumptions);
+        let a = self.solve(&assumptions);
+        self.last_assumptions = assumptions;
+        if a != Answer::Sat {
+            self.last = Last::Unknown;
+        }
+        a == Answer::Sat
     }
 
     fn models_enabled(&self) -> bool {
@@ -787,13 +838,19 @@ impl Engine {
             return self.error_at(line, col, "model is not available");
         }
         let ts: Vec<TermId> = terms.iter().map(|t| t.0).collect();
-        match self.planner.values(&mut self.store, &ts) {
+        let mut r = self.planner.values(&mut self.store, &ts);
+        if let Err(ModelError::Lost(why)) = &r {
+            if self.recover_model(&why.clone()) {
+                r = self.planner.values(&mut self.store, &ts);
+            }
+        }
+        match r {
             Ok(values) => {
                 let pairs: Vec<(String, String)> =
                     terms.iter().zip(values).map(|((_, src), v)| (src.clone(), v)).collect();
                 self.emit(&response::get_value(&pairs));
             }
-            Err(e) => self.error_at(line, col, &e),
+            Err(e) => self.error_at(line, col, &e.to_string()),
         }
     }
 
@@ -805,9 +862,15 @@ impl Engine {
             return self.error_at(line, col, "model is not available");
         }
         let decls: Vec<Decl> = self.client.decls().cloned().collect();
-        match self.planner.model(&mut self.store, &decls, self.dialect) {
+        let mut r = self.planner.model(&mut self.store, &decls, self.dialect);
+        if let Err(ModelError::Lost(why)) = &r {
+            if self.recover_model(&why.clone()) {
+                r = self.planner.model(&mut self.store, &decls, self.dialect);
+            }
+        }
+        match r {
             Ok(text) => self.emit(&text),
-            Err(e) => self.error_at(line, col, &e),
+            Err(e) => self.error_at(line, col, &e.to_string()),
         }
     }
 

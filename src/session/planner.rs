@@ -87,6 +87,25 @@ pub struct Query<'a> {
     pub sig: &'a crate::term::signature::Signature,
 }
 
+/// Why the last model could not be read.
+#[derive(Debug)]
+pub enum ModelError {
+    /// The backend process that held it is gone (crashed, killed, deadline): solving the
+    /// same query again brings a model back.
+    Lost(String),
+    /// Anything else (no model, the solver rejected the request, ...).
+    Other(String),
+}
+
+impl std::fmt::Display for ModelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelError::Lost(e) => write!(f, "model lost with the solver: {e}"),
+            ModelError::Other(e) => f.write_str(e),
+        }
+    }
+}
+
 /// Where the last sat answer's model is.
 enum ModelAt {
     None,
@@ -183,18 +202,34 @@ impl Planner {
             && matches!(self.strategy, Strategy::Stack | Strategy::StackCse | Strategy::Hybrid)
     }
 
-    fn model_backend(&mut self) -> Result<&mut SolverHandle, String> {
+    /// The backend holding the last model and the generation it must still be in.
+    fn model_backend(&mut self) -> Result<(&mut SolverHandle, u64), ModelError> {
         match self.model_at {
-            ModelAt::Main(g) if g == self.main.generation && self.main.is_running() => Ok(&mut self.main),
-            ModelAt::Aux(g) if g == self.aux.generation && self.aux.is_running() => Ok(&mut self.aux),
-            _ => Err("model is not available".into()),
+            ModelAt::Main(g) => Ok((&mut self.main, g)),
+            ModelAt::Aux(g) => Ok((&mut self.aux, g)),
+            _ => Err(ModelError::Other("model is not available".into())),
+        }
+    }
+
+    /// A command about the last model, to the very process that produced it.
+    fn model_cmd(&mut self, text: &str) -> Result<String, ModelError> {
+        let (h, g) = self.model_backend()?;
+        match h.cmd_in_generation(g, text) {
+            Ok(Response::Other(text)) => Ok(text),
+            Ok(Response::Error(e)) => Err(ModelError::Other(e)),
+            Ok(r) => Err(ModelError::Other(format!("unexpected solver answer {}", r.to_text()))),
+            Err(e @ (DriverError::Died { .. } | DriverError::Io(_) | DriverError::Timeout { .. })) => {
+                self.model_at = ModelAt::None;
+                Err(ModelError::Lost(e.to_string()))
+            }
+            Err(e) => Err(ModelError::Other(format!("solver failed: {e}"))),
         }
     }
 
     /// Values of `terms` in the last model, as text.
-    pub fn values(&mut self, store: &mut TermStore, terms: &[TermId]) -> Result<Vec<String>, String> {
+    pub fn values(&mut self, store: &mut TermStore, terms: &[TermId]) -> Result<Vec<String>, ModelError> {
         if let ModelAt::Own(m) = &mut self.model_at {
-            return own_values(store, m, terms);
+            return own_values(store, m, terms).map_err(ModelError::Other);
         }
         let names: &dyn Names = if self.model_in_stack() { self.stack.names() } else { &BackendNames };
         let mut cmd = String::from("(get-value (");
@@ -205,19 +240,14 @@ impl Planner {
             cmd.push_str(&print_term(store, t, names));
         }
         cmd.push_str("))");
-        let h = self.model_backend()?;
-        match h.cmd(&cmd) {
-            Ok(Response::Other(text)) => split_values(&text, terms.len()),
-            Ok(Response::Error(e)) => Err(e),
-            Ok(r) => Err(format!("unexpected solver answer {}", r.to_text())),
-            Err(e) => Err(format!("solver failed: {e}")),
-        }
+        let text = self.model_cmd(&cmd)?;
+        split_values(&text, terms.len()).map_err(ModelError::Other)
     }
 
     /// The last model as get-model text for the client.
-    pub fn model(&mut self, store: &mut TermStore, decls: &[Decl], dialect: Dialect) -> Result<String, String> {
+    pub fn model(&mut self, store: &mut TermStore, decls: &[Decl], dialect: Dialect) -> Result<String, ModelError> {
         if let ModelAt::Own(m) = &mut self.model_at {
-            return own_model(store, m, decls, dialect);
+            return own_model(store, m, decls, dialect).map_err(ModelError::Other);
         }
         let stack_names = self.model_in_stack();
         let mut names: rustc_hash::FxHashMap<String, String> = rustc_hash::FxHashMap::default();
@@ -225,18 +255,18 @@ impl Planner {
             let backend = if stack_names { self.stack.names().backend_of(d) } else { backend_name(&d.name).into_owned() };
             names.insert(backend, d.name.clone());
         }
-        let h = self.model_backend()?;
-        match h.cmd("(get-model)") {
-            Ok(Response::Other(text)) => Ok(super::filter_model(&text, &names)),
-            Ok(Response::Error(e)) => Err(e),
-            Ok(r) => Err(format!("unexpected solver answer {}", r.to_text())),
-            Err(e) => Err(format!("solver failed: {e}")),
-        }
+        let text = self.model_cmd("(get-model)")?;
+        Ok(super::filter_model(&text, &names))
     }
 
     pub fn shutdown(&mut self, stats: &mut super::Stats) {
         if let Some(c) = self.cached.as_mut() {
             c.flush();
+            if let Some(t) = c.tier_stats() {
+                stats.disk_hits = t.disk_hits;
+                stats.redis_hits = t.redis_hits;
+                stats.store_puts = t.puts;
+            }
         }
         stats.restarts = self.main.restarts + self.aux.restarts;
         self.main.kill();

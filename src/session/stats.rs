@@ -30,6 +30,11 @@ pub struct Stats {
     pub stack_rebuilds: u64,
     pub pushes: u64,
     pub pops: u64,
+    /// Result-store lookups answered by each persistent tier (per component), and
+    /// entries written to the store, as of the end of the run.
+    pub disk_hits: u64,
+    pub redis_hits: u64,
+    pub store_puts: u64,
     pub notes: Vec<String>,
 }
 
@@ -55,6 +60,9 @@ pub struct Summary {
     pub stack_detours: u64,
     pub stack_races: u64,
     pub fallbacks_passthrough: u64,
+    pub disk_hits: u64,
+    pub redis_hits: u64,
+    pub store_puts: u64,
 }
 
 impl Stats {
@@ -88,6 +96,9 @@ impl Stats {
             stack_detours: self.stack_detours,
             stack_races: self.stack_races,
             fallbacks_passthrough: self.fallbacks_passthrough,
+            disk_hits: self.disk_hits,
+            redis_hits: self.redis_hits,
+            store_puts: self.store_puts,
         }
     }
 }

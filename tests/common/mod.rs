@@ -3,6 +3,8 @@
 //! solver children in /proc.
 #![allow(dead_code)]
 
+pub mod redis_server;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -148,9 +150,16 @@ pub fn run(args: &[&str], input: &[u8], timeout: Duration) -> Out {
 }
 
 pub fn run_prog(prog: &str, args: &[&str], input: &[u8], timeout: Duration) -> Out {
+    let mut cmd = Command::new(prog);
+    cmd.args(args);
+    run_cmd(cmd, input, timeout)
+}
+
+/// [`run_prog`] for a prepared command (environment, limits, ...); stdio is set here.
+pub fn run_cmd(mut cmd: Command, input: &[u8], timeout: Duration) -> Out {
     let t0 = Instant::now();
-    let mut child = Command::new(prog)
-        .args(args)
+    let prog = format!("{:?}", cmd.get_program());
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -204,8 +213,14 @@ pub struct Session {
 
 impl Session {
     pub fn start(args: &[&str]) -> Session {
-        let mut child = Command::new(bin())
-            .args(args)
+        let mut cmd = Command::new(bin());
+        cmd.args(args);
+        Session::start_cmd(cmd)
+    }
+
+    /// A session of a prepared smtproxy command (environment, ...); stdio is set here.
+    pub fn start_cmd(mut cmd: Command) -> Session {
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -283,6 +298,21 @@ impl Session {
             if depth <= 0 {
                 return Some(acc);
             }
+        }
+    }
+
+    /// Wait for the process to exit on its own, stdin left open (as after a signal,
+    /// where end of input must not be what ends it); None after `timeout`.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let t0 = Instant::now();
+        loop {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return Some(s);
+            }
+            if t0.elapsed() > timeout {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
