@@ -838,12 +838,14 @@ impl Engine {
             return self.error_at(line, col, "model is not available");
         }
         let ts: Vec<TermId> = terms.iter().map(|t| t.0).collect();
+        let busy = self.planner.busy();
         let mut r = self.planner.values(&mut self.store, &ts);
         if let Err(ModelError::Lost(why)) = &r {
             if self.recover_model(&why.clone()) {
                 r = self.planner.values(&mut self.store, &ts);
             }
         }
+        self.stats.solver += self.planner.busy().saturating_sub(busy);
         match r {
             Ok(values) => {
                 let pairs: Vec<(String, String)> =
@@ -862,12 +864,14 @@ impl Engine {
             return self.error_at(line, col, "model is not available");
         }
         let decls: Vec<Decl> = self.client.decls().cloned().collect();
+        let busy = self.planner.busy();
         let mut r = self.planner.model(&mut self.store, &decls, self.dialect);
         if let Err(ModelError::Lost(why)) = &r {
             if self.recover_model(&why.clone()) {
                 r = self.planner.model(&mut self.store, &decls, self.dialect);
             }
         }
+        self.stats.solver += self.planner.busy().saturating_sub(busy);
         match r {
             Ok(text) => self.emit(&text),
             Err(e) => self.error_at(line, col, &e.to_string()),

@@ -10,6 +10,7 @@ use super::cached::{own_model, own_values, CachePlanner, MissPolicy, Planned};
 use super::stack::{StackMirror, Via};
 use crate::query::eval::Model;
 use super::Config;
+use std::time::Instant;
 use crate::driver::{DriverError, Response};
 use crate::smt2::lexer::Sexps;
 use crate::smt2::printer::{backend_name, print_term, quote_symbol, BackendNames, Names};
@@ -145,6 +146,11 @@ impl Planner {
         })
     }
 
+    /// Time spent waiting on backends so far.
+    pub fn busy(&self) -> std::time::Duration {
+        self.main.busy + self.aux.busy
+    }
+
     /// The client reset: nothing in the backends is lost (the stack strategy keeps its
     /// prefix), but no model is available.
     pub fn reset(&mut self) {
@@ -213,8 +219,15 @@ impl Planner {
 
     /// A command about the last model, to the very process that produced it.
     fn model_cmd(&mut self, text: &str) -> Result<String, ModelError> {
+        let on_main = matches!(self.model_at, ModelAt::Main(_));
         let (h, g) = self.model_backend()?;
-        match h.cmd_in_generation(g, text) {
+        let t0 = Instant::now();
+        let r = h.cmd_in_generation(g, text);
+        if matches!(self.strategy, Strategy::Stack | Strategy::StackCse) {
+            // Reading a model is part of what a query costs each way.
+            self.stack.add_model_cost(on_main, t0.elapsed());
+        }
+        match r {
             Ok(Response::Other(text)) => Ok(text),
             Ok(Response::Error(e)) => Err(ModelError::Other(e)),
             Ok(r) => Err(ModelError::Other(format!("unexpected solver answer {}", r.to_text()))),

@@ -47,6 +47,11 @@ const MAX_PUSHES: u64 = 200_000;
 const MAX_MACROS: usize = 100_000;
 /// A CSE candidate must have at least this many nodes.
 const CSE_MIN_NODES: u32 = 4;
+/// The first query solved fresh as a probe, the least and the most queries between probes.
+const PROBE_FIRST: u64 = 16;
+const PROBE_MAX: u64 = 512;
+/// Incremental samples needed before the stack is judged against fresh contexts.
+const JUDGE_MIN: usize = 8;
 /// A background incremental check (see `StackMirror::pending`) is killed after this long.
 const BACKGROUND_MAX: Duration = Duration::from_secs(30);
 /// How long a race waits on one solver before looking at the other.
@@ -115,6 +120,21 @@ pub struct StackMirror {
     pushes: u64,
     recent_ms: Vec<f64>,
     fresh_ms: Vec<f64>,
+    /// Whole incremental costs (pushes and assertions sent, plus the check), to compare
+    /// with `fresh_ms` (whole fresh contexts).
+    inc_cost_ms: Vec<f64>,
+    /// Time the current query's pushes and assertions took.
+    batch_ms: f64,
+    /// The next query solved fresh only to measure what a fresh context costs, and the gap
+    /// to the one after (doubling while the stack is clearly cheaper).
+    next_probe: u64,
+    probe_gap: u64,
+    /// The last judgement found the stack far cheaper than fresh contexts.
+    stack_cheaper: bool,
+    /// Costs of the first queries on the current backend process, and whether it has grown
+    /// dear since (as cvc5 does, keeping memory across pops) and should be restarted.
+    early_ms: Vec<f64>,
+    rebuild_due: bool,
     macro_counter: u64,
     rename_counter: u64,
     /// Queries seen, bail-outs so far, and the query number before which queries go
@@ -143,6 +163,13 @@ impl StackMirror {
             pushes: 0,
             recent_ms: Vec::new(),
             fresh_ms: Vec::new(),
+            inc_cost_ms: Vec::new(),
+            batch_ms: 0.0,
+            next_probe: PROBE_FIRST,
+            probe_gap: PROBE_FIRST,
+            stack_cheaper: false,
+            early_ms: Vec::new(),
+            rebuild_due: false,
             macro_counter: 0,
             rename_counter: 0,
             queries: 0,
@@ -158,6 +185,8 @@ impl StackMirror {
     /// Forget everything about the backend (it will be restarted).
     pub fn clear(&mut self) {
         self.pending = None;
+        self.early_ms.clear();
+        self.rebuild_due = false;
         self.base.clear();
         self.frames.clear();
         self.generation = u64::MAX;
@@ -180,6 +209,15 @@ impl StackMirror {
     ) -> Result<(Answer, Via), DriverError> {
         self.queries += 1;
         if !self.settle(main, stats) || self.queries < self.skip_until {
+            stats.stack_detours += 1;
+            return self.fresh(aux, store, q, stats);
+        }
+        if self.queries >= self.next_probe {
+            // Measure a fresh context now and then: the yardstick for `judge`.
+            if self.stack_cheaper {
+                self.probe_gap = (self.probe_gap * 2).min(PROBE_MAX);
+            }
+            self.next_probe = self.queries + self.probe_gap;
             stats.stack_detours += 1;
             return self.fresh(aux, store, q, stats);
         }
@@ -262,8 +300,9 @@ impl StackMirror {
         if base_gone {
             self.base_drops += 1;
         }
-        if self.too_large() || base_gone || (h.is_running() && self.generation == h.generation && options != self.preamble) {
-            if self.too_large() || base_gone {
+        let rebuild = self.too_large() || base_gone || self.rebuild_due;
+        if rebuild || (h.is_running() && self.generation == h.generation && options != self.preamble) {
+            if rebuild {
                 stats.stack_rebuilds += 1;
             }
             h.kill();
@@ -336,7 +375,10 @@ impl StackMirror {
             self.pushes += 1;
             stats.pushes += 1;
         }
-        match h.batch(&cmds) {
+        let batch_t0 = Instant::now();
+        let sent = h.batch(&cmds);
+        self.batch_ms = batch_t0.elapsed().as_secs_f64() * 1000.0;
+        match sent {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
                 // The backend refused something: its state is uncertain; start over.
@@ -382,12 +424,41 @@ impl StackMirror {
     fn incremental_answer(&mut self, resp: &Response, t0: Instant) -> Answer {
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
         self.record(ms);
+        push_window(&mut self.inc_cost_ms, self.batch_ms + ms);
+        if self.early_ms.len() < JUDGE_MIN {
+            self.early_ms.push(self.batch_ms + ms);
+        }
         if let Some(fresh) = median(&self.fresh_ms) {
             if ms > 100.0 && ms > 3.0 * fresh {
                 self.back_off();
+                return response_answer(resp);
             }
         }
+        self.judge();
         response_answer(resp)
+    }
+
+    /// Compare what queries cost on the stack with what fresh contexts cost (means, once
+    /// there are enough of both). The stack clearly dearer (some solvers, e.g. cvc5 on
+    /// small queries, are slower incrementally): back off to fresh contexts and measure
+    /// the stack anew afterwards. The stack clearly cheaper: probe fresh contexts less often.
+    fn judge(&mut self) {
+        if self.inc_cost_ms.len() < JUDGE_MIN || self.fresh_ms.len() < 3 {
+            return;
+        }
+        // Means, not medians: a few slow queries can outweigh many fast ones.
+        let (inc, fresh) = (mean(&self.inc_cost_ms), mean(&self.fresh_ms));
+        self.stack_cheaper = inc < 0.5 * fresh;
+        if inc > 1.25 * fresh {
+            self.inc_cost_ms.clear();
+            self.probe_gap = PROBE_FIRST;
+            if self.early_ms.len() == JUDGE_MIN && mean(&self.early_ms) < 0.8 * fresh {
+                // It was cheap when the process was new: it has grown, start it afresh.
+                self.rebuild_due = true;
+            } else {
+                self.back_off();
+            }
+        }
     }
 
     /// The incremental solve on `h` is past its bail-out deadline: solve the query fresh on
@@ -492,18 +563,21 @@ impl StackMirror {
 
     /// The time a query took in a fresh context (after a bail-out or during back-off), the
     /// yardstick for incremental solves.
-    pub fn record_fresh(&mut self, d: Duration) {
-        self.fresh_ms.push(d.as_secs_f64() * 1000.0);
-        if self.fresh_ms.len() > 64 {
-            self.fresh_ms.remove(0);
+    /// Time spent reading the model of the last query: on the stack backend
+    /// (`incremental`) or a fresh context; added to that query's cost.
+    pub fn add_model_cost(&mut self, incremental: bool, d: Duration) {
+        let v = if incremental { &mut self.inc_cost_ms } else { &mut self.fresh_ms };
+        if let Some(last) = v.last_mut() {
+            *last += d.as_secs_f64() * 1000.0;
         }
     }
 
+    fn record_fresh(&mut self, d: Duration) {
+        push_window(&mut self.fresh_ms, d.as_secs_f64() * 1000.0);
+    }
+
     fn record(&mut self, ms: f64) {
-        self.recent_ms.push(ms);
-        if self.recent_ms.len() > 64 {
-            self.recent_ms.remove(0);
-        }
+        push_window(&mut self.recent_ms, ms);
     }
 
     /// A deadline past which the incremental solve is abandoned: far slower than recent
@@ -580,6 +654,18 @@ impl StackMirror {
             self.names.macros.insert(t, name);
         }
     }
+}
+
+/// Keep the last 64 samples.
+fn push_window(v: &mut Vec<f64>, x: f64) {
+    v.push(x);
+    if v.len() > 64 {
+        v.remove(0);
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
 fn median(v: &[f64]) -> Option<f64> {
