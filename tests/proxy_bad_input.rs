@@ -222,3 +222,24 @@ fn assertion_that_hangs_the_solver_times_out() {
         assert!(t0.elapsed() < Duration::from_secs(15), "{s}: took {:?} with a 1 s deadline", t0.elapsed());
     }
 }
+
+/// A sort name defined twice is an error (as in z3), so an alias can never be redefined in
+/// terms of itself; alias expansion is bounded anyway. Found by the reader fuzz target
+/// (fuzz/regressions/reader-define-sort-redefined-to-itself.smt2: a stack overflow).
+#[test]
+fn sort_redefinition_is_an_error() {
+    if !have("z3") {
+        eprintln!("skipping: z3 not installed");
+        return;
+    }
+    let input = b"(define-sort U () Int)\n(define-sort U () U)\n(declare-sort U 0)\n(declare-const x U)\n(assert (= x 3))\n(check-sat)\n";
+    for s in STRATEGIES {
+        let out = proxy(s, input);
+        out.assert_no_panic_no_hang(s);
+        let lines = out.lines();
+        assert_eq!(lines.len(), 3, "{s}: {lines:?}");
+        assert!(lines[0].starts_with("(error") && lines[0].contains("already declared/defined"), "{s}: {lines:?}");
+        assert!(lines[1].starts_with("(error") && lines[1].contains("already declared/defined"), "{s}: {lines:?}");
+        assert_eq!(lines[2], "sat", "{s}: U is still Int");
+    }
+}

@@ -229,12 +229,18 @@ impl<'a, 's> Parser<'a, 's> {
                     return err(self.off(root), ErrorKind::Syntax, "invalid declare-sort command");
                 }
                 let name = self.sym(args[0], "sort name")?;
+                if self.sig.sort(name).is_some() {
+                    return err(self.off(args[0]), ErrorKind::Sort, "invalid sort declaration, sort already declared/defined");
+                }
                 let arity = if n == 2 { self.numeral(args[1])? } else { 0 };
                 Command::DeclareSort(name.to_string(), arity)
             }
             "define-sort" => {
                 want(3)?;
                 let name = self.sym(args[0], "sort name")?;
+                if self.sig.sort(name).is_some() {
+                    return err(self.off(args[0]), ErrorKind::Sort, "invalid sort definition, sort already declared/defined");
+                }
                 let mut params = Vec::new();
                 for &p in self.kids(args[1]) {
                     params.push(self.sym(p, "sort parameter")?.to_string());
@@ -530,7 +536,7 @@ impl<'a, 's> Parser<'a, 's> {
                 "Bool" => Ok(SortStore::BOOL),
                 "Int" => Ok(SortStore::INT),
                 "Real" => Ok(SortStore::REAL),
-                _ => self.named_sort(id, name, &[]),
+                _ => self.named_sort(id, name, &[], depth),
             };
         }
         let k = self.kids(id);
@@ -558,10 +564,12 @@ impl<'a, 's> Parser<'a, 's> {
             }
             return Ok(self.store.sorts.array(args[0], args[1]));
         }
-        self.named_sort(id, name, &args)
+        self.named_sort(id, name, &args, depth)
     }
 
-    fn named_sort(&mut self, id: u32, name: &str, args: &[SortId]) -> PResult<SortId> {
+    /// A declared sort or an alias expanded; `depth` counts alias expansions too, so an
+    /// alias that (after a redefinition) refers to itself ends in an error, not a loop.
+    fn named_sort(&mut self, id: u32, name: &str, args: &[SortId], depth: usize) -> PResult<SortId> {
         match self.sig.sort(name) {
             Some(SortDef::Declared(arity)) => {
                 if *arity as usize != args.len() {
@@ -584,7 +592,7 @@ impl<'a, 's> Parser<'a, 's> {
                     sort_params: params.iter().cloned().zip(args.iter().copied()).collect(),
                 };
                 let root = sx.roots.first().copied().unwrap_or(0);
-                p.sort(root, 1).map_err(|mut e| {
+                p.sort(root, depth + 1).map_err(|mut e| {
                     e.offset = self.sx.offset(id);
                     e
                 })
