@@ -62,6 +62,11 @@ pub struct CachePlanner {
     exact: FxHashMap<Vec<TermId>, Known>,
     conj_ids: FxHashMap<TermId, u64>,
     warned: bool,
+    /// Components for which models were tried, and how many a model answered, in the
+    /// current window: the recent-model budget shrinks when they rarely pay.
+    model_tries: u32,
+    model_wins: u32,
+    recent_budget: usize,
 }
 
 #[derive(Clone, Copy)]
@@ -88,6 +93,9 @@ impl CachePlanner {
             sat_sets: SetIndex::new(CEX_MAX_SETS),
             models: Vec::new(),
             recent: VecDeque::new(),
+            model_tries: 0,
+            model_wins: 0,
+            recent_budget: RECENT_MODELS,
             exact: FxHashMap::default(),
             conj_ids: FxHashMap::default(),
             warned: false,
@@ -164,7 +172,9 @@ impl CachePlanner {
                 return Ok(Planned::Own(Answer::Unsat, None));
             }
             // A model of a superset, or a recent model (cheaper than canonicalising).
-            if let Some(m) = self.find_model(store, &ids, &comp.conjuncts) {
+            let found = self.find_model(store, &ids, &comp.conjuncts);
+            self.note_model_try(found.is_some());
+            if let Some(m) = found {
                 used_model = true;
                 merge(store, &mut model, &m, &comp.conjuncts);
                 let i = self.remember(&ids, m);
@@ -294,9 +304,22 @@ impl CachePlanner {
         ids
     }
 
+    /// Adapt how many recent models are tried: each try evaluates the component, which on
+    /// logs where models rarely carry over (bit-vector arithmetic over arrays) costs more
+    /// than it saves. Windows of 128 components; all 16 while at least 1 in 8 is answered.
+    fn note_model_try(&mut self, won: bool) {
+        self.model_tries += 1;
+        self.model_wins += u32::from(won);
+        if self.model_tries >= 128 {
+            self.recent_budget = if self.model_wins * 8 >= self.model_tries { RECENT_MODELS } else { RECENT_MODELS / 4 };
+            self.model_tries = 0;
+            self.model_wins = 0;
+        }
+    }
+
     fn find_model(&self, store: &TermStore, ids: &[u64], conj: &[TermId]) -> Option<Model> {
         let mut tried: FxHashSet<u32> = FxHashSet::default();
-        let cands = self.sat_sets.find_supersets(ids, 8).into_iter().copied().chain(self.recent.iter().copied());
+        let cands = self.sat_sets.find_supersets(ids, 8).into_iter().copied().chain(self.recent.iter().take(self.recent_budget).copied());
         for i in cands {
             if !tried.insert(i) {
                 continue;
