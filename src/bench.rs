@@ -99,9 +99,10 @@ pub fn run(
                 fresh_wall = Some(sum.wall_ms);
             }
             failures += sum.expected_mismatches + sum.cross_mismatches;
-            let speedup = fresh_wall.map(|f| f / sum.wall_ms.max(1e-9)).unwrap_or(f64::NAN);
+            // Against fresh, when fresh ran first on this log ("-" otherwise).
+            let speedup = fresh_wall.map_or_else(|| "-".to_string(), |f| format!("{:.2}x", f / sum.wall_ms.max(1e-9)));
             println!(
-                "{:<44} {:<12} {:>7} {:>7} {:>7} {:>7} {:>10.1} {:>10.1} {:>7.2}x {:>5}",
+                "{:<44} {:<12} {:>7} {:>7} {:>7} {:>7} {:>10.1} {:>10.1} {:>8} {:>5}",
                 short_name(path),
                 s.name(),
                 sum.queries,
