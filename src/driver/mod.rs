@@ -195,7 +195,35 @@ fn plan(text: &str) -> Plan {
 }
 
 const PRINT_SUCCESS: &str = "(set-option :print-success true)\n";
-const RESET_SENTINEL: &str = "(get-info :name)\n";
+/// Sent after `(reset)`, on the reset's own line (so the solver's line numbers do not
+/// move): re-enable print-success and a sentinel.
+const RESET_EXTRA: &str = " (set-option :print-success true) (get-info :name)\n";
+
+/// One step of reading a lean solver's output (see [`Solver::lean_next`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeanEvent {
+    /// A complete output form. `raw` is exactly what the client must be given: the bytes
+    /// since the previous event (whitespace, comment lines) and the form itself.
+    Form { raw: Vec<u8>, form: String },
+    /// Settled bytes between forms (possibly none), returned once before every wait for
+    /// the solver so the caller can pass them on and flush its own output first.
+    Idle(Vec<u8>),
+    /// Marker `n` arrived: everything sent before it has been executed and answered.
+    /// `before` are the bytes between the previous form and the marker, for the client.
+    Marker { n: u64, before: Vec<u8> },
+}
+
+/// What a lean marker looks like in the solver's output: z3 and yices print an echo
+/// string raw, cvc5 quoted.
+const MARKER_PREFIX: &str = "sp!sync-";
+
+fn marker_id(form: &str) -> Option<u64> {
+    let f = form.strip_prefix('"').and_then(|f| f.strip_suffix('"')).unwrap_or(form);
+    f.strip_prefix(MARKER_PREFIX)?.parse().ok()
+}
+
+/// Lean mode flushes its write buffer once it holds this much.
+const LEAN_WBUF: usize = 64 * 1024;
 
 /// A running solver process.
 pub struct Solver {
@@ -208,21 +236,28 @@ pub struct Solver {
     busy: Duration,
     /// Commands sent with `send_plain` and not yet received; true for a `(reset)`.
     inflight: std::collections::VecDeque<bool>,
+    /// Lean mode: print-success off, output relayed verbatim, batches closed by markers.
+    lean: bool,
+    /// Lean mode: bytes not yet handed to the pipe (written at the next marker).
+    wbuf: Vec<u8>,
+    /// Position (1-based line; column counted in characters) of the next byte sent.
+    line: usize,
+    col: usize,
+    /// Lean markers sent / seen.
+    marks_sent: u64,
+    marks_seen: u64,
+    /// Drop the newline that follows a marker in the output.
+    skip_nl: bool,
+    /// An `Idle` event was returned since the last form: the next call waits.
+    idle_reported: bool,
+    /// The solver's stdout reached EOF (lean mode reports it after the settled bytes).
+    eof: bool,
 }
 
 impl Solver {
     /// Start the solver, turn on print-success and consume its `success`.
     pub fn start(spec: &SolverSpec) -> Result<Solver, DriverError> {
-        let proc = Proc::spawn(spec)?;
-        let mut s = Solver {
-            spec: spec.clone(),
-            proc,
-            framer: Framer::new(),
-            dead: false,
-            exit: None,
-            busy: Duration::ZERO,
-            inflight: std::collections::VecDeque::new(),
-        };
+        let mut s = Solver::spawn(spec, false)?;
         // Generous bound so a wedged binary cannot hang startup forever.
         let t0 = Instant::now();
         let limit = Some(Duration::from_secs(30));
@@ -242,11 +277,211 @@ impl Solver {
         }
     }
 
+    fn spawn(spec: &SolverSpec, lean: bool) -> Result<Solver, DriverError> {
+        let proc = Proc::spawn(spec)?;
+        Ok(Solver {
+            spec: spec.clone(),
+            proc,
+            framer: if lean { Framer::verbatim() } else { Framer::new() },
+            dead: false,
+            exit: None,
+            busy: Duration::ZERO,
+            inflight: std::collections::VecDeque::new(),
+            lean,
+            wbuf: Vec::new(),
+            line: 1,
+            col: 1,
+            marks_sent: 0,
+            marks_seen: 0,
+            skip_nl: false,
+            idle_reported: false,
+            eof: false,
+        })
+    }
+
+    /// Start the solver in lean mode: nothing is sent ahead of the caller's own text
+    /// (yices, whose interactive mode has print-success on by default, gets
+    /// `(set-option :print-success false)` without a line break, so line numbers in its
+    /// messages still match the caller's). Nothing is read: a binary that is not an SMT
+    /// solver shows at the first marker.
+    pub fn start_lean(spec: &SolverSpec) -> Result<Solver, DriverError> {
+        let mut s = Solver::spawn(spec, true)?;
+        if spec.kind == SolverKind::Yices {
+            s.lean_write("(set-option :print-success false)");
+        }
+        Ok(s)
+    }
+
+    pub fn is_lean(&self) -> bool {
+        self.lean
+    }
+
+    /// Where the next byte sent lands in the solver's input: (line, column), 1-based,
+    /// columns counted in characters. Solvers number their error positions by it.
+    pub fn position(&self) -> (usize, usize) {
+        (self.line, self.col)
+    }
+
+    fn advance(&mut self, bytes: &[u8]) {
+        let chars = |b: &[u8]| b.iter().filter(|&&c| (c & 0xC0) != 0x80).count();
+        match bytes.iter().rposition(|&b| b == b'\n') {
+            Some(i) => {
+                self.line += bytes.iter().filter(|&&b| b == b'\n').count();
+                self.col = 1 + chars(&bytes[i + 1..]);
+            }
+            None => self.col += chars(bytes),
+        }
+    }
+
+    /// Lean mode: queue text for the solver exactly as given (no newline is added). It is
+    /// handed to the pipe at the next marker, or once the buffer is large.
+    pub fn lean_write(&mut self, text: &str) {
+        self.advance(text.as_bytes());
+        self.wbuf.extend_from_slice(text.as_bytes());
+        if self.wbuf.len() >= LEAN_WBUF {
+            self.lean_flush();
+        }
+    }
+
+    fn lean_flush(&mut self) {
+        if self.wbuf.is_empty() {
+            return;
+        }
+        // A broken pipe is not reported here: the solver's output is read to its end
+        // first (it may have answered before exiting), and EOF reports the death.
+        let _ = self.proc.write(&self.wbuf);
+        self.wbuf.clear();
+    }
+
+    /// Lean mode: close the text sent so far with a marker, on the same line, and hand
+    /// everything to the pipe. Returns the marker's number.
+    pub fn lean_mark(&mut self) -> u64 {
+        self.marks_sent += 1;
+        let m = format!(" (echo \"{MARKER_PREFIX}{}\")\n", self.marks_sent);
+        self.advance(m.as_bytes());
+        self.wbuf.extend_from_slice(m.as_bytes());
+        self.lean_flush();
+        self.marks_sent
+    }
+
+    /// Lean mode: markers sent whose answer has not been read yet.
+    pub fn marks_pending(&self) -> u64 {
+        self.marks_sent - self.marks_seen
+    }
+
+    /// Drop the line break that ends a marker's output line.
+    fn strip_marker_nl(&mut self, mut bytes: Vec<u8>) -> Vec<u8> {
+        if self.skip_nl && !bytes.is_empty() {
+            self.skip_nl = false;
+            if bytes.starts_with(b"\r\n") {
+                bytes.drain(..2);
+            } else if bytes.starts_with(b"\n") {
+                bytes.drain(..1);
+            }
+        }
+        bytes
+    }
+
+    /// Lean mode: the next event of the solver's output (see [`LeanEvent`]). Before every
+    /// wait an `Idle` event is returned once; the wait that follows lasts at most `wait`
+    /// (None: no limit). Past it the solver is killed and `Timeout` returned; at EOF
+    /// `Died`. An incomplete form at EOF is dropped.
+    pub fn lean_next(&mut self, wait: Option<Duration>) -> Result<LeanEvent, DriverError> {
+        let t0 = Instant::now();
+        let r = self.lean_next_inner(wait);
+        self.busy += t0.elapsed();
+        r
+    }
+
+    fn lean_next_inner(&mut self, wait: Option<Duration>) -> Result<LeanEvent, DriverError> {
+        loop {
+            if let Some((gap, form)) = self.framer.next_raw() {
+                self.idle_reported = false;
+                let gap = self.strip_marker_nl(gap);
+                let text = String::from_utf8_lossy(&form).into_owned();
+                if let Some(n) = marker_id(&text) {
+                    if n != self.marks_seen + 1 {
+                        self.kill();
+                        return Err(DriverError::Protocol(format!("marker {n} arrived, {} expected", self.marks_seen + 1)));
+                    }
+                    self.marks_seen = n;
+                    self.skip_nl = true;
+                    return Ok(LeanEvent::Marker { n, before: gap });
+                }
+                if text == ")" {
+                    self.kill();
+                    return Err(DriverError::Protocol("unbalanced `)` in solver output".into()));
+                }
+                let mut raw = gap;
+                raw.extend_from_slice(&form);
+                return Ok(LeanEvent::Form { raw, form: text });
+            }
+            if !self.idle_reported {
+                self.idle_reported = true;
+                let settled = self.framer.take_settled();
+                let settled = self.strip_marker_nl(settled);
+                return Ok(LeanEvent::Idle(settled));
+            }
+            if self.eof || self.dead {
+                self.mark_dead();
+                return Err(self.died_error());
+            }
+            self.lean_flush();
+            match self.proc.read_chunk(wait) {
+                Chunk::Data(bytes) => {
+                    self.framer.push(&bytes);
+                    self.idle_reported = false;
+                }
+                Chunk::Eof => {
+                    // Settled bytes (the line break after a last answer) still go out.
+                    self.eof = true;
+                    self.idle_reported = false;
+                }
+                Chunk::Timeout => {
+                    self.kill();
+                    return Err(DriverError::Timeout { after: wait.unwrap_or_default() });
+                }
+                Chunk::Err(e) => {
+                    self.kill();
+                    return Err(DriverError::Io(e));
+                }
+            }
+        }
+    }
+
+    /// Lean mode, nothing in flight: send `text` (the client's own
+    /// `(set-option :print-success true)`, positioned by the caller) with a line break and
+    /// read its one answer. On `success` the solver is in the framed mode from here on.
+    pub fn enable_framing(&mut self, text: &str, deadline: Option<Duration>) -> Result<Response, DriverError> {
+        self.ensure_alive()?;
+        let t0 = Instant::now();
+        self.lean_write(text);
+        self.lean_write("\n");
+        self.lean_flush();
+        let r = loop {
+            match self.lean_next_inner(deadline.map(|d| d.saturating_sub(t0.elapsed()))) {
+                Ok(LeanEvent::Form { form, .. }) => break Ok(Response::parse(&form)),
+                Ok(LeanEvent::Marker { .. }) => break Err(DriverError::Protocol("marker answered outside a batch".into())),
+                Ok(LeanEvent::Idle(_)) => {}
+                Err(e) => break Err(e),
+            }
+        };
+        self.busy += t0.elapsed();
+        if matches!(r, Ok(Response::Success)) {
+            let rest = self.framer.take_all();
+            self.framer = Framer::new();
+            self.framer.push(&rest);
+            self.lean = false;
+            self.skip_nl = false;
+        }
+        r
+    }
+
     /// Send one complete command (a newline is appended) and read exactly one
     /// response. `deadline` bounds the wait; past it the solver is killed and
     /// `Timeout` returned.
     pub fn command(&mut self, text: &str, deadline: Option<Duration>) -> Result<Response, DriverError> {
-        self.ensure_alive()?;
+        self.ensure_framed()?;
         let t0 = Instant::now();
         let r = self.command_inner(text, t0, deadline);
         self.busy += t0.elapsed();
@@ -261,9 +496,7 @@ impl Solver {
                 self.read_response(t0, deadline)
             }
             Plan::Reset => {
-                self.send_command(text)?;
-                self.send_raw(PRINT_SUCCESS)?;
-                self.send_raw(RESET_SENTINEL)?;
+                self.send_reset(text)?;
                 // Up to three answers: reset's (absent on cvc5), print-success's,
                 // and the sentinel's `(:name ...)`.
                 self.read_reset(t0, deadline)
@@ -286,7 +519,7 @@ impl Solver {
     /// exit): those go through `command`. Each command sent here must be matched by one
     /// `receive`, in order, before `command` or `batch` is used again.
     pub fn send_plain(&mut self, text: &str) -> Result<bool, DriverError> {
-        self.ensure_alive()?;
+        self.ensure_framed()?;
         match plan(text) {
             Plan::Send => {
                 self.send_command(text)?;
@@ -294,9 +527,7 @@ impl Solver {
                 Ok(true)
             }
             Plan::Reset => {
-                self.send_command(text)?;
-                self.send_raw(PRINT_SUCCESS)?;
-                self.send_raw(RESET_SENTINEL)?;
+                self.send_reset(text)?;
                 self.inflight.push_back(true);
                 Ok(true)
             }
@@ -335,7 +566,7 @@ impl Solver {
     /// the first `Died`/`Timeout`, returning that error. `deadline` bounds the
     /// whole batch.
     pub fn batch(&mut self, cmds: &[String], deadline: Option<Duration>) -> Result<Vec<Response>, DriverError> {
-        self.ensure_alive()?;
+        self.ensure_framed()?;
         let t0 = Instant::now();
         let r = self.batch_inner(cmds, t0, deadline);
         self.busy += t0.elapsed();
@@ -417,6 +648,15 @@ impl Solver {
         Ok(())
     }
 
+    /// The framed calls (`command`, `send_plain`, `batch`) need print-success on.
+    fn ensure_framed(&mut self) -> Result<(), DriverError> {
+        self.ensure_alive()?;
+        if self.lean {
+            return Err(DriverError::Protocol("framed call on a lean solver".into()));
+        }
+        Ok(())
+    }
+
     fn died_error(&self) -> DriverError {
         DriverError::Died { exit: self.exit, stderr: self.proc.stderr_tail() }
     }
@@ -439,7 +679,15 @@ impl Solver {
         self.send_raw(&s)
     }
 
+    fn send_reset(&mut self, text: &str) -> Result<(), DriverError> {
+        let mut s = String::with_capacity(text.len() + RESET_EXTRA.len());
+        s.push_str(text);
+        s.push_str(RESET_EXTRA);
+        self.send_raw(&s)
+    }
+
     fn send_raw(&mut self, text: &str) -> Result<(), DriverError> {
+        self.advance(text.as_bytes());
         if self.proc.write(text.as_bytes()) {
             Ok(())
         } else {

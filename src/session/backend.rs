@@ -1,7 +1,9 @@
 //! One backend solver process as the session uses it: started lazily, restarted after a
 //! crash or a deadline, with the time spent in it counted. Invariant: after any
 //! `Died`/`Timeout` the process is gone and `generation` has moved on, so the owner knows
-//! that whatever state it pushed into the solver is lost and must be rebuilt.
+//! that whatever state it pushed into the solver is lost and must be rebuilt. `lean`
+//! chooses how the next process is started: framed (print-success on, see `driver`) or
+//! lean (the passthrough's mode, driven through [`SolverHandle::solver_mut`]).
 
 use crate::driver::{DriverError, Response, Solver, SolverSpec};
 use std::time::{Duration, Instant};
@@ -15,11 +17,13 @@ pub struct SolverHandle {
     pub restarts: u64,
     pub busy: Duration,
     pub checks: u64,
+    /// Start the next process in lean mode.
+    pub lean: bool,
 }
 
 impl SolverHandle {
     pub fn new(spec: SolverSpec, timeout: Option<Duration>) -> Self {
-        SolverHandle { spec, solver: None, timeout, generation: 0, restarts: 0, busy: Duration::ZERO, checks: 0 }
+        SolverHandle { spec, solver: None, timeout, generation: 0, restarts: 0, busy: Duration::ZERO, checks: 0, lean: false }
     }
     pub fn spec(&self) -> &SolverSpec {
         &self.spec
@@ -33,7 +37,7 @@ impl SolverHandle {
             self.solver = None;
         }
         if self.solver.is_none() {
-            let s = Solver::start(&self.spec)?;
+            let s = if self.lean { Solver::start_lean(&self.spec)? } else { Solver::start(&self.spec)? };
             crate::signals::add_group(s.pid() as i32);
             if self.generation > 0 {
                 self.restarts += 1;
@@ -48,6 +52,17 @@ impl SolverHandle {
     pub fn start(&mut self) -> Result<u64, DriverError> {
         self.ensure()?;
         Ok(self.generation)
+    }
+
+    /// The running process, if any, without checking that it is still alive (lean mode
+    /// learns of a death when it reads the solver's output).
+    pub fn solver_mut(&mut self) -> Option<&mut Solver> {
+        self.solver.as_mut()
+    }
+
+    /// Where the next byte sent to the running process lands (line, column).
+    pub fn position(&self) -> Option<(usize, usize)> {
+        self.solver.as_ref().map(|s| s.position())
     }
 
     /// One command without deadline (declarations, assertions, get-value).

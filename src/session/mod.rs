@@ -17,6 +17,7 @@
 pub mod backend;
 pub mod cached;
 pub mod client;
+mod lean;
 pub mod planner;
 pub mod stack;
 pub mod stats;
@@ -60,6 +61,7 @@ pub struct Outcome {
 /// How many passthrough commands may be in flight at once.
 const PIPELINE_MAX: usize = 256;
 
+
 /// A passthrough command sent ahead of its answer.
 struct Pending {
     text: String,
@@ -92,8 +94,12 @@ pub struct Engine {
     /// Backend generation the passthrough state was last rebuilt into.
     pass_gen: u64,
     pub stats: Stats,
-    /// Passthrough commands sent and not yet answered, oldest first.
+    /// Passthrough commands sent and not yet answered, oldest first (framed mode).
     pending: std::collections::VecDeque<Pending>,
+    /// Passthrough goes through the lean driver (`lean`): true until the client turns
+    /// print-success on, then the framed driver is used for the rest of the session.
+    lean_on: bool,
+    lean: lean::Lean,
     out: Box<dyn Write + Send>,
     out_closed: bool,
 }
@@ -106,7 +112,8 @@ impl Engine {
             _ => Dialect::Z3,
         };
         let passthrough = cfg.strategy == Strategy::Passthrough;
-        let planner = Planner::new(&cfg)?;
+        let mut planner = Planner::new(&cfg)?;
+        planner.main.lean = passthrough;
         Ok(Engine {
             store: TermStore::new(),
             sig: Signature::default(),
@@ -119,6 +126,8 @@ impl Engine {
             pass_gen: 1,
             stats: Stats::new(cfg.strategy.name()),
             pending: std::collections::VecDeque::new(),
+            lean_on: true,
+            lean: lean::Lean::default(),
             out,
             out_closed: false,
         })
@@ -161,6 +170,11 @@ impl Engine {
     /// outcomes of every command completed by this call, in order.
     pub fn push(&mut self, frame: Frame, more: bool) -> Vec<Outcome> {
         let t0 = Instant::now();
+        if self.passthrough && self.lean_on {
+            let outs = self.lean_push(frame, more);
+            self.stats.wall += t0.elapsed();
+            return outs;
+        }
         if self.passthrough && more && !self.pass_stale && self.pending.len() < PIPELINE_MAX {
             if let Frame::Command(raw) = &frame {
                 if let Some(p) = self.try_pipeline(&raw.text, raw.line, raw.col) {
@@ -177,7 +191,11 @@ impl Engine {
 
     /// Answer everything still in flight (at the end of input).
     pub fn finish(&mut self) -> Vec<Outcome> {
-        self.drain()
+        let t0 = Instant::now();
+        let mut outs = self.lean_sync();
+        self.stats.wall += t0.elapsed();
+        outs.extend(self.drain());
+        outs
     }
 
     /// Send a passthrough command without waiting, when that is safe: the backend holds
@@ -198,7 +216,8 @@ impl Engine {
             _ => None,
         };
         let is_check = matches!(cmd, Command::CheckSat | Command::CheckSatAssuming(_));
-        match self.planner.main.send_plain(text) {
+        let sent = self.placed(text, line, col);
+        match self.planner.main.send_plain(&sent) {
             Ok(true) => Some(Pending { text: text.to_string(), cmd, is_check, line, col, status }),
             Ok(false) => None,
             Err(_) => {
@@ -299,8 +318,12 @@ impl Engine {
         if !self.passthrough {
             self.passthrough = true;
             self.pass_stale = true;
+            self.lean_on = !self.client.print_success;
             self.stats.fallbacks_passthrough += 1;
             self.stats.note(format!("switched to passthrough: {why}"));
+        }
+        if self.lean_on {
+            return self.lean_command(text, line, col, false).pop().unwrap_or_default();
         }
         self.forward(text, cmd, line, col)
     }
@@ -321,7 +344,7 @@ impl Engine {
     }
 
     /// Passthrough: forward the command text verbatim, relay the answer.
-    fn forward(&mut self, text: &str, cmd: Option<Command>, _line: usize, _col: usize) -> Outcome {
+    fn forward(&mut self, text: &str, cmd: Option<Command>, line: usize, col: usize) -> Outcome {
         let mut outcome = Outcome::default();
         // Options that govern the framing are the proxy's business.
         if let Some(Command::SetOption(k, v)) = &cmd {
@@ -369,7 +392,9 @@ impl Engine {
                 }
             }
             let busy = self.planner.main.busy;
-            let r = if is_check { self.planner.main.check(text) } else { self.planner.main.cmd_with_deadline(text) };
+            // At the client's line and column, so the solver's error positions are the client's.
+            let sent = self.placed(text, line, col);
+            let r = if is_check { self.planner.main.check(&sent) } else { self.planner.main.cmd_with_deadline(&sent) };
             self.stats.solver += self.planner.main.busy - busy;
             match r {
                 Ok(resp) => {
@@ -409,6 +434,19 @@ impl Engine {
             }
         }
         outcome
+    }
+
+    /// `text` preceded by the whitespace that puts it at the client's position in the
+    /// backend's input.
+    fn placed(&self, text: &str, line: usize, col: usize) -> String {
+        match self.planner.main.position() {
+            Some((bl, bc)) => {
+                let mut s = lean::gap(bl, bc, line, col);
+                s.push_str(text);
+                s
+            }
+            None => text.to_string(),
+        }
     }
 
     /// Options whose value is the client's, not the backend's (the proxy sets them on
@@ -778,7 +816,7 @@ impl Engine {
     /// Stop the backends (at exit or on a signal). Answers still in flight are relayed
     /// first.
     pub fn shutdown(&mut self) {
-        let _ = self.drain();
+        let _ = self.finish();
         self.planner.shutdown(&mut self.stats);
     }
 }

@@ -1,0 +1,668 @@
+//! Lean passthrough: the client's commands go to a backend whose print-success is off, as
+//! they would to the solver run directly, and the solver's output comes back to the client
+//! byte for byte.
+//!
+//! Framing without per-command answers: commands are written as they arrive, each preceded
+//! by the whitespace that puts it at the client's own line and column in the solver's
+//! input; a batch is closed by one marker `(echo "sp!sync-N")` on the line of its last
+//! command. A batch is closed before smtproxy waits for the client (the client has no
+//! complete command buffered), before anything smtproxy answers itself (`echo`, `exit`,
+//! `:print-success`, input it cannot frame), after [`GROUP_MAX`] commands, and around any
+//! command whose output is not known in shape. At most [`super::PIPELINE_MAX`] commands
+//! are in flight; then the oldest batch is waited for.
+//!
+//! Invariants:
+//! * Every byte the solver prints reaches the client in order, except markers and the
+//!   line break after each; output settled so far is written (and flushed) before
+//!   smtproxy waits for the solver or for the client. Markers never reach the client.
+//! * With commands on lines of their own, the solver's input has the client's line and
+//!   column numbers, so its error messages read as from the solver run directly. (Not
+//!   after a restart, which replays the client's state first; a marker between two
+//!   commands on one line shifts the second.)
+//! * Output is attributed to commands once their batch's marker arrives, by shape: a
+//!   `Silent` command prints nothing or one error (or `unsupported`), an `Answer` command
+//!   exactly one form, an `Alone` command (anything else) is a batch of its own. When
+//!   errors outnumber what the count explains, the error's own position (z3, yices)
+//!   names the command; else the earliest silent command takes it. Attribution decides
+//!   only what is tracked for a replay and what check-sat answered, never what the client
+//!   sees.
+//! * A command's state is tracked (for a replay into a restarted solver) only once the
+//!   solver has executed it without an error; parsing happens then, in order, so it sees
+//!   every declaration before it. Assertions are kept as text, never parsed.
+//! * A death or a deadline: the batch is attributed as far as its output goes; what
+//!   follows is unobserved. A check-sat past the deadline answers `unknown`; the solver is
+//!   restarted, the client's state replayed, and every unobserved command sent again, each
+//!   in a batch of its own, so a second death names its command exactly; a command that
+//!   kills the solver twice is answered with an error (`unknown` for a check-sat).
+
+use super::*;
+use crate::driver::reader::command_head;
+use crate::driver::LeanEvent;
+use std::collections::VecDeque;
+
+/// Commands per batch at most.
+pub(super) const GROUP_MAX: usize = 64;
+
+/// What a command prints with print-success off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// Nothing on success; one `(error ...)` or `unsupported` otherwise.
+    Silent,
+    /// Exactly one form: its answer or an error.
+    Answer,
+    /// Unknown shape (solver extensions, unreadable input): sent in a batch of its own.
+    Alone,
+}
+
+pub(super) fn classify(head: &str) -> Kind {
+    match head {
+        "set-logic" | "set-option" | "set-info" | "declare-sort" | "define-sort" | "declare-fun" | "declare-const"
+        | "define-fun" | "define-fun-rec" | "define-funs-rec" | "declare-datatype" | "declare-datatypes" | "push"
+        | "pop" | "assert" | "reset" | "reset-assertions" => Kind::Silent,
+        "check-sat" | "check-sat-assuming" | "get-value" | "get-model" | "get-info" | "get-option" | "get-assertions"
+        | "get-assignment" | "get-unsat-core" | "get-unsat-assumptions" | "get-proof" => Kind::Answer,
+        _ => Kind::Alone,
+    }
+}
+
+/// A command sent to the lean backend and not yet accounted for.
+#[derive(Clone, Debug)]
+pub(super) struct LeanCmd {
+    text: String,
+    line: usize,
+    col: usize,
+    kind: Kind,
+    /// Where its first byte landed in the solver's input.
+    start: (usize, usize),
+    /// Deaths of the solver while this was the first unobserved command.
+    attempts: u8,
+}
+
+/// One output form of a batch, as attribution sees it.
+#[derive(Clone, Debug)]
+pub(super) struct FormInfo {
+    text: String,
+    /// `(error ...)` or `unsupported`: what a silent command may print.
+    err_like: bool,
+    /// The solver's position in an error message (z3, yices), if any.
+    pos: Option<(usize, usize)>,
+}
+
+impl FormInfo {
+    fn new(text: String, dialect: Dialect) -> FormInfo {
+        let is_err = text.starts_with("(error");
+        let err_like = is_err || text == "unsupported";
+        let pos = if is_err && dialect != Dialect::Cvc5 { error_position(&text) } else { None };
+        FormInfo { text, err_like, pos }
+    }
+}
+
+/// `line L column C` (z3) or `at line L, column C` (yices) in an error message.
+fn error_position(msg: &str) -> Option<(usize, usize)> {
+    let num = |s: &str| -> Option<(usize, usize)> {
+        let d = s.bytes().take_while(u8::is_ascii_digit).count();
+        Some((s.get(..d)?.parse().ok()?, d))
+    };
+    let i = msg.find("line ")?;
+    let rest = &msg[i + 5..];
+    let (line, d) = num(rest)?;
+    let rest = &rest[d..];
+    let j = rest.find("column ")?;
+    if j > 3 {
+        return None;
+    }
+    let (col, _) = num(&rest[j + 7..])?;
+    Some((line, col))
+}
+
+/// Which form (index) each command printed. `complete`: the batch's marker arrived, so
+/// every form is known. Returns the assignment and how many commands are observed (the
+/// rest of a batch cut short by a death are not).
+pub(super) fn align(cmds: &[LeanCmd], forms: &[FormInfo], complete: bool) -> (Vec<Vec<usize>>, usize) {
+    let n = cmds.len();
+    let mut out = vec![Vec::new(); n];
+    if n == 1 && cmds[0].kind == Kind::Alone {
+        out[0] = (0..forms.len()).collect();
+        let observed = usize::from(complete || !forms.is_empty());
+        return (out, observed);
+    }
+    // The command a position falls in: the last one starting at or before it.
+    let owner = |p: (usize, usize)| -> Option<usize> {
+        let p = (p.0, p.1 + 1);
+        let k = cmds.partition_point(|c| c.start <= p);
+        k.checked_sub(1)
+    };
+    let answers = cmds.iter().filter(|c| c.kind != Kind::Silent).count();
+    let mut extra = forms.len().saturating_sub(answers);
+    let mut answers_left = answers;
+    let mut j = 0;
+    let mut last_taken = None;
+    for (i, c) in cmds.iter().enumerate() {
+        let Some(f) = forms.get(j) else { break };
+        let take = match c.kind {
+            Kind::Answer | Kind::Alone => {
+                answers_left -= 1;
+                true
+            }
+            Kind::Silent => {
+                if !f.err_like {
+                    false
+                } else if let Some(o) = f.pos.and_then(owner) {
+                    o == i
+                } else if complete {
+                    extra > 0
+                } else {
+                    // Cut short: an error goes to the next answering command, if any.
+                    answers_left == 0
+                }
+            }
+        };
+        if take {
+            if c.kind == Kind::Silent {
+                extra = extra.saturating_sub(1);
+            }
+            out[i].push(j);
+            j += 1;
+            last_taken = Some(i);
+        }
+    }
+    let observed = if complete { n } else { last_taken.map_or(0, |i| i + 1) };
+    (out, observed)
+}
+
+/// Whitespace that moves the solver's input from `(bline, bcol)` to the client's
+/// `(line, col)`; a line break when that is behind (after a replay or a marker).
+pub(super) fn gap(bline: usize, bcol: usize, line: usize, col: usize) -> String {
+    if line > bline {
+        let mut s = "\n".repeat(line - bline);
+        s.push_str(&" ".repeat(col.saturating_sub(1)));
+        s
+    } else if line == bline && col > bcol {
+        " ".repeat(col - bcol)
+    } else if bcol == 1 {
+        String::new()
+    } else {
+        "\n".to_string()
+    }
+}
+
+/// The lean passthrough's bookkeeping.
+#[derive(Default)]
+pub(super) struct Lean {
+    /// Commands sent and not yet accounted for, oldest first.
+    inflight: VecDeque<LeanCmd>,
+    /// Closed batches, oldest first: (marker, number of commands).
+    batches: VecDeque<(u64, usize)>,
+    /// Commands at the back of `inflight` not yet closed by a marker.
+    open: usize,
+    /// Forms of the oldest batch received so far.
+    forms: Vec<FormInfo>,
+    /// Solver output for the client not yet written.
+    out: Vec<u8>,
+}
+
+impl Engine {
+    /// One client frame in lean passthrough mode.
+    pub(super) fn lean_push(&mut self, frame: Frame, more: bool) -> Vec<Outcome> {
+        match frame {
+            Frame::Error { msg, line, col } => {
+                let mut outs = self.lean_sync();
+                self.error_at(line, col, &msg);
+                outs.push(Outcome::default());
+                outs
+            }
+            Frame::Command(raw) => self.lean_command(&raw.text, raw.line, raw.col, more),
+        }
+    }
+
+    /// One client command in lean passthrough mode; `more`: the client has another
+    /// complete command buffered.
+    pub(super) fn lean_command(&mut self, text: &str, line: usize, col: usize, more: bool) -> Vec<Outcome> {
+        let head = command_head(text).unwrap_or("");
+        if matches!(head, "echo" | "exit" | "set-option" | "get-option") {
+            if let Ok(cmd) = parse_command(&mut self.store, &self.sig, text) {
+                let local = match &cmd {
+                    Command::Echo(_) | Command::Exit => true,
+                    Command::SetOption(k, _) | Command::GetOption(k) => k == ":print-success",
+                    _ => false,
+                };
+                if local {
+                    let mut outs = self.lean_sync();
+                    outs.push(self.lean_local(cmd, text, line, col));
+                    return outs;
+                }
+            }
+        }
+        let mut outs = Vec::new();
+        let h = &self.planner.main;
+        if self.pass_stale || !h.is_running() || h.generation != self.pass_gen || !h.lean {
+            outs.extend(self.lean_sync());
+            if let Err(e) = self.lean_rebuild() {
+                self.emit(&response::error(&format!("solver failed: {e}")));
+                outs.push(Outcome::default());
+                return outs;
+            }
+        }
+        let kind = classify(head);
+        if kind == Kind::Alone {
+            self.lean_close();
+        }
+        self.lean_send(LeanCmd { text: text.to_string(), line, col, kind, start: (0, 0), attempts: 0 });
+        if kind == Kind::Alone || self.lean.open >= GROUP_MAX || !more {
+            self.lean_close();
+        }
+        if !more {
+            outs.extend(self.lean_sync());
+        } else if self.lean.inflight.len() >= PIPELINE_MAX {
+            let keep = self.lean.batches.len().saturating_sub(1);
+            outs.extend(self.lean_drain(keep));
+        }
+        outs
+    }
+
+    /// Commands smtproxy answers itself (after everything before them is answered).
+    fn lean_local(&mut self, cmd: Command, text: &str, line: usize, col: usize) -> Outcome {
+        let mut outcome = Outcome::default();
+        match cmd {
+            Command::SetOption(_, v) if v == "true" => self.lean_to_framed(text, line, col),
+            Command::SetOption(..) => {
+                self.client.print_success = false;
+            }
+            Command::GetOption(k) => {
+                let v = self.own_option(&k).unwrap_or_default();
+                self.emit(&v);
+            }
+            Command::Echo(s) => self.echo(&s),
+            Command::Exit => {
+                self.success();
+                outcome.exit = true;
+            }
+            _ => {}
+        }
+        outcome
+    }
+
+    /// The client turned print-success on: from here on the session uses the framed driver.
+    /// The client's own command turns it on in the solver, at the client's position.
+    fn lean_to_framed(&mut self, text: &str, line: usize, col: usize) {
+        self.lean_on = false;
+        self.planner.main.lean = false;
+        self.client.print_success = true;
+        let timeout = self.planner.main.timeout;
+        let usable = !self.pass_stale && self.planner.main.generation == self.pass_gen;
+        let r = match self.planner.main.solver_mut() {
+            Some(s) if usable && s.is_lean() => {
+                let (bl, bc) = s.position();
+                let mut t = gap(bl, bc, line, col);
+                t.push_str(text);
+                Some(s.enable_framing(&t, timeout))
+            }
+            _ => None,
+        };
+        match r {
+            Some(Ok(Response::Success)) => {}
+            Some(Ok(other)) => {
+                // Not turned on after all: start over in the framed mode.
+                self.stats.note(format!("print-success answered `{}`; restarting framed", other.to_text()));
+                self.planner.main.kill();
+                self.pass_stale = true;
+            }
+            _ => {
+                self.planner.main.kill();
+                self.pass_stale = true;
+            }
+        }
+        self.success();
+    }
+
+    /// Kill, restart in lean mode and replay the client's state (its output discarded:
+    /// it was given to the client when the commands first ran).
+    fn lean_rebuild(&mut self) -> Result<(), DriverError> {
+        let log = self.client.replay_log();
+        let has_state = self.client_has_state();
+        let h = &mut self.planner.main;
+        h.kill();
+        h.lean = true;
+        h.start()?;
+        let gen = h.generation;
+        let t0 = Instant::now();
+        let Some(s) = h.solver_mut() else {
+            return Err(DriverError::Protocol("solver not running".into()));
+        };
+        if has_state {
+            s.lean_write("(set-option :produce-models true)\n");
+            for c in &log {
+                s.lean_write(c);
+                s.lean_write("\n");
+            }
+            let n = s.lean_mark();
+            let r = loop {
+                match s.lean_next(None) {
+                    Ok(LeanEvent::Marker { n: m, .. }) if m == n => break Ok(()),
+                    Ok(_) => {}
+                    Err(e) => break Err(e),
+                }
+            };
+            let dt = t0.elapsed();
+            h.busy += dt;
+            self.stats.solver += dt;
+            if let Err(e) = r {
+                h.kill();
+                return Err(e);
+            }
+        }
+        self.pass_stale = false;
+        self.pass_gen = gen;
+        Ok(())
+    }
+
+    /// Write one command at the client's position.
+    fn lean_send(&mut self, mut c: LeanCmd) {
+        if let Some(s) = self.planner.main.solver_mut() {
+            let (bl, bc) = s.position();
+            s.lean_write(&gap(bl, bc, c.line, c.col));
+            c.start = s.position();
+            s.lean_write(&c.text);
+        }
+        self.lean.inflight.push_back(c);
+        self.lean.open += 1;
+    }
+
+    /// Close the open batch with a marker.
+    fn lean_close(&mut self) {
+        if self.lean.open == 0 {
+            return;
+        }
+        let n = match self.planner.main.solver_mut() {
+            Some(s) => s.lean_mark(),
+            None => 0,
+        };
+        self.lean.batches.push_back((n, self.lean.open));
+        self.lean.open = 0;
+    }
+
+    /// Answer everything in flight.
+    pub(super) fn lean_sync(&mut self) -> Vec<Outcome> {
+        self.lean_close();
+        let outs = self.lean_drain(0);
+        self.lean_flush_out();
+        outs
+    }
+
+    fn lean_flush_out(&mut self) {
+        if self.lean.out.is_empty() {
+            return;
+        }
+        if !self.out_closed {
+            let r = self.out.write_all(&self.lean.out).and_then(|_| self.out.flush());
+            if r.is_err() {
+                self.out_closed = true;
+            }
+        }
+        self.lean.out.clear();
+    }
+
+    /// Read the solver's output until at most `keep` batches are in flight.
+    fn lean_drain(&mut self, keep: usize) -> Vec<Outcome> {
+        let mut outs = Vec::new();
+        let mut progress = Instant::now();
+        while self.lean.batches.len() > keep {
+            let timeout = self.planner.main.timeout;
+            let wait = timeout.map(|t| t.saturating_sub(progress.elapsed()));
+            let t0 = Instant::now();
+            let ev = match self.planner.main.solver_mut() {
+                Some(s) => s.lean_next(wait),
+                None => Err(DriverError::Protocol("solver not running".into())),
+            };
+            let dt = t0.elapsed();
+            self.planner.main.busy += dt;
+            self.stats.solver += dt;
+            match ev {
+                Ok(LeanEvent::Form { raw, form }) => {
+                    self.lean.out.extend_from_slice(&raw);
+                    self.lean.forms.push(FormInfo::new(form, self.dialect));
+                    progress = Instant::now();
+                }
+                Ok(LeanEvent::Idle(bytes)) => {
+                    self.lean.out.extend_from_slice(&bytes);
+                    self.lean_flush_out();
+                }
+                Ok(LeanEvent::Marker { n, before }) => {
+                    self.lean.out.extend_from_slice(&before);
+                    progress = Instant::now();
+                    let Some((m, count)) = self.lean.batches.pop_front() else { break };
+                    debug_assert_eq!(m, n, "markers answered in order");
+                    let cmds: Vec<LeanCmd> = self.lean.inflight.drain(..count.min(self.lean.inflight.len())).collect();
+                    let forms = std::mem::take(&mut self.lean.forms);
+                    let (assign, _) = align(&cmds, &forms, true);
+                    for (c, idx) in cmds.iter().zip(&assign) {
+                        let form = idx.first().map(|&k| &forms[k]);
+                        outs.push(self.lean_settle(c, form));
+                    }
+                }
+                Err(e) => {
+                    self.lean_flush_out();
+                    outs.extend(self.lean_failed(e));
+                    progress = Instant::now();
+                }
+            }
+        }
+        outs
+    }
+
+    /// The solver died or ran past the deadline while batches were in flight.
+    fn lean_failed(&mut self, e: DriverError) -> Vec<Outcome> {
+        let mut outs = Vec::new();
+        self.planner.main.kill();
+        self.pass_stale = true;
+        let front = self.lean.batches.front().map_or(0, |b| b.1);
+        let mut all: Vec<LeanCmd> = self.lean.inflight.drain(..).collect();
+        self.lean.batches.clear();
+        self.lean.open = 0;
+        let forms = std::mem::take(&mut self.lean.forms);
+        let front = front.min(all.len());
+        let (assign, observed) = align(&all[..front], &forms, false);
+        for (c, idx) in all[..observed].iter().zip(&assign) {
+            let form = idx.first().map(|&k| &forms[k]);
+            outs.push(self.lean_settle(c, form));
+        }
+        let mut rest = all.split_off(observed);
+        match e {
+            DriverError::Timeout { .. } if !rest.is_empty() => {
+                self.stats.timeouts += 1;
+                // The first answering command is what ran out of time; silent ones before
+                // it are taken as done (their state is replayed).
+                let k = rest.iter().position(|c| c.kind != Kind::Silent).unwrap_or(0);
+                for c in rest.drain(..k) {
+                    outs.push(self.lean_settle(&c, None));
+                }
+                let c = rest.remove(0);
+                let mut o = Outcome::default();
+                if is_check_head(&c.text) {
+                    self.count_check(Answer::Unknown);
+                    o.check = Some(Answer::Unknown);
+                    self.emit("unknown");
+                } else {
+                    self.emit(&response::error("solver timed out"));
+                }
+                outs.push(o);
+            }
+            e => {
+                self.stats.note(format!("solver failed under a pipeline: {e}; resending"));
+                if let Some(c) = rest.first_mut() {
+                    c.attempts += 1;
+                    if c.attempts >= 2 {
+                        let c = rest.remove(0);
+                        let mut o = Outcome::default();
+                        if is_check_head(&c.text) {
+                            self.count_check(Answer::Unknown);
+                            o.check = Some(Answer::Unknown);
+                            self.emit("unknown");
+                        } else {
+                            self.emit(&response::error(&format!("solver died: {e}")));
+                        }
+                        outs.push(o);
+                    }
+                }
+            }
+        }
+        if rest.is_empty() {
+            return outs;
+        }
+        if let Err(e) = self.lean_rebuild() {
+            for c in rest {
+                self.emit(&response::error(&format!("solver failed: {e}")));
+                let mut o = Outcome::default();
+                if is_check_head(&c.text) {
+                    self.count_check(Answer::Unknown);
+                    o.check = Some(Answer::Unknown);
+                }
+                outs.push(o);
+            }
+            return outs;
+        }
+        // Each in a batch of its own: a second failure names its command.
+        for c in rest {
+            self.lean_send(c);
+            self.lean_close();
+        }
+        outs
+    }
+
+    /// Account for one executed command: what its form says, and its state if it succeeded.
+    fn lean_settle(&mut self, c: &LeanCmd, form: Option<&FormInfo>) -> Outcome {
+        let mut o = Outcome::default();
+        let head = command_head(&c.text).unwrap_or("");
+        let failed = form.is_some_and(|f| f.err_like);
+        match head {
+            "check-sat" | "check-sat-assuming" => {
+                let a = match form.map(|f| f.text.as_str()) {
+                    Some("sat") => Answer::Sat,
+                    Some("unsat") => Answer::Unsat,
+                    _ => Answer::Unknown,
+                };
+                self.count_check(a);
+                self.stats.solver_checks += 1;
+                self.planner.main.checks += 1;
+                o.check = Some(a);
+            }
+            "set-info" => {
+                if let Ok(Command::SetInfo(k, v)) = parse_command(&mut self.store, &self.sig, &c.text) {
+                    if k == ":status" {
+                        o.status = Answer::parse(&v);
+                    }
+                }
+            }
+            "assert" if !failed => self.client.top().raw.push(c.text.clone()),
+            _ if !failed && (c.kind == Kind::Silent || c.kind == Kind::Alone) => {
+                match parse_command(&mut self.store, &self.sig, &c.text) {
+                    Ok(cmd) => self.track(cmd, &c.text),
+                    // The solver took what smtproxy cannot read: replay it as it is.
+                    Err(_) if !matches!(head, "push" | "pop" | "reset" | "reset-assertions") => {
+                        self.client.top().raw.push(c.text.clone())
+                    }
+                    Err(_) => {}
+                }
+            }
+            _ => {}
+        }
+        o
+    }
+}
+
+fn is_check_head(text: &str) -> bool {
+    matches!(command_head(text), Some("check-sat" | "check-sat-assuming"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(text: &str, start: (usize, usize)) -> LeanCmd {
+        let kind = classify(command_head(text).unwrap_or(""));
+        LeanCmd { text: text.into(), line: start.0, col: start.1, kind, start, attempts: 0 }
+    }
+    fn form(t: &str) -> FormInfo {
+        FormInfo::new(t.into(), Dialect::Z3)
+    }
+
+    #[test]
+    fn positions_in_error_messages() {
+        assert_eq!(error_position("(error \"line 3 column 12: unknown constant y\")"), Some((3, 12)));
+        assert_eq!(error_position("(error \"at line 6, column 15: invalid token #\")"), Some((6, 15)));
+        assert_eq!(error_position("(error \"the logic is already set\")"), None);
+        assert_eq!(error_position("(error \"line 3 of the file, then column 5\")"), None);
+    }
+
+    #[test]
+    fn gaps_reproduce_positions() {
+        assert_eq!(gap(1, 1, 1, 1), "");
+        assert_eq!(gap(1, 1, 3, 4), "\n\n   ");
+        assert_eq!(gap(2, 10, 2, 12), "  ");
+        assert_eq!(gap(5, 10, 2, 1), "\n");
+        assert_eq!(gap(5, 1, 2, 1), "");
+    }
+
+    #[test]
+    fn count_attribution() {
+        // KLEE's shape: silent commands, check-sat, get-values (one failing).
+        let cmds = vec![
+            cmd("(declare-fun a () Int)", (1, 1)),
+            cmd("(assert (> a 0))", (2, 1)),
+            cmd("(check-sat)", (3, 1)),
+            cmd("(get-value (a))", (4, 1)),
+        ];
+        let forms = vec![form("unsat"), form("(error \"line 4 column 11: model is not available\")")];
+        let (a, obs) = align(&cmds, &forms, true);
+        assert_eq!(a, vec![vec![], vec![], vec![0], vec![1]]);
+        assert_eq!(obs, 4);
+    }
+
+    #[test]
+    fn positions_name_the_failing_silent_command() {
+        let cmds = vec![
+            cmd("(declare-fun a () Int)", (1, 1)),
+            cmd("(assert (> b 0))", (2, 1)),
+            cmd("(assert (> a 0))", (3, 1)),
+            cmd("(check-sat)", (4, 1)),
+        ];
+        let forms = vec![form("(error \"line 2 column 12: unknown constant b\")"), form("sat")];
+        let (a, _) = align(&cmds, &forms, true);
+        assert_eq!(a, vec![vec![], vec![0], vec![], vec![1]]);
+        // Without a position the earliest silent command takes it.
+        let forms = vec![form("(error \"unknown constant b\")"), form("sat")];
+        let (a, _) = align(&cmds, &forms, true);
+        assert_eq!(a, vec![vec![0], vec![], vec![], vec![1]]);
+    }
+
+    #[test]
+    fn cut_short_batches() {
+        let cmds = vec![
+            cmd("(declare-fun a () Int)", (1, 1)),
+            cmd("(assert (> a #zz))", (2, 1)),
+            cmd("(assert (> a 0))", (3, 1)),
+            cmd("(check-sat)", (4, 1)),
+        ];
+        // z3 exits after a lexer error: the position names the command; what follows is
+        // unobserved.
+        let forms = vec![form("(error \"line 2 column 14: invalid bit-vector literal\")")];
+        let (a, obs) = align(&cmds, &forms, false);
+        assert_eq!(a[1], vec![0]);
+        assert_eq!(obs, 2);
+        // No output at all: nothing observed.
+        let (_, obs) = align(&cmds, &[], false);
+        assert_eq!(obs, 0);
+        // An error without position while an answering command is pending goes to it.
+        let (a, obs) = align(&cmds, &[form("(error \"boom\")")], false);
+        assert_eq!(a[3], vec![0]);
+        assert_eq!(obs, 4);
+    }
+
+    #[test]
+    fn alone_takes_everything() {
+        let cmds = vec![cmd("(display x)", (1, 1))];
+        let (a, obs) = align(&cmds, &[form("x"), form("y")], true);
+        assert_eq!(a, vec![vec![0, 1]]);
+        assert_eq!(obs, 1);
+    }
+}
