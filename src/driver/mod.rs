@@ -211,6 +211,8 @@ pub enum LeanEvent {
     /// Marker `n` arrived: everything sent before it has been executed and answered.
     /// `before` are the bytes between the previous form and the marker, for the client.
     Marker { n: u64, before: Vec<u8> },
+    /// The wait passed with no output (the solver is left running).
+    Silence,
 }
 
 /// What a lean marker looks like in the solver's output: z3 and yices print an echo
@@ -220,6 +222,29 @@ const MARKER_PREFIX: &str = "sp!sync-";
 fn marker_id(form: &str) -> Option<u64> {
     let f = form.strip_prefix('"').and_then(|f| f.strip_suffix('"')).unwrap_or(form);
     f.strip_prefix(MARKER_PREFIX)?.parse().ok()
+}
+
+/// `text` without the markers `lean_mark` appends to lines.
+fn strip_markers(text: &str) -> String {
+    let pat = format!(" (echo \"{MARKER_PREFIX}");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(&pat) {
+        let after = &rest[i + pat.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        match after[digits..].strip_prefix("\")") {
+            Some(tail) if digits > 0 => {
+                out.push_str(&rest[..i]);
+                rest = tail;
+            }
+            _ => {
+                out.push_str(&rest[..i + pat.len()]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Lean mode flushes its write buffer once it holds this much.
@@ -234,8 +259,6 @@ pub struct Solver {
     /// Exit code recorded when the solver was found dead.
     exit: Option<i32>,
     busy: Duration,
-    /// Commands sent with `send_plain` and not yet received; true for a `(reset)`.
-    inflight: std::collections::VecDeque<bool>,
     /// Lean mode: print-success off, output relayed verbatim, batches closed by markers.
     lean: bool,
     /// Lean mode: bytes not yet handed to the pipe (written at the next marker).
@@ -246,8 +269,13 @@ pub struct Solver {
     /// Lean markers sent / seen.
     marks_sent: u64,
     marks_seen: u64,
+    /// For each marker in flight: is it followed by a `success` (cvc5 prints one after an
+    /// echo when print-success is on)?
+    marks_success: std::collections::VecDeque<bool>,
     /// Drop the newline that follows a marker in the output.
     skip_nl: bool,
+    /// Drop a `success` form right after the marker just seen.
+    skip_success: bool,
     /// An `Idle` event was returned since the last form: the next call waits.
     idle_reported: bool,
     /// The solver's stdout reached EOF (lean mode reports it after the settled bytes).
@@ -286,14 +314,15 @@ impl Solver {
             dead: false,
             exit: None,
             busy: Duration::ZERO,
-            inflight: std::collections::VecDeque::new(),
             lean,
             wbuf: Vec::new(),
             line: 1,
             col: 1,
             marks_sent: 0,
             marks_seen: 0,
+            marks_success: std::collections::VecDeque::new(),
             skip_nl: false,
+            skip_success: false,
             idle_reported: false,
             eof: false,
         })
@@ -354,9 +383,11 @@ impl Solver {
     }
 
     /// Lean mode: close the text sent so far with a marker, on the same line, and hand
-    /// everything to the pipe. Returns the marker's number.
-    pub fn lean_mark(&mut self) -> u64 {
+    /// everything to the pipe. `print_success`: the solver has it on at this point.
+    /// Returns the marker's number.
+    pub fn lean_mark(&mut self, print_success: bool) -> u64 {
         self.marks_sent += 1;
+        self.marks_success.push_back(print_success && self.spec.kind == SolverKind::Cvc5);
         let m = format!(" (echo \"{MARKER_PREFIX}{}\")\n", self.marks_sent);
         self.advance(m.as_bytes());
         self.wbuf.extend_from_slice(m.as_bytes());
@@ -384,8 +415,8 @@ impl Solver {
 
     /// Lean mode: the next event of the solver's output (see [`LeanEvent`]). Before every
     /// wait an `Idle` event is returned once; the wait that follows lasts at most `wait`
-    /// (None: no limit). Past it the solver is killed and `Timeout` returned; at EOF
-    /// `Died`. An incomplete form at EOF is dropped.
+    /// (None: no limit), then `Silence`. At EOF `Died`; an incomplete form at EOF is
+    /// dropped.
     pub fn lean_next(&mut self, wait: Option<Duration>) -> Result<LeanEvent, DriverError> {
         let t0 = Instant::now();
         let r = self.lean_next_inner(wait);
@@ -406,13 +437,25 @@ impl Solver {
                     }
                     self.marks_seen = n;
                     self.skip_nl = true;
+                    self.skip_success = self.marks_success.pop_front().unwrap_or(false);
                     return Ok(LeanEvent::Marker { n, before: gap });
+                }
+                if std::mem::take(&mut self.skip_success) && text == "success" && gap.iter().all(u8::is_ascii_whitespace) {
+                    self.skip_nl = true;
+                    continue;
                 }
                 if text == ")" {
                     self.kill();
                     return Err(DriverError::Protocol("unbalanced `)` in solver output".into()));
                 }
                 let mut raw = gap;
+                if text.starts_with("(error") && text.contains(MARKER_PREFIX) {
+                    // cvc5 quotes the input line in a parse error: without the marker it
+                    // is the client's line.
+                    let clean = strip_markers(&text);
+                    raw.extend_from_slice(clean.as_bytes());
+                    return Ok(LeanEvent::Form { raw, form: clean });
+                }
                 raw.extend_from_slice(&form);
                 return Ok(LeanEvent::Form { raw, form: text });
             }
@@ -438,8 +481,8 @@ impl Solver {
                     self.idle_reported = false;
                 }
                 Chunk::Timeout => {
-                    self.kill();
-                    return Err(DriverError::Timeout { after: wait.unwrap_or_default() });
+                    self.idle_reported = false;
+                    return Ok(LeanEvent::Silence);
                 }
                 Chunk::Err(e) => {
                     self.kill();
@@ -449,32 +492,18 @@ impl Solver {
         }
     }
 
-    /// Lean mode, nothing in flight: send `text` (the client's own
-    /// `(set-option :print-success true)`, positioned by the caller) with a line break and
-    /// read its one answer. On `success` the solver is in the framed mode from here on.
-    pub fn enable_framing(&mut self, text: &str, deadline: Option<Duration>) -> Result<Response, DriverError> {
-        self.ensure_alive()?;
-        let t0 = Instant::now();
-        self.lean_write(text);
-        self.lean_write("\n");
-        self.lean_flush();
-        let r = loop {
-            match self.lean_next_inner(deadline.map(|d| d.saturating_sub(t0.elapsed()))) {
-                Ok(LeanEvent::Form { form, .. }) => break Ok(Response::parse(&form)),
-                Ok(LeanEvent::Marker { .. }) => break Err(DriverError::Protocol("marker answered outside a batch".into())),
-                Ok(LeanEvent::Idle(_)) => {}
-                Err(e) => break Err(e),
-            }
-        };
-        self.busy += t0.elapsed();
-        if matches!(r, Ok(Response::Success)) {
-            let rest = self.framer.take_all();
-            self.framer = Framer::new();
-            self.framer.push(&rest);
-            self.lean = false;
-            self.skip_nl = false;
+    /// Lean mode: `Some(cpu ticks)` when the solver has read everything sent to it and is
+    /// not running; the same value twice over an interval means it is waiting for input
+    /// while a marker is unanswered, i.e. it stopped executing commands (z3 swallows the
+    /// rest of its input after some lexical errors).
+    pub fn idle_probe(&self) -> Option<u64> {
+        if !self.wbuf.is_empty() || self.proc.input_pending() > 0 {
+            return None;
         }
-        r
+        match self.proc.sched() {
+            Some((state, ticks)) if state != 'R' => Some(ticks),
+            _ => None,
+        }
     }
 
     /// Send one complete command (a newline is appended) and read exactly one
@@ -512,36 +541,6 @@ impl Solver {
                 Ok(r)
             }
         }
-    }
-
-    /// Send a command without waiting for its response (pipelining). Returns false, sending
-    /// nothing, for commands the driver answers or frames specially (echo, print-success,
-    /// exit): those go through `command`. Each command sent here must be matched by one
-    /// `receive`, in order, before `command` or `batch` is used again.
-    pub fn send_plain(&mut self, text: &str) -> Result<bool, DriverError> {
-        self.ensure_framed()?;
-        match plan(text) {
-            Plan::Send => {
-                self.send_command(text)?;
-                self.inflight.push_back(false);
-                Ok(true)
-            }
-            Plan::Reset => {
-                self.send_reset(text)?;
-                self.inflight.push_back(true);
-                Ok(true)
-            }
-            Plan::Local(_) | Plan::Exit => Ok(false),
-        }
-    }
-
-    /// The response to the oldest command sent with `send_plain` and not yet received.
-    pub fn receive(&mut self, deadline: Option<Duration>) -> Result<Response, DriverError> {
-        let t0 = Instant::now();
-        let reset = self.inflight.pop_front().unwrap_or(false);
-        let r = if reset { self.read_reset(t0, deadline) } else { self.read_response(t0, deadline) };
-        self.busy += t0.elapsed();
-        r
     }
 
     /// The answers to `(reset)`, print-success and the sentinel: up to three, ending with
@@ -784,6 +783,19 @@ mod tests {
         assert!(matches!(plan("(reset-assertions)"), Plan::Send));
         assert!(matches!(plan("(exit)"), Plan::Exit));
         assert!(matches!(plan("(echo x)"), Plan::Local(Response::Error(_))));
+    }
+
+    #[test]
+    fn markers() {
+        assert_eq!(marker_id("sp!sync-12"), Some(12));
+        assert_eq!(marker_id("\"sp!sync-3\""), Some(3));
+        assert_eq!(marker_id("sp!sync-"), None);
+        assert_eq!(marker_id("sat"), None);
+        // cvc5 quotes the input line, quotes unescaped.
+        let e = "(error \"Parse Error: <stdin>:2.12: x\n\n  (assert (> y 0)) (echo \"sp!sync-3\")\n             ^\n\")";
+        assert_eq!(strip_markers(e), "(error \"Parse Error: <stdin>:2.12: x\n\n  (assert (> y 0))\n             ^\n\")");
+        let e = "(error \"  (assert y) (echo \"sp!sync-3\") and (echo \"sp!sync-x\")\")";
+        assert_eq!(strip_markers(e), "(error \"  (assert y) and (echo \"sp!sync-x\")\")");
     }
 
     #[test]

@@ -82,28 +82,6 @@ impl SolverHandle {
         self.after(r)
     }
 
-    /// Send without waiting (see `Solver::send_plain`); false when the command must go
-    /// through `cmd` instead.
-    pub fn send_plain(&mut self, text: &str) -> Result<bool, DriverError> {
-        let r = self.ensure()?.send_plain(text);
-        self.after(r)
-    }
-
-    /// The next pipelined response; a check-sat's is waited for under the deadline.
-    pub fn receive(&mut self, is_check: bool) -> Result<Response, DriverError> {
-        let deadline = self.timeout;
-        if is_check {
-            self.checks += 1;
-        }
-        let t0 = Instant::now();
-        let r = match self.solver.as_mut() {
-            Some(s) => s.receive(deadline),
-            None => Err(DriverError::Protocol("solver not running".into())),
-        };
-        self.busy += t0.elapsed();
-        self.after(r)
-    }
-
     /// A check-sat (or check-sat-assuming) under the deadline.
     pub fn check(&mut self, text: &str) -> Result<Response, DriverError> {
         self.check_with(text, self.timeout)

@@ -43,6 +43,9 @@ use std::collections::VecDeque;
 /// Commands per batch at most.
 pub(super) const GROUP_MAX: usize = 64;
 
+/// How often a solver that printed an error and has not answered its marker is looked at.
+const STUCK_PROBE: Duration = Duration::from_millis(200);
+
 /// What a command prints with print-success off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -54,14 +57,22 @@ pub(super) enum Kind {
     Alone,
 }
 
-pub(super) fn classify(head: &str) -> Kind {
-    match head {
+/// The shape of a command's output; `ps`: print-success is on in the solver when it runs.
+pub(super) fn classify(head: &str, ps: bool, dialect: Dialect) -> Kind {
+    let kind = match head {
         "set-logic" | "set-option" | "set-info" | "declare-sort" | "define-sort" | "declare-fun" | "declare-const"
         | "define-fun" | "define-fun-rec" | "define-funs-rec" | "declare-datatype" | "declare-datatypes" | "push"
         | "pop" | "assert" | "reset" | "reset-assertions" => Kind::Silent,
         "check-sat" | "check-sat-assuming" | "get-value" | "get-model" | "get-info" | "get-option" | "get-assertions"
         | "get-assignment" | "get-unsat-core" | "get-unsat-assumptions" | "get-proof" => Kind::Answer,
         _ => Kind::Alone,
+    };
+    // With print-success on a silent command prints `success` or an error, except
+    // cvc5's `(reset)`, which turns print-success off and prints nothing.
+    if kind == Kind::Silent && ps && !(head == "reset" && dialect == Dialect::Cvc5) {
+        Kind::Answer
+    } else {
+        kind
     }
 }
 
@@ -71,6 +82,8 @@ pub(super) struct LeanCmd {
     text: String,
     line: usize,
     col: usize,
+    /// The client's text before the command and where it begins (see `lead_in`).
+    gap: Option<(String, (usize, usize))>,
     kind: Kind,
     /// Where its first byte landed in the solver's input.
     start: (usize, usize),
@@ -186,6 +199,24 @@ pub(super) fn gap(bline: usize, bcol: usize, line: usize, col: usize) -> String 
     }
 }
 
+/// What to send before a command so it lands where the client had it: the client's own
+/// text between the previous frame and the command when the solver's input is at the
+/// place where that text began (or at the start of the next line, as after a marker: then
+/// the rest of that line is left out), else whitespace from `gap`.
+pub(super) fn lead_in(b: (usize, usize), client_gap: Option<&(String, (usize, usize))>, line: usize, col: usize) -> String {
+    if let Some((g, at)) = client_gap {
+        if b == *at {
+            return g.clone();
+        }
+        if b == (at.0 + 1, 1) {
+            if let Some(i) = g.find('\n') {
+                return g[i + 1..].to_string();
+            }
+        }
+    }
+    gap(b.0, b.1, line, col)
+}
+
 /// The lean passthrough's bookkeeping.
 #[derive(Default)]
 pub(super) struct Lean {
@@ -199,6 +230,8 @@ pub(super) struct Lean {
     forms: Vec<FormInfo>,
     /// Solver output for the client not yet written.
     out: Vec<u8>,
+    /// print-success in the solver after the last command sent.
+    ps: bool,
 }
 
 impl Engine {
@@ -211,26 +244,45 @@ impl Engine {
                 outs.push(Outcome::default());
                 outs
             }
-            Frame::Command(raw) => self.lean_command(&raw.text, raw.line, raw.col, more),
+            Frame::Command(raw) => {
+                let gap = raw.gap.map(|g| (g, raw.gap_at));
+                self.lean_command(&raw.text, raw.line, raw.col, gap, more)
+            }
         }
     }
 
     /// One client command in lean passthrough mode; `more`: the client has another
     /// complete command buffered.
-    pub(super) fn lean_command(&mut self, text: &str, line: usize, col: usize, more: bool) -> Vec<Outcome> {
+    pub(super) fn lean_command(
+        &mut self,
+        text: &str,
+        line: usize,
+        col: usize,
+        gap: Option<(String, (usize, usize))>,
+        more: bool,
+    ) -> Vec<Outcome> {
         let head = command_head(text).unwrap_or("");
-        if matches!(head, "echo" | "exit" | "set-option" | "get-option") {
-            if let Ok(cmd) = parse_command(&mut self.store, &self.sig, text) {
-                let local = match &cmd {
-                    Command::Echo(_) | Command::Exit => true,
-                    Command::SetOption(k, _) | Command::GetOption(k) => k == ":print-success",
-                    _ => false,
-                };
-                if local {
+        // print-success as this command leaves it, if it changes it.
+        let mut ps_after = None;
+        if matches!(head, "echo" | "exit" | "set-option") {
+            match parse_command(&mut self.store, &self.sig, text) {
+                Ok(Command::Echo(s)) => {
                     let mut outs = self.lean_sync();
-                    outs.push(self.lean_local(cmd, text, line, col));
+                    self.echo(&s);
+                    if self.dialect == Dialect::Cvc5 && self.client.print_success {
+                        self.emit("success");
+                    }
+                    outs.push(Outcome::default());
                     return outs;
                 }
+                Ok(Command::Exit) => {
+                    let mut outs = self.lean_sync();
+                    self.success();
+                    outs.push(Outcome { exit: true, ..Default::default() });
+                    return outs;
+                }
+                Ok(Command::SetOption(k, v)) if k == ":print-success" => ps_after = Some(v == "true"),
+                _ => {}
             }
         }
         let mut outs = Vec::new();
@@ -243,12 +295,17 @@ impl Engine {
                 return outs;
             }
         }
-        let kind = classify(head);
+        let kind = if ps_after.is_some() { Kind::Alone } else { classify(head, self.lean.ps, self.dialect) };
         if kind == Kind::Alone {
             self.lean_close();
         }
-        self.lean_send(LeanCmd { text: text.to_string(), line, col, kind, start: (0, 0), attempts: 0 });
-        if kind == Kind::Alone || self.lean.open >= GROUP_MAX || !more {
+        self.lean_send(LeanCmd { text: text.to_string(), line, col, gap, kind, start: (0, 0), attempts: 0 });
+        if let Some(ps) = ps_after {
+            self.lean.ps = ps;
+        } else if head == "reset" && self.dialect == Dialect::Cvc5 {
+            self.lean.ps = false;
+        }
+        if kind == Kind::Alone || self.lean.open >= self.batch_max() || !more {
             self.lean_close();
         }
         if !more {
@@ -258,61 +315,6 @@ impl Engine {
             outs.extend(self.lean_drain(keep));
         }
         outs
-    }
-
-    /// Commands smtproxy answers itself (after everything before them is answered).
-    fn lean_local(&mut self, cmd: Command, text: &str, line: usize, col: usize) -> Outcome {
-        let mut outcome = Outcome::default();
-        match cmd {
-            Command::SetOption(_, v) if v == "true" => self.lean_to_framed(text, line, col),
-            Command::SetOption(..) => {
-                self.client.print_success = false;
-            }
-            Command::GetOption(k) => {
-                let v = self.own_option(&k).unwrap_or_default();
-                self.emit(&v);
-            }
-            Command::Echo(s) => self.echo(&s),
-            Command::Exit => {
-                self.success();
-                outcome.exit = true;
-            }
-            _ => {}
-        }
-        outcome
-    }
-
-    /// The client turned print-success on: from here on the session uses the framed driver.
-    /// The client's own command turns it on in the solver, at the client's position.
-    fn lean_to_framed(&mut self, text: &str, line: usize, col: usize) {
-        self.lean_on = false;
-        self.planner.main.lean = false;
-        self.client.print_success = true;
-        let timeout = self.planner.main.timeout;
-        let usable = !self.pass_stale && self.planner.main.generation == self.pass_gen;
-        let r = match self.planner.main.solver_mut() {
-            Some(s) if usable && s.is_lean() => {
-                let (bl, bc) = s.position();
-                let mut t = gap(bl, bc, line, col);
-                t.push_str(text);
-                Some(s.enable_framing(&t, timeout))
-            }
-            _ => None,
-        };
-        match r {
-            Some(Ok(Response::Success)) => {}
-            Some(Ok(other)) => {
-                // Not turned on after all: start over in the framed mode.
-                self.stats.note(format!("print-success answered `{}`; restarting framed", other.to_text()));
-                self.planner.main.kill();
-                self.pass_stale = true;
-            }
-            _ => {
-                self.planner.main.kill();
-                self.pass_stale = true;
-            }
-        }
-        self.success();
     }
 
     /// Kill, restart in lean mode and replay the client's state (its output discarded:
@@ -329,13 +331,17 @@ impl Engine {
         let Some(s) = h.solver_mut() else {
             return Err(DriverError::Protocol("solver not running".into()));
         };
-        if has_state {
+        let ps = self.client.print_success;
+        if has_state || ps {
             s.lean_write("(set-option :produce-models true)\n");
             for c in &log {
                 s.lean_write(c);
                 s.lean_write("\n");
             }
-            let n = s.lean_mark();
+            if ps {
+                s.lean_write("(set-option :print-success true)\n");
+            }
+            let n = s.lean_mark(ps);
             let r = loop {
                 match s.lean_next(None) {
                     Ok(LeanEvent::Marker { n: m, .. }) if m == n => break Ok(()),
@@ -351,16 +357,29 @@ impl Engine {
                 return Err(e);
             }
         }
+        self.lean.ps = ps;
         self.pass_stale = false;
         self.pass_gen = gen;
         Ok(())
     }
 
+    /// Commands per batch: [`GROUP_MAX`] for z3; one for the others, whose errors do not
+    /// always say where they are while cvc5 and yices exit after many of them (so which
+    /// command failed must be known exactly).
+    fn batch_max(&self) -> usize {
+        if self.planner.main.spec().kind == SolverKind::Z3 {
+            GROUP_MAX
+        } else {
+            1
+        }
+    }
+
     /// Write one command at the client's position.
     fn lean_send(&mut self, mut c: LeanCmd) {
         if let Some(s) = self.planner.main.solver_mut() {
-            let (bl, bc) = s.position();
-            s.lean_write(&gap(bl, bc, c.line, c.col));
+            // The client's own text only the first time: a resent command follows a replay.
+            let g = c.gap.take();
+            s.lean_write(&lead_in(s.position(), g.as_ref(), c.line, c.col));
             c.start = s.position();
             s.lean_write(&c.text);
         }
@@ -373,8 +392,9 @@ impl Engine {
         if self.lean.open == 0 {
             return;
         }
+        let ps = self.lean.ps;
         let n = match self.planner.main.solver_mut() {
-            Some(s) => s.lean_mark(),
+            Some(s) => s.lean_mark(ps),
             None => 0,
         };
         self.lean.batches.push_back((n, self.lean.open));
@@ -406,9 +426,16 @@ impl Engine {
     fn lean_drain(&mut self, keep: usize) -> Vec<Outcome> {
         let mut outs = Vec::new();
         let mut progress = Instant::now();
+        let mut probe = None;
         while self.lean.batches.len() > keep {
             let timeout = self.planner.main.timeout;
-            let wait = timeout.map(|t| t.saturating_sub(progress.elapsed()));
+            let mut wait = timeout.map(|t| t.saturating_sub(progress.elapsed()));
+            // After an error the solver may have stopped executing commands: look at it
+            // every STUCK_PROBE while its marker is missing.
+            let suspicious = self.lean.forms.iter().any(|f| f.err_like);
+            if suspicious {
+                wait = Some(wait.map_or(STUCK_PROBE, |w| w.min(STUCK_PROBE)));
+            }
             let t0 = Instant::now();
             let ev = match self.planner.main.solver_mut() {
                 Some(s) => s.lean_next(wait),
@@ -422,6 +449,25 @@ impl Engine {
                     self.lean.out.extend_from_slice(&raw);
                     self.lean.forms.push(FormInfo::new(form, self.dialect));
                     progress = Instant::now();
+                    probe = None;
+                }
+                Ok(LeanEvent::Silence) => {
+                    let failure = if let Some(t) = timeout.filter(|&t| progress.elapsed() >= t) {
+                        Some(DriverError::Timeout { after: t })
+                    } else if suspicious {
+                        let p = self.planner.main.solver_mut().and_then(|s| s.idle_probe());
+                        let stuck = p.is_some() && p == probe;
+                        probe = p;
+                        stuck.then(|| DriverError::Protocol("solver stopped executing commands after an error".into()))
+                    } else {
+                        None
+                    };
+                    if let Some(e) = failure {
+                        self.lean_flush_out();
+                        outs.extend(self.lean_failed(e));
+                        progress = Instant::now();
+                        probe = None;
+                    }
                 }
                 Ok(LeanEvent::Idle(bytes)) => {
                     self.lean.out.extend_from_slice(&bytes);
@@ -430,6 +476,7 @@ impl Engine {
                 Ok(LeanEvent::Marker { n, before }) => {
                     self.lean.out.extend_from_slice(&before);
                     progress = Instant::now();
+                    probe = None;
                     let Some((m, count)) = self.lean.batches.pop_front() else { break };
                     debug_assert_eq!(m, n, "markers answered in order");
                     let cmds: Vec<LeanCmd> = self.lean.inflight.drain(..count.min(self.lean.inflight.len())).collect();
@@ -444,6 +491,7 @@ impl Engine {
                     self.lean_flush_out();
                     outs.extend(self.lean_failed(e));
                     progress = Instant::now();
+                    probe = None;
                 }
             }
         }
@@ -556,6 +604,9 @@ impl Engine {
             "assert" if !failed => self.client.top().raw.push(c.text.clone()),
             _ if !failed && (c.kind == Kind::Silent || c.kind == Kind::Alone) => {
                 match parse_command(&mut self.store, &self.sig, &c.text) {
+                    Ok(Command::SetOption(k, v)) if k == ":print-success" => {
+                        self.client.print_success = v == "true";
+                    }
                     Ok(cmd) => self.track(cmd, &c.text),
                     // The solver took what smtproxy cannot read: replay it as it is.
                     Err(_) if !matches!(head, "push" | "pop" | "reset" | "reset-assertions") => {
@@ -579,8 +630,8 @@ mod tests {
     use super::*;
 
     fn cmd(text: &str, start: (usize, usize)) -> LeanCmd {
-        let kind = classify(command_head(text).unwrap_or(""));
-        LeanCmd { text: text.into(), line: start.0, col: start.1, kind, start, attempts: 0 }
+        let kind = classify(command_head(text).unwrap_or(""), false, Dialect::Z3);
+        LeanCmd { text: text.into(), line: start.0, col: start.1, gap: None, kind, start, attempts: 0 }
     }
     fn form(t: &str) -> FormInfo {
         FormInfo::new(t.into(), Dialect::Z3)
@@ -601,6 +652,17 @@ mod tests {
         assert_eq!(gap(2, 10, 2, 12), "  ");
         assert_eq!(gap(5, 10, 2, 1), "\n");
         assert_eq!(gap(5, 1, 2, 1), "");
+    }
+
+    #[test]
+    fn lead_in_keeps_the_clients_text() {
+        let g = ("  ; note (\n\n".to_string(), (3, 12));
+        assert_eq!(lead_in((3, 12), Some(&g), 5, 1), "  ; note (\n\n");
+        // After a marker ended line 3: the rest of the text.
+        assert_eq!(lead_in((4, 1), Some(&g), 5, 1), "\n");
+        // Anywhere else: whitespace.
+        assert_eq!(lead_in((9, 3), Some(&g), 5, 1), "\n");
+        assert_eq!(lead_in((2, 1), None, 5, 3), "\n\n\n  ");
     }
 
     #[test]
