@@ -329,7 +329,7 @@ mod tests {
         };
         assert_eq!(f[0], cmd("(check-sat)", 2, 1, "; (c\n", (1, 1)));
         assert_eq!(f[1], cmd("(echo \"a)\"\"b\")", 2, 13, " ", (2, 12)));
-        assert_eq!(f[2], cmd("(assert |x)|)", 3, 2, "\n ", (2, 28)));
+        assert_eq!(f[2], cmd("(assert |x)|)", 3, 2, "\n ", (2, 27)));
         // Text between commands longer than GAP_KEEP is not kept.
         let mut long = vec![b' '; GAP_KEEP + 10];
         long.extend_from_slice(b"(check-sat)");
