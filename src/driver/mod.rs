@@ -274,7 +274,8 @@ pub struct Solver {
     marks_success: std::collections::VecDeque<bool>,
     /// Drop the newline that follows a marker in the output.
     skip_nl: bool,
-    /// Drop a `success` form right after the marker just seen.
+    /// Drop the next form if it is `success` (right after a marker that cvc5 answered
+    /// with one; the answer to yices' start-up option).
     skip_success: bool,
     /// An `Idle` event was returned since the last form: the next call waits.
     idle_reported: bool,
@@ -328,15 +329,17 @@ impl Solver {
         })
     }
 
-    /// Start the solver in lean mode: nothing is sent ahead of the caller's own text
-    /// (yices, whose interactive mode has print-success on by default, gets
-    /// `(set-option :print-success false)` without a line break, so line numbers in its
-    /// messages still match the caller's). Nothing is read: a binary that is not an SMT
-    /// solver shows at the first marker.
+    /// Start the solver in lean mode: nothing is sent ahead of the caller's own text, but
+    /// for yices `(set-option :print-success true)` (its interactive mode's default, made
+    /// sure of), without a line break, so line numbers in its messages still match the
+    /// caller's. Nothing is read: a binary that is not an SMT solver shows at the first
+    /// wait for output.
     pub fn start_lean(spec: &SolverSpec) -> Result<Solver, DriverError> {
         let mut s = Solver::spawn(spec, true)?;
         if spec.kind == SolverKind::Yices {
-            s.lean_write("(set-option :print-success false)");
+            s.lean_write("(set-option :print-success true)");
+            // Its `success` is not the caller's.
+            s.skip_success = true;
         }
         Ok(s)
     }
@@ -372,7 +375,8 @@ impl Solver {
         }
     }
 
-    fn lean_flush(&mut self) {
+    /// Lean mode: hand what is queued to the pipe (`lean_mark` does it by itself).
+    pub fn lean_flush(&mut self) {
         if self.wbuf.is_empty() {
             return;
         }

@@ -1,24 +1,27 @@
-//! Lean passthrough: the client's commands go to a backend whose print-success is off, as
-//! they would to the solver run directly, and the solver's output comes back to the client
-//! byte for byte.
+//! Lean passthrough (every passthrough session): the client's commands go to a backend
+//! whose print-success is the client's (off unless the client turns it on), as they would
+//! to the solver run directly, and the solver's output comes back to the client byte for
+//! byte. z3 5.4 runs a stream 35% slower with print-success on, so framing each answer by
+//! a `success` line is not an option.
 //!
 //! Framing without per-command answers: commands are written as they arrive, each preceded
-//! by the whitespace that puts it at the client's own line and column in the solver's
-//! input; a batch is closed by one marker `(echo "sp!sync-N")` on the line of its last
-//! command. A batch is closed before smtproxy waits for the client (the client has no
-//! complete command buffered), before anything smtproxy answers itself (`echo`, `exit`,
-//! `:print-success`, input it cannot frame), after [`GROUP_MAX`] commands, and around any
-//! command whose output is not known in shape. At most [`super::PIPELINE_MAX`] commands
-//! are in flight; then the oldest batch is waited for.
+//! by the client's own text before it (whitespace, comments), or by whitespace that puts
+//! it at the client's line and column; a batch is closed by one marker
+//! `(echo "sp!sync-N")` on the line of its last command. A batch is closed before smtproxy
+//! waits for the client (the client has no complete command buffered), before anything
+//! smtproxy answers itself (`echo`, `exit`, input it cannot frame), after [`GROUP_MAX`]
+//! commands, and around any command whose output is not known in shape. At most
+//! [`super::PIPELINE_MAX`] commands are in flight; then the oldest batch is waited for.
+//! Commands are buffered and reach the solver's pipe when a batch is closed.
 //!
 //! Invariants:
 //! * Every byte the solver prints reaches the client in order, except markers and the
 //!   line break after each; output settled so far is written (and flushed) before
 //!   smtproxy waits for the solver or for the client. Markers never reach the client.
-//! * With commands on lines of their own, the solver's input has the client's line and
-//!   column numbers, so its error messages read as from the solver run directly. (Not
-//!   after a restart, which replays the client's state first; a marker between two
-//!   commands on one line shifts the second.)
+//! * The solver's input is the client's stream (apart from `echo`, `exit`, text smtproxy
+//!   cannot frame, and markers at the ends of lines), so its error messages carry the
+//!   client's line and column numbers. Not after a restart, which replays the client's
+//!   state first; a marker between two commands on one line shifts the second.
 //! * Output is attributed to commands once their batch's marker arrives, by shape: a
 //!   `Silent` command prints nothing or one error (or `unsupported`), an `Answer` command
 //!   exactly one form, an `Alone` command (anything else) is a batch of its own. When
@@ -32,8 +35,21 @@
 //! * A death or a deadline: the batch is attributed as far as its output goes; what
 //!   follows is unobserved. A check-sat past the deadline answers `unknown`; the solver is
 //!   restarted, the client's state replayed, and every unobserved command sent again, each
-//!   in a batch of its own, so a second death names its command exactly; a command that
-//!   kills the solver twice is answered with an error (`unknown` for a check-sat).
+//!   in a batch of its own, so a further death names its command exactly; a command that
+//!   the solver dies on twice while alone in its batch is answered with an error (`unknown`
+//!   for a check-sat).
+//! * A solver that printed an error, has read all its input, uses no CPU and leaves its
+//!   marker unanswered for two looks [`STUCK_PROBE`] apart has stopped executing commands
+//!   (z3 swallows the rest of its input after a lexical error right after a parenthesis):
+//!   it is treated as dead.
+//! * Print-success in the solver is the client's: the client's own `set-option` is sent
+//!   (in a batch of its own), `success` lines are relayed like any output, and a replay
+//!   ends by setting it as the client had it. Only `echo` (its raw output could not be
+//!   framed) and `exit` are answered by smtproxy, after everything before them.
+//! * Only z3 gets batches of up to [`GROUP_MAX`] commands; cvc5, yices and custom solvers,
+//!   which exit after many errors or print errors without positions, get one marker per
+//!   command, so attribution is exact. cvc5 quotes the input line in parse errors; the
+//!   marker text is cut out of error messages.
 
 use super::*;
 use crate::driver::reader::command_head;
@@ -89,6 +105,9 @@ pub(super) struct LeanCmd {
     start: (usize, usize),
     /// Deaths of the solver while this was the first unobserved command.
     attempts: u8,
+    /// Counted mode: the client has print-success off, so a `success` it prints is not
+    /// passed on.
+    quiet: bool,
 }
 
 /// One output form of a batch, as attribution sees it.
@@ -230,8 +249,11 @@ pub(super) struct Lean {
     forms: Vec<FormInfo>,
     /// Solver output for the client not yet written.
     out: Vec<u8>,
-    /// print-success in the solver after the last command sent.
+    /// print-success as the client has it after the last command sent (in marker mode
+    /// the solver has the same).
     ps: bool,
+    /// Drop the line break that ends a dropped `success`.
+    skip_nl: bool,
 }
 
 impl Engine {
@@ -262,9 +284,10 @@ impl Engine {
         more: bool,
     ) -> Vec<Outcome> {
         let head = command_head(text).unwrap_or("");
+        let counted = self.counted();
         // print-success as this command leaves it, if it changes it.
         let mut ps_after = None;
-        if matches!(head, "echo" | "exit" | "set-option") {
+        if matches!(head, "echo" | "exit" | "set-option" | "get-option") {
             match parse_command(&mut self.store, &self.sig, text) {
                 Ok(Command::Echo(s)) => {
                     let mut outs = self.lean_sync();
@@ -281,6 +304,22 @@ impl Engine {
                     outs.push(Outcome { exit: true, ..Default::default() });
                     return outs;
                 }
+                // Counted mode keeps print-success on in the solver: the client's is ours.
+                Ok(Command::SetOption(k, v)) if k == ":print-success" && counted => {
+                    let mut outs = self.lean_sync();
+                    self.client.print_success = v == "true";
+                    self.lean.ps = self.client.print_success;
+                    self.success();
+                    outs.push(Outcome::default());
+                    return outs;
+                }
+                Ok(Command::GetOption(k)) if k == ":print-success" && counted => {
+                    let mut outs = self.lean_sync();
+                    let v = self.own_option(&k).unwrap_or_default();
+                    self.emit(&v);
+                    outs.push(Outcome::default());
+                    return outs;
+                }
                 Ok(Command::SetOption(k, v)) if k == ":print-success" => ps_after = Some(v == "true"),
                 _ => {}
             }
@@ -295,11 +334,18 @@ impl Engine {
                 return outs;
             }
         }
-        let kind = if ps_after.is_some() { Kind::Alone } else { classify(head, self.lean.ps, self.dialect) };
+        let kind = if counted {
+            Kind::Answer
+        } else if ps_after.is_some() {
+            Kind::Alone
+        } else {
+            classify(head, self.lean.ps, self.dialect)
+        };
         if kind == Kind::Alone {
             self.lean_close();
         }
-        self.lean_send(LeanCmd { text: text.to_string(), line, col, gap, kind, start: (0, 0), attempts: 0 });
+        let quiet = counted && !self.lean.ps;
+        self.lean_send(LeanCmd { text: text.to_string(), line, col, gap, kind, start: (0, 0), attempts: 0, quiet });
         if let Some(ps) = ps_after {
             self.lean.ps = ps;
         } else if head == "reset" && self.dialect == Dialect::Cvc5 {
@@ -322,6 +368,7 @@ impl Engine {
     fn lean_rebuild(&mut self) -> Result<(), DriverError> {
         let log = self.client.replay_log();
         let has_state = self.client_has_state();
+        let kind = self.planner.main.spec().kind;
         let h = &mut self.planner.main;
         h.kill();
         h.lean = true;
@@ -332,16 +379,18 @@ impl Engine {
             return Err(DriverError::Protocol("solver not running".into()));
         };
         let ps = self.client.print_success;
+        // Counted mode (yices) keeps print-success on in the solver whatever the client has.
+        let backend_ps = ps || kind == SolverKind::Yices;
         if has_state || ps {
             s.lean_write("(set-option :produce-models true)\n");
             for c in &log {
                 s.lean_write(c);
                 s.lean_write("\n");
             }
-            if ps {
+            if backend_ps {
                 s.lean_write("(set-option :print-success true)\n");
             }
-            let n = s.lean_mark(ps);
+            let n = s.lean_mark(backend_ps);
             let r = loop {
                 match s.lean_next(None) {
                     Ok(LeanEvent::Marker { n: m, .. }) if m == n => break Ok(()),
@@ -358,20 +407,39 @@ impl Engine {
             }
         }
         self.lean.ps = ps;
+        self.lean.skip_nl = false;
         self.pass_stale = false;
         self.pass_gen = gen;
         Ok(())
     }
 
-    /// Commands per batch: [`GROUP_MAX`] for z3; one for the others, whose errors do not
-    /// always say where they are while cvc5 and yices exit after many of them (so which
-    /// command failed must be known exactly).
+    /// Commands per batch: [`GROUP_MAX`] for z3 and in counted mode (yices); one for cvc5
+    /// and custom solvers, whose errors do not always say where they are while cvc5 exits
+    /// after most of them (so which command failed must be known exactly).
     fn batch_max(&self) -> usize {
-        if self.planner.main.spec().kind == SolverKind::Z3 {
-            GROUP_MAX
-        } else {
-            1
+        match self.planner.main.spec().kind {
+            SolverKind::Z3 | SolverKind::Yices => GROUP_MAX,
+            _ => 1,
         }
+    }
+
+    /// Counted mode (yices): print-success stays on in the solver, every command prints
+    /// exactly one form, and a batch is complete when its forms are there; no markers
+    /// (any later token corrupts what yices prints for `get-unsat-assumptions`).
+    fn counted(&self) -> bool {
+        self.planner.main.spec().kind == SolverKind::Yices
+    }
+
+    /// Queue solver output for the client (without the line break of a dropped `success`).
+    fn lean_out(&mut self, bytes: &[u8]) {
+        let mut b = bytes;
+        if self.lean.skip_nl && !b.is_empty() {
+            self.lean.skip_nl = false;
+            if let Some(r) = b.strip_prefix(b"\r\n").or_else(|| b.strip_prefix(b"\n")) {
+                b = r;
+            }
+        }
+        self.lean.out.extend_from_slice(b);
     }
 
     /// Write one command at the client's position.
@@ -393,7 +461,16 @@ impl Engine {
             return;
         }
         let ps = self.lean.ps;
+        let counted = self.counted();
         let n = match self.planner.main.solver_mut() {
+            Some(s) if counted => {
+                // yices executes a command once the line it is on is complete.
+                if s.position().1 != 1 {
+                    s.lean_write("\n");
+                }
+                s.lean_flush();
+                0
+            }
             Some(s) => s.lean_mark(ps),
             None => 0,
         };
@@ -446,10 +523,25 @@ impl Engine {
             self.stats.solver += dt;
             match ev {
                 Ok(LeanEvent::Form { raw, form }) => {
-                    self.lean.out.extend_from_slice(&raw);
+                    let quiet = self.lean.inflight.get(self.lean.forms.len()).is_some_and(|c| c.quiet);
+                    if quiet && form == "success" && raw.ends_with(b"success") {
+                        self.lean_out(&raw[..raw.len() - 7]);
+                        self.lean.skip_nl = true;
+                    } else if self.counted() {
+                        // The batch may be complete with this form: its line break is
+                        // given now (the solver's own is dropped when it comes).
+                        self.lean_out(&raw);
+                        self.lean_out(b"\n");
+                        self.lean.skip_nl = true;
+                    } else {
+                        self.lean_out(&raw);
+                    }
                     self.lean.forms.push(FormInfo::new(form, self.dialect));
                     progress = Instant::now();
                     probe = None;
+                    if self.counted() && self.lean.batches.front().is_some_and(|b| b.1 == self.lean.forms.len()) {
+                        outs.extend(self.lean_settle_front());
+                    }
                 }
                 Ok(LeanEvent::Silence) => {
                     let failure = if let Some(t) = timeout.filter(|&t| progress.elapsed() >= t) {
@@ -470,22 +562,15 @@ impl Engine {
                     }
                 }
                 Ok(LeanEvent::Idle(bytes)) => {
-                    self.lean.out.extend_from_slice(&bytes);
+                    self.lean_out(&bytes);
                     self.lean_flush_out();
                 }
                 Ok(LeanEvent::Marker { n, before }) => {
-                    self.lean.out.extend_from_slice(&before);
+                    self.lean_out(&before);
                     progress = Instant::now();
                     probe = None;
-                    let Some((m, count)) = self.lean.batches.pop_front() else { break };
-                    debug_assert_eq!(m, n, "markers answered in order");
-                    let cmds: Vec<LeanCmd> = self.lean.inflight.drain(..count.min(self.lean.inflight.len())).collect();
-                    let forms = std::mem::take(&mut self.lean.forms);
-                    let (assign, _) = align(&cmds, &forms, true);
-                    for (c, idx) in cmds.iter().zip(&assign) {
-                        let form = idx.first().map(|&k| &forms[k]);
-                        outs.push(self.lean_settle(c, form));
-                    }
+                    debug_assert_eq!(self.lean.batches.front().map(|b| b.0), Some(n), "markers answered in order");
+                    outs.extend(self.lean_settle_front());
                 }
                 Err(e) => {
                     self.lean_flush_out();
@@ -494,6 +579,20 @@ impl Engine {
                     probe = None;
                 }
             }
+        }
+        outs
+    }
+
+    /// The oldest batch is complete: attribute its forms and account for its commands.
+    fn lean_settle_front(&mut self) -> Vec<Outcome> {
+        let Some((_, count)) = self.lean.batches.pop_front() else { return Vec::new() };
+        let cmds: Vec<LeanCmd> = self.lean.inflight.drain(..count.min(self.lean.inflight.len())).collect();
+        let forms = std::mem::take(&mut self.lean.forms);
+        let (assign, _) = align(&cmds, &forms, true);
+        let mut outs = Vec::with_capacity(cmds.len());
+        for (c, idx) in cmds.iter().zip(&assign) {
+            let form = idx.first().map(|&k| &forms[k]);
+            outs.push(self.lean_settle(c, form));
         }
         outs
     }
@@ -537,7 +636,9 @@ impl Engine {
             }
             e => {
                 self.stats.note(format!("solver failed under a pipeline: {e}; resending"));
-                if let Some(c) = rest.first_mut() {
+                // Only a command alone in its batch is surely the one the solver died on
+                // (commands resent after a failure go one per batch).
+                if let Some(c) = rest.first_mut().filter(|_| front == 1) {
                     c.attempts += 1;
                     if c.attempts >= 2 {
                         let c = rest.remove(0);
@@ -602,7 +703,8 @@ impl Engine {
                 }
             }
             "assert" if !failed => self.client.top().raw.push(c.text.clone()),
-            _ if !failed && (c.kind == Kind::Silent || c.kind == Kind::Alone) => {
+            // What changes the solver's state is what does not answer (with print-success off).
+            _ if !failed && classify(head, false, self.dialect) != Kind::Answer => {
                 match parse_command(&mut self.store, &self.sig, &c.text) {
                     Ok(Command::SetOption(k, v)) if k == ":print-success" => {
                         self.client.print_success = v == "true";
@@ -631,7 +733,7 @@ mod tests {
 
     fn cmd(text: &str, start: (usize, usize)) -> LeanCmd {
         let kind = classify(command_head(text).unwrap_or(""), false, Dialect::Z3);
-        LeanCmd { text: text.into(), line: start.0, col: start.1, gap: None, kind, start, attempts: 0 }
+        LeanCmd { text: text.into(), line: start.0, col: start.1, gap: None, kind, start, attempts: 0, quiet: false }
     }
     fn form(t: &str) -> FormInfo {
         FormInfo::new(t.into(), Dialect::Z3)
