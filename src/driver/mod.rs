@@ -1,11 +1,16 @@
 //! Solver processes: start a real SMT solver (z3, cvc5, yices or a custom command)
-//! behind pipes and exchange one command for exactly one framed response.
+//! behind pipes, and frame what it prints, in one of two modes.
 //!
 //! Invariants:
 //! * A [`Solver`] runs in its own process group; [`Solver::kill`] (also run on
 //!   drop, on timeout and when the solver is found dead) sends SIGTERM to the
 //!   whole group, waits [`process::KILL_GRACE`], sends SIGKILL and reaps the
 //!   leader. No solver process outlives its `Solver`, even one ignoring SIGTERM.
+//! * Every byte written is counted into [`Solver::position`] (line, column), the
+//!   numbering solvers use in their error messages.
+//! * Nothing read from the solver or the client is `unwrap()`ed.
+//!
+//! Framed mode ([`Solver::start`]; the strategies that build queries themselves):
 //! * `:print-success` is on from the start and kept on: every command sent
 //!   yields exactly one response, so responses are never mismatched with
 //!   commands. Commands that would break this are handled in the driver:
@@ -13,7 +18,7 @@
 //!   `success` to the client is the session's business), `(echo "...")` is
 //!   answered locally with the string literal (z3 and yices print echo strings
 //!   raw and unquoted, cvc5 prints the quoted string *and* a `success`), and
-//!   `(reset)` is followed by a re-enable of print-success and a
+//!   `(reset)` is followed, on its own line, by a re-enable of print-success and a
 //!   `(get-info :name)` sentinel (cvc5 1.0.3 turns print-success off on reset
 //!   and prints nothing for it; z3 and yices print `success`).
 //! * Responses are framed as whole s-expressions by [`reader::Framer`]; text
@@ -24,7 +29,25 @@
 //!   answering (cvc5 and yices-without-`--interactive` exit after a parse
 //!   error; cvc5 prints the `(error ...)` first) yields that answer, and the
 //!   next call reports `Died`.
-//! * Nothing read from the solver or the client is `unwrap()`ed.
+//!
+//! Lean mode ([`Solver::start_lean`]; passthrough, see `session::lean`):
+//! * Nothing is sent but the caller's text ([`Solver::lean_write`], buffered, no
+//!   line break added) and markers: [`Solver::lean_mark`] appends
+//!   `(echo "sp!sync-N")` and a line break to the current line and hands the buffer
+//!   to the pipe. z3 keeps print-success off (z3 5.4 runs 35% slower with it on);
+//!   yices gets `(set-option :print-success true)` first (its interactive default),
+//!   its `success` dropped.
+//! * [`Solver::lean_next`] cuts the output into [`LeanEvent`]s that together hold
+//!   every byte the solver printed, in order, except each marker and the line break
+//!   after it (and the `success` cvc5 prints after an echo under print-success, when
+//!   `lean_mark` was told it is on). Marker text is cut out of error messages (cvc5
+//!   quotes the input line). Markers arrive in the order sent; another number is a
+//!   protocol error. Before each wait an `Idle` event hands over the settled bytes,
+//!   so the caller can flush before it blocks.
+//! * A wait that passes gives `Silence` with the solver left running: deadlines are
+//!   the caller's. EOF gives `Died` after the settled bytes; the solver is reaped.
+//!   [`Solver::idle_probe`] tells a solver that has read all its input and is not
+//!   running.
 
 pub mod process;
 pub mod reader;

@@ -8,7 +8,10 @@
 //!   and written whenever we wait for output, so a long pipelined batch can never
 //!   deadlock against a solver blocked on its own full stdout, and a solver that stops
 //!   reading cannot block the caller past its deadline;
-//! * stderr is drained by a thread into a bounded ring (last [`STDERR_KEEP`] bytes).
+//! * stderr is drained by a thread into a bounded ring (last [`STDERR_KEEP`] bytes);
+//! * [`Proc::input_pending`] (bytes queued or still in the stdin pipe, by FIONREAD) and
+//!   [`Proc::sched`] (`/proc/PID/stat`: state and CPU ticks) only observe; they never
+//!   block or signal.
 //!
 //! The group leader is checked with `waitid(WNOWAIT)` before it is reaped, so the
 //! SIGKILL sent to its group can never hit a recycled process-group id.

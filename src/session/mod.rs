@@ -10,7 +10,9 @@
 //!   that was evaluated to true on every active assertion (`planner` enforces it).
 //! * Commands the engine cannot interpret (unsupported theories, solver extensions, unsat
 //!   cores and proofs) switch the session to passthrough: the client's state is replayed
-//!   into one backend and from then on every command is forwarded verbatim.
+//!   into one backend and from then on every command is forwarded verbatim. Passthrough
+//!   (the strategy or the switch) always runs in `lean` mode: the solver's output goes to
+//!   the client byte for byte, answers pipelined while the client has more commands ready.
 //! * After a solver crash or deadline the backend is restarted and rebuilt; the client
 //!   sees `unknown` for a check-sat that ran out of time, never a wrong answer.
 
