@@ -12,7 +12,10 @@
 //! smtproxy answers itself (`echo`, `exit`, input it cannot frame), after [`GROUP_MAX`]
 //! commands, and around any command whose output is not known in shape. At most
 //! [`super::PIPELINE_MAX`] commands are in flight; then the oldest batch is waited for.
-//! Commands are buffered and reach the solver's pipe when a batch is closed.
+//! Commands are buffered and reach the solver's pipe when a batch is closed. While the
+//! client is not waiting (it has sent more, or its input has ended) the solver's output
+//! is read [`LAZY_READ`] apart and passed on in large writes: a wake-up per answer the
+//! solver writes costs the solver time on a busy machine.
 //!
 //! Invariants:
 //! * Every byte the solver prints reaches the client in order, except markers and the
@@ -58,6 +61,11 @@ use std::collections::VecDeque;
 
 /// Commands per batch at most.
 pub(super) const GROUP_MAX: usize = 64;
+
+/// Pause before reading more solver output when the client is not waiting for it.
+const LAZY_READ: Duration = Duration::from_millis(1);
+/// Output held back for the client, when it is not waiting, before it is written.
+const LAZY_OUT: usize = 64 * 1024;
 
 /// How often a solver that printed an error and has not answered its marker is looked at.
 const STUCK_PROBE: Duration = Duration::from_millis(200);
@@ -358,7 +366,7 @@ impl Engine {
             outs.extend(self.lean_sync());
         } else if self.lean.inflight.len() >= PIPELINE_MAX {
             let keep = self.lean.batches.len().saturating_sub(1);
-            outs.extend(self.lean_drain(keep));
+            outs.extend(self.lean_drain(keep, true));
         }
         outs
     }
@@ -478,12 +486,17 @@ impl Engine {
         self.lean.open = 0;
     }
 
-    /// Answer everything in flight.
-    pub(super) fn lean_sync(&mut self) -> Vec<Outcome> {
+    /// Answer everything in flight (`lazy`: at the end of the client's input).
+    pub(super) fn lean_sync_with(&mut self, lazy: bool) -> Vec<Outcome> {
         self.lean_close();
-        let outs = self.lean_drain(0);
+        let outs = self.lean_drain(0, lazy);
         self.lean_flush_out();
         outs
+    }
+
+    /// Answer everything in flight: the client waits.
+    pub(super) fn lean_sync(&mut self) -> Vec<Outcome> {
+        self.lean_sync_with(false)
     }
 
     fn lean_flush_out(&mut self) {
@@ -499,8 +512,11 @@ impl Engine {
         self.lean.out.clear();
     }
 
-    /// Read the solver's output until at most `keep` batches are in flight.
-    fn lean_drain(&mut self, keep: usize) -> Vec<Outcome> {
+    /// Read the solver's output until at most `keep` batches are in flight. `lazy`: the
+    /// client is not waiting for an answer (it has sent more, or its input ended): the
+    /// solver's output is taken [`LAZY_READ`] apart rather than at each answer it writes
+    /// (a wake-up per answer costs the solver time too), and passed on in large writes.
+    fn lean_drain(&mut self, keep: usize, lazy: bool) -> Vec<Outcome> {
         let mut outs = Vec::new();
         let mut progress = Instant::now();
         let mut probe = None;
@@ -563,7 +579,12 @@ impl Engine {
                 }
                 Ok(LeanEvent::Idle(bytes)) => {
                     self.lean_out(&bytes);
-                    self.lean_flush_out();
+                    if !lazy || self.lean.out.len() >= LAZY_OUT {
+                        self.lean_flush_out();
+                    }
+                    if lazy {
+                        std::thread::sleep(LAZY_READ);
+                    }
                 }
                 Ok(LeanEvent::Marker { n, before }) => {
                     self.lean_out(&before);

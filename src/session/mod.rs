@@ -60,9 +60,9 @@ pub struct Outcome {
     pub exit: bool,
 }
 
-/// How many passthrough commands may be in flight at once.
-const PIPELINE_MAX: usize = 256;
-
+/// How many passthrough commands may be in flight at once (the solver's backlog while
+/// smtproxy waits for the oldest batch).
+const PIPELINE_MAX: usize = 1024;
 
 /// Where the model of the last sat answer lives.
 enum Last {
@@ -164,7 +164,7 @@ impl Engine {
     /// Answer everything still in flight (at the end of input).
     pub fn finish(&mut self) -> Vec<Outcome> {
         let t0 = Instant::now();
-        let outs = self.lean_sync();
+        let outs = self.lean_sync_with(true);
         self.stats.wall += t0.elapsed();
         outs
     }
