@@ -101,7 +101,10 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
     };
     let mut reader = CommandReader::new(BufReader::with_capacity(1 << 16, input));
     'session: while let Some(frame) = reader.next_frame() {
-        let more = reader.next_ready();
+        // More to come without waiting: a complete command already buffered, or unread
+        // input (a file always; a pipe the client has written more into). A client that
+        // waits for an answer has sent nothing after its command.
+        let more = reader.next_ready() || file.is_some() || stdin_has_input();
         for out in engine.push(frame, more) {
             if out.exit || engine.output_closed() || crate::signals::stop_requested() {
                 break 'session;
@@ -120,6 +123,14 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// Does stdin have bytes that can be read without blocking (or EOF)?
+fn stdin_has_input() -> bool {
+    let mut fds = [libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 }];
+    // SAFETY: one valid pollfd; a zero timeout never blocks.
+    let r = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
+    r > 0 && fds[0].revents & (libc::POLLIN | libc::POLLHUP) != 0
 }
 
 fn replay_cmd(args: &EngineArgs, logs: &[PathBuf], json: Option<PathBuf>, check: bool, quiet: bool) -> Result<i32> {

@@ -200,9 +200,8 @@ fn deep_nesting_bvadd_chain() {
 }
 
 /// An assertion that hangs z3 by itself (it unfolds recursive definitions while asserting):
-/// under `--timeout-ms`, a modelled strategy answers the check-sat `unknown` within the
-/// deadline (the assertion is sent at the check-sat) and the session goes on; passthrough
-/// sends the assertion when it comes and reports the timeout on it. Found by the engine
+/// under `--timeout-ms`, every strategy answers the check-sat `unknown` within the deadline
+/// and the session goes on, never hanging. Found by the engine
 /// fuzz target (fuzz/regressions/engine-recursive-definition-hangs-assert.smt2).
 #[test]
 fn assertion_that_hangs_the_solver_times_out() {
@@ -216,9 +215,15 @@ fn assertion_that_hangs_the_solver_times_out() {
         let out = run(&["--solver", "z3", "--strategy", s, "--cache", "none", "--timeout-ms", "1000"], &input, LIMIT);
         out.assert_no_panic_no_hang(s);
         let lines = out.lines();
-        let want: &[&str] =
-            if s == "passthrough" { &["(error \"solver timed out\")", "(error \"solver timed out\")", "sat", "sat"] } else { &["unknown", "sat"] };
-        assert_eq!(lines, want, "{s}: answers");
+        if s == "passthrough" {
+            // The client's own state hangs the solver: after the timed-out check-sat, every
+            // rebuild of that state times out too until the client pops it (z3 itself would
+            // hang for ever); each command still gets an answer within the deadline.
+            assert_eq!(lines.first().map(String::as_str), Some("unknown"), "{s}: {lines:?}");
+            assert!(lines[1..].iter().all(|l| l.starts_with("(error") || l == "sat"), "{s}: {lines:?}");
+        } else {
+            assert_eq!(lines, ["unknown", "sat"], "{s}: answers");
+        }
         assert!(t0.elapsed() < Duration::from_secs(15), "{s}: took {:?} with a 1 s deadline", t0.elapsed());
     }
 }

@@ -1,11 +1,16 @@
 //! Solver processes: start a real SMT solver (z3, cvc5, yices or a custom command)
-//! behind pipes and exchange one command for exactly one framed response.
+//! behind pipes, and frame what it prints, in one of two modes.
 //!
 //! Invariants:
 //! * A [`Solver`] runs in its own process group; [`Solver::kill`] (also run on
 //!   drop, on timeout and when the solver is found dead) sends SIGTERM to the
 //!   whole group, waits [`process::KILL_GRACE`], sends SIGKILL and reaps the
 //!   leader. No solver process outlives its `Solver`, even one ignoring SIGTERM.
+//! * Every byte written is counted into [`Solver::position`] (line, column), the
+//!   numbering solvers use in their error messages.
+//! * Nothing read from the solver or the client is `unwrap()`ed.
+//!
+//! Framed mode ([`Solver::start`]; the strategies that build queries themselves):
 //! * `:print-success` is on from the start and kept on: every command sent
 //!   yields exactly one response, so responses are never mismatched with
 //!   commands. Commands that would break this are handled in the driver:
@@ -13,7 +18,7 @@
 //!   `success` to the client is the session's business), `(echo "...")` is
 //!   answered locally with the string literal (z3 and yices print echo strings
 //!   raw and unquoted, cvc5 prints the quoted string *and* a `success`), and
-//!   `(reset)` is followed by a re-enable of print-success and a
+//!   `(reset)` is followed, on its own line, by a re-enable of print-success and a
 //!   `(get-info :name)` sentinel (cvc5 1.0.3 turns print-success off on reset
 //!   and prints nothing for it; z3 and yices print `success`).
 //! * Responses are framed as whole s-expressions by [`reader::Framer`]; text
@@ -24,7 +29,25 @@
 //!   answering (cvc5 and yices-without-`--interactive` exit after a parse
 //!   error; cvc5 prints the `(error ...)` first) yields that answer, and the
 //!   next call reports `Died`.
-//! * Nothing read from the solver or the client is `unwrap()`ed.
+//!
+//! Lean mode ([`Solver::start_lean`]; passthrough, see `session::lean`):
+//! * Nothing is sent but the caller's text ([`Solver::lean_write`], buffered, no
+//!   line break added) and markers: [`Solver::lean_mark`] appends
+//!   `(echo "sp!sync-N")` and a line break to the current line and hands the buffer
+//!   to the pipe. z3 keeps print-success off (z3 5.4 runs 35% slower with it on);
+//!   yices gets `(set-option :print-success true)` first (its interactive default),
+//!   its `success` dropped.
+//! * [`Solver::lean_next`] cuts the output into [`LeanEvent`]s that together hold
+//!   every byte the solver printed, in order, except each marker and the line break
+//!   after it (and the `success` cvc5 prints after an echo under print-success, when
+//!   `lean_mark` was told it is on). Marker text is cut out of error messages (cvc5
+//!   quotes the input line). Markers arrive in the order sent; another number is a
+//!   protocol error. Before each wait an `Idle` event hands over the settled bytes,
+//!   so the caller can flush before it blocks.
+//! * A wait that passes gives `Silence` with the solver left running: deadlines are
+//!   the caller's. EOF gives `Died` after the settled bytes; the solver is reaped.
+//!   [`Solver::idle_probe`] tells a solver that has read all its input and is not
+//!   running.
 
 pub mod process;
 pub mod reader;
@@ -198,7 +221,60 @@ fn plan(text: &str) -> Plan {
 }
 
 const PRINT_SUCCESS: &str = "(set-option :print-success true)\n";
-const RESET_SENTINEL: &str = "(get-info :name)\n";
+/// Sent after `(reset)`, on the reset's own line (so the solver's line numbers do not
+/// move): re-enable print-success and a sentinel.
+const RESET_EXTRA: &str = " (set-option :print-success true) (get-info :name)\n";
+
+/// One step of reading a lean solver's output (see [`Solver::lean_next`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeanEvent {
+    /// A complete output form. `raw` is exactly what the client must be given: the bytes
+    /// since the previous event (whitespace, comment lines) and the form itself.
+    Form { raw: Vec<u8>, form: String },
+    /// Settled bytes between forms (possibly none), returned once before every wait for
+    /// the solver so the caller can pass them on and flush its own output first.
+    Idle(Vec<u8>),
+    /// Marker `n` arrived: everything sent before it has been executed and answered.
+    /// `before` are the bytes between the previous form and the marker, for the client.
+    Marker { n: u64, before: Vec<u8> },
+    /// The wait passed with no output (the solver is left running).
+    Silence,
+}
+
+/// What a lean marker looks like in the solver's output: z3 and yices print an echo
+/// string raw, cvc5 quoted.
+const MARKER_PREFIX: &str = "sp!sync-";
+
+fn marker_id(form: &str) -> Option<u64> {
+    let f = form.strip_prefix('"').and_then(|f| f.strip_suffix('"')).unwrap_or(form);
+    f.strip_prefix(MARKER_PREFIX)?.parse().ok()
+}
+
+/// `text` without the markers `lean_mark` appends to lines.
+fn strip_markers(text: &str) -> String {
+    let pat = format!(" (echo \"{MARKER_PREFIX}");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(&pat) {
+        let after = &rest[i + pat.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        match after[digits..].strip_prefix("\")") {
+            Some(tail) if digits > 0 => {
+                out.push_str(&rest[..i]);
+                rest = tail;
+            }
+            _ => {
+                out.push_str(&rest[..i + pat.len()]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Lean mode flushes its write buffer once it holds this much.
+const LEAN_WBUF: usize = 64 * 1024;
 
 /// A running solver process.
 pub struct Solver {
@@ -209,23 +285,34 @@ pub struct Solver {
     /// Exit code recorded when the solver was found dead.
     exit: Option<i32>,
     busy: Duration,
-    /// Commands sent with `send_plain` and not yet received; true for a `(reset)`.
-    inflight: std::collections::VecDeque<bool>,
+    /// Lean mode: print-success off, output relayed verbatim, batches closed by markers.
+    lean: bool,
+    /// Lean mode: bytes not yet handed to the pipe (written at the next marker).
+    wbuf: Vec<u8>,
+    /// Position (1-based line; column counted in characters) of the next byte sent.
+    line: usize,
+    col: usize,
+    /// Lean markers sent / seen.
+    marks_sent: u64,
+    marks_seen: u64,
+    /// For each marker in flight: is it followed by a `success` (cvc5 prints one after an
+    /// echo when print-success is on)?
+    marks_success: std::collections::VecDeque<bool>,
+    /// Drop the newline that follows a marker in the output.
+    skip_nl: bool,
+    /// Drop the next form if it is `success` (right after a marker that cvc5 answered
+    /// with one; the answer to yices' start-up option).
+    skip_success: bool,
+    /// An `Idle` event was returned since the last form: the next call waits.
+    idle_reported: bool,
+    /// The solver's stdout reached EOF (lean mode reports it after the settled bytes).
+    eof: bool,
 }
 
 impl Solver {
     /// Start the solver, turn on print-success and consume its `success`.
     pub fn start(spec: &SolverSpec) -> Result<Solver, DriverError> {
-        let proc = Proc::spawn(spec)?;
-        let mut s = Solver {
-            spec: spec.clone(),
-            proc,
-            framer: Framer::new(),
-            dead: false,
-            exit: None,
-            busy: Duration::ZERO,
-            inflight: std::collections::VecDeque::new(),
-        };
+        let mut s = Solver::spawn(spec, false)?;
         // Generous bound so a wedged binary cannot hang startup forever.
         let t0 = Instant::now();
         let limit = Some(Duration::from_secs(30));
@@ -245,11 +332,215 @@ impl Solver {
         }
     }
 
+    fn spawn(spec: &SolverSpec, lean: bool) -> Result<Solver, DriverError> {
+        let proc = Proc::spawn(spec)?;
+        Ok(Solver {
+            spec: spec.clone(),
+            proc,
+            framer: if lean { Framer::verbatim() } else { Framer::new() },
+            dead: false,
+            exit: None,
+            busy: Duration::ZERO,
+            lean,
+            wbuf: Vec::new(),
+            line: 1,
+            col: 1,
+            marks_sent: 0,
+            marks_seen: 0,
+            marks_success: std::collections::VecDeque::new(),
+            skip_nl: false,
+            skip_success: false,
+            idle_reported: false,
+            eof: false,
+        })
+    }
+
+    /// Start the solver in lean mode: nothing is sent ahead of the caller's own text, but
+    /// for yices `(set-option :print-success true)` (its interactive mode's default, made
+    /// sure of), without a line break, so line numbers in its messages still match the
+    /// caller's. Nothing is read: a binary that is not an SMT solver shows at the first
+    /// wait for output.
+    pub fn start_lean(spec: &SolverSpec) -> Result<Solver, DriverError> {
+        let mut s = Solver::spawn(spec, true)?;
+        if spec.kind == SolverKind::Yices {
+            s.lean_write("(set-option :print-success true)");
+            // Its `success` is not the caller's.
+            s.skip_success = true;
+        }
+        Ok(s)
+    }
+
+    pub fn is_lean(&self) -> bool {
+        self.lean
+    }
+
+    /// Where the next byte sent lands in the solver's input: (line, column), 1-based,
+    /// columns counted in characters. Solvers number their error positions by it.
+    pub fn position(&self) -> (usize, usize) {
+        (self.line, self.col)
+    }
+
+    fn advance(&mut self, bytes: &[u8]) {
+        let chars = |b: &[u8]| b.iter().filter(|&&c| (c & 0xC0) != 0x80).count();
+        match bytes.iter().rposition(|&b| b == b'\n') {
+            Some(i) => {
+                self.line += bytes.iter().filter(|&&b| b == b'\n').count();
+                self.col = 1 + chars(&bytes[i + 1..]);
+            }
+            None => self.col += chars(bytes),
+        }
+    }
+
+    /// Lean mode: queue text for the solver exactly as given (no newline is added). It is
+    /// handed to the pipe at the next marker, or once the buffer is large.
+    pub fn lean_write(&mut self, text: &str) {
+        self.advance(text.as_bytes());
+        self.wbuf.extend_from_slice(text.as_bytes());
+        if self.wbuf.len() >= LEAN_WBUF {
+            self.lean_flush();
+        }
+    }
+
+    /// Lean mode: hand what is queued to the pipe (`lean_mark` does it by itself).
+    pub fn lean_flush(&mut self) {
+        if self.wbuf.is_empty() {
+            return;
+        }
+        // A broken pipe is not reported here: the solver's output is read to its end
+        // first (it may have answered before exiting), and EOF reports the death.
+        let _ = self.proc.write(&self.wbuf);
+        self.wbuf.clear();
+    }
+
+    /// Lean mode: close the text sent so far with a marker, on the same line, and hand
+    /// everything to the pipe. `print_success`: the solver has it on at this point.
+    /// Returns the marker's number.
+    pub fn lean_mark(&mut self, print_success: bool) -> u64 {
+        self.marks_sent += 1;
+        self.marks_success.push_back(print_success && self.spec.kind == SolverKind::Cvc5);
+        let m = format!(" (echo \"{MARKER_PREFIX}{}\")\n", self.marks_sent);
+        self.advance(m.as_bytes());
+        self.wbuf.extend_from_slice(m.as_bytes());
+        self.lean_flush();
+        self.marks_sent
+    }
+
+    /// Lean mode: markers sent whose answer has not been read yet.
+    pub fn marks_pending(&self) -> u64 {
+        self.marks_sent - self.marks_seen
+    }
+
+    /// Drop the line break that ends a marker's output line.
+    fn strip_marker_nl(&mut self, mut bytes: Vec<u8>) -> Vec<u8> {
+        if self.skip_nl && !bytes.is_empty() {
+            self.skip_nl = false;
+            if bytes.starts_with(b"\r\n") {
+                bytes.drain(..2);
+            } else if bytes.starts_with(b"\n") {
+                bytes.drain(..1);
+            }
+        }
+        bytes
+    }
+
+    /// Lean mode: the next event of the solver's output (see [`LeanEvent`]). Before every
+    /// wait an `Idle` event is returned once; the wait that follows lasts at most `wait`
+    /// (None: no limit), then `Silence`. At EOF `Died`; an incomplete form at EOF is
+    /// dropped.
+    pub fn lean_next(&mut self, wait: Option<Duration>) -> Result<LeanEvent, DriverError> {
+        let t0 = Instant::now();
+        let r = self.lean_next_inner(wait);
+        self.busy += t0.elapsed();
+        r
+    }
+
+    fn lean_next_inner(&mut self, wait: Option<Duration>) -> Result<LeanEvent, DriverError> {
+        loop {
+            if let Some((gap, form)) = self.framer.next_raw() {
+                self.idle_reported = false;
+                let gap = self.strip_marker_nl(gap);
+                let text = String::from_utf8_lossy(&form).into_owned();
+                if let Some(n) = marker_id(&text) {
+                    if n != self.marks_seen + 1 {
+                        self.kill();
+                        return Err(DriverError::Protocol(format!("marker {n} arrived, {} expected", self.marks_seen + 1)));
+                    }
+                    self.marks_seen = n;
+                    self.skip_nl = true;
+                    self.skip_success = self.marks_success.pop_front().unwrap_or(false);
+                    return Ok(LeanEvent::Marker { n, before: gap });
+                }
+                if std::mem::take(&mut self.skip_success) && text == "success" && gap.iter().all(u8::is_ascii_whitespace) {
+                    self.skip_nl = true;
+                    continue;
+                }
+                if text == ")" {
+                    self.kill();
+                    return Err(DriverError::Protocol("unbalanced `)` in solver output".into()));
+                }
+                let mut raw = gap;
+                if text.starts_with("(error") && text.contains(MARKER_PREFIX) {
+                    // cvc5 quotes the input line in a parse error: without the marker it
+                    // is the client's line.
+                    let clean = strip_markers(&text);
+                    raw.extend_from_slice(clean.as_bytes());
+                    return Ok(LeanEvent::Form { raw, form: clean });
+                }
+                raw.extend_from_slice(&form);
+                return Ok(LeanEvent::Form { raw, form: text });
+            }
+            if !self.idle_reported {
+                self.idle_reported = true;
+                let settled = self.framer.take_settled();
+                let settled = self.strip_marker_nl(settled);
+                return Ok(LeanEvent::Idle(settled));
+            }
+            if self.eof || self.dead {
+                self.mark_dead();
+                return Err(self.died_error());
+            }
+            self.lean_flush();
+            match self.proc.read_chunk(wait) {
+                Chunk::Data(bytes) => {
+                    self.framer.push(&bytes);
+                    self.idle_reported = false;
+                }
+                Chunk::Eof => {
+                    // Settled bytes (the line break after a last answer) still go out.
+                    self.eof = true;
+                    self.idle_reported = false;
+                }
+                Chunk::Timeout => {
+                    self.idle_reported = false;
+                    return Ok(LeanEvent::Silence);
+                }
+                Chunk::Err(e) => {
+                    self.kill();
+                    return Err(DriverError::Io(e));
+                }
+            }
+        }
+    }
+
+    /// Lean mode: `Some(cpu ticks)` when the solver has read everything sent to it and is
+    /// not running; the same value twice over an interval means it is waiting for input
+    /// while a marker is unanswered, i.e. it stopped executing commands (z3 swallows the
+    /// rest of its input after some lexical errors).
+    pub fn idle_probe(&self) -> Option<u64> {
+        if !self.wbuf.is_empty() || self.proc.input_pending() > 0 {
+            return None;
+        }
+        match self.proc.sched() {
+            Some((state, ticks)) if state != 'R' => Some(ticks),
+            _ => None,
+        }
+    }
+
     /// Send one complete command (a newline is appended) and read exactly one
     /// response. `deadline` bounds the wait; past it the solver is killed and
     /// `Timeout` returned.
     pub fn command(&mut self, text: &str, deadline: Option<Duration>) -> Result<Response, DriverError> {
-        self.ensure_alive()?;
+        self.ensure_framed()?;
         let t0 = Instant::now();
         let r = self.command_inner(text, t0, deadline);
         self.busy += t0.elapsed();
@@ -264,9 +555,7 @@ impl Solver {
                 self.read_response(t0, deadline)
             }
             Plan::Reset => {
-                self.send_command(text)?;
-                self.send_raw(PRINT_SUCCESS)?;
-                self.send_raw(RESET_SENTINEL)?;
+                self.send_reset(text)?;
                 // Up to three answers: reset's (absent on cvc5), print-success's,
                 // and the sentinel's `(:name ...)`.
                 self.read_reset(t0, deadline)
@@ -284,49 +573,20 @@ impl Solver {
         }
     }
 
-    /// Send a command without waiting for its response (pipelining). Returns false, sending
-    /// nothing, for commands the driver answers or frames specially (echo, print-success,
-    /// exit): those go through `command`. Each command sent here must be matched by one
-    /// `receive`, in order, before `command` or `batch` is used again.
-    pub fn send_plain(&mut self, text: &str) -> Result<bool, DriverError> {
+    /// Send one command without waiting for its response (a check-sat raced against
+    /// another solver). Exactly one `poll_response` that returns an answer must follow
+    /// before anything else is sent.
+    pub fn send_nowait(&mut self, text: &str) -> Result<(), DriverError> {
         self.ensure_alive()?;
-        match plan(text) {
-            Plan::Send => {
-                self.send_command(text)?;
-                self.inflight.push_back(false);
-                Ok(true)
-            }
-            Plan::Reset => {
-                self.send_command(text)?;
-                self.send_raw(PRINT_SUCCESS)?;
-                self.send_raw(RESET_SENTINEL)?;
-                self.inflight.push_back(true);
-                Ok(true)
-            }
-            Plan::Local(_) | Plan::Exit => Ok(false),
-        }
+        self.send_command(text)
     }
 
-    /// The response to the oldest command sent with `send_plain` and not yet received.
-    pub fn receive(&mut self, deadline: Option<Duration>) -> Result<Response, DriverError> {
-        let t0 = Instant::now();
-        let reset = self.inflight.pop_front().unwrap_or(false);
-        let r = if reset { self.read_reset(t0, deadline) } else { self.read_response(t0, deadline) };
-        self.busy += t0.elapsed();
-        r
-    }
-
-    /// The response to the oldest command sent with `send_plain`, if it arrives within
-    /// `wait`; `Ok(None)` when it has not (the solver is left running, unlike a deadline).
-    /// Only for plain commands (not `(reset)`), e.g. a check-sat raced against another
-    /// solver.
+    /// The response to the command sent with `send_nowait`, if it arrives within `wait`;
+    /// `Ok(None)` when it has not (the solver is left running, unlike a deadline).
     pub fn poll_response(&mut self, wait: Duration) -> Result<Option<Response>, DriverError> {
         let t0 = Instant::now();
         let r = self.poll_inner(wait);
         self.busy += t0.elapsed();
-        if matches!(r, Ok(Some(_))) {
-            self.inflight.pop_front();
-        }
         r
     }
 
@@ -381,7 +641,7 @@ impl Solver {
     /// the first `Died`/`Timeout`, returning that error. `deadline` bounds the
     /// whole batch.
     pub fn batch(&mut self, cmds: &[String], deadline: Option<Duration>) -> Result<Vec<Response>, DriverError> {
-        self.ensure_alive()?;
+        self.ensure_framed()?;
         let t0 = Instant::now();
         let r = self.batch_inner(cmds, t0, deadline);
         self.busy += t0.elapsed();
@@ -463,6 +723,15 @@ impl Solver {
         Ok(())
     }
 
+    /// The framed calls (`command`, `send_plain`, `batch`) need print-success on.
+    fn ensure_framed(&mut self) -> Result<(), DriverError> {
+        self.ensure_alive()?;
+        if self.lean {
+            return Err(DriverError::Protocol("framed call on a lean solver".into()));
+        }
+        Ok(())
+    }
+
     fn died_error(&self) -> DriverError {
         DriverError::Died { exit: self.exit, stderr: self.proc.stderr_tail() }
     }
@@ -485,7 +754,15 @@ impl Solver {
         self.send_raw(&s)
     }
 
+    fn send_reset(&mut self, text: &str) -> Result<(), DriverError> {
+        let mut s = String::with_capacity(text.len() + RESET_EXTRA.len());
+        s.push_str(text);
+        s.push_str(RESET_EXTRA);
+        self.send_raw(&s)
+    }
+
     fn send_raw(&mut self, text: &str) -> Result<(), DriverError> {
+        self.advance(text.as_bytes());
         if self.proc.write(text.as_bytes()) {
             Ok(())
         } else {
@@ -582,6 +859,19 @@ mod tests {
         assert!(matches!(plan("(reset-assertions)"), Plan::Send));
         assert!(matches!(plan("(exit)"), Plan::Exit));
         assert!(matches!(plan("(echo x)"), Plan::Local(Response::Error(_))));
+    }
+
+    #[test]
+    fn markers() {
+        assert_eq!(marker_id("sp!sync-12"), Some(12));
+        assert_eq!(marker_id("\"sp!sync-3\""), Some(3));
+        assert_eq!(marker_id("sp!sync-"), None);
+        assert_eq!(marker_id("sat"), None);
+        // cvc5 quotes the input line, quotes unescaped.
+        let e = "(error \"Parse Error: <stdin>:2.12: x\n\n  (assert (> y 0)) (echo \"sp!sync-3\")\n             ^\n\")";
+        assert_eq!(strip_markers(e), "(error \"Parse Error: <stdin>:2.12: x\n\n  (assert (> y 0))\n             ^\n\")");
+        let e = "(error \"  (assert y) (echo \"sp!sync-3\") and (echo \"sp!sync-x\")\")";
+        assert_eq!(strip_markers(e), "(error \"  (assert y) and (echo \"sp!sync-x\")\")");
     }
 
     #[test]

@@ -8,7 +8,10 @@
 //!   and written whenever we wait for output, so a long pipelined batch can never
 //!   deadlock against a solver blocked on its own full stdout, and a solver that stops
 //!   reading cannot block the caller past its deadline;
-//! * stderr is drained by a thread into a bounded ring (last [`STDERR_KEEP`] bytes).
+//! * stderr is drained by a thread into a bounded ring (last [`STDERR_KEEP`] bytes);
+//! * [`Proc::input_pending`] (bytes queued or still in the stdin pipe, by FIONREAD) and
+//!   [`Proc::sched`] (`/proc/PID/stat`: state and CPU ticks) only observe; they never
+//!   block or signal.
 //!
 //! The group leader is checked with `waitid(WNOWAIT)` before it is reaped, so the
 //! SIGKILL sent to its group can never hit a recycled process-group id.
@@ -205,6 +208,32 @@ impl Proc {
                 return Chunk::Timeout;
             }
         }
+    }
+
+    /// Bytes sent to the solver's stdin that it has not read yet (queued here or still in
+    /// the pipe).
+    pub fn input_pending(&self) -> usize {
+        let mut n = self.unwritten.len();
+        if let Some(stdin) = &self.stdin {
+            let mut v: libc::c_int = 0;
+            // SAFETY: FIONREAD writes one c_int through the pointer, which is valid.
+            if unsafe { libc::ioctl(stdin.as_raw_fd(), libc::FIONREAD, &mut v) } == 0 {
+                n += usize::try_from(v).unwrap_or(0);
+            }
+        }
+        n
+    }
+
+    /// The leader's scheduler state (`R`, `S`, ...) and the CPU time of all its threads in
+    /// clock ticks, from `/proc/PID/stat`.
+    pub fn sched(&self) -> Option<(char, u64)> {
+        let s = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).ok()?;
+        // Fields after the command name (which may contain anything, up to the last `)`).
+        let f: Vec<&str> = s.get(s.rfind(')')? + 1..)?.split_whitespace().collect();
+        let state = f.first()?.chars().next()?;
+        let utime: u64 = f.get(11)?.parse().ok()?;
+        let stime: u64 = f.get(12)?.parse().ok()?;
+        Some((state, utime + stime))
     }
 
     /// Last bytes of stderr, lossily decoded.

@@ -17,6 +17,12 @@
 //! A top-level atom is complete only once the byte after it has been seen (every
 //! solver terminates its answers with a newline), so `uns` + `at\n` frames as
 //! `unsat`, never as `uns`.
+//!
+//! In verbatim mode ([`Framer::verbatim`], used by the lean passthrough) nothing is
+//! discarded: [`Framer::next_raw`] returns each frame together with the exact bytes
+//! before it, and [`Framer::take_settled`] hands out the bytes that can no longer be part
+//! of a frame (whitespace and comments between frames), so a caller can relay the solver's
+//! output byte for byte.
 
 /// Scanner state at `Framer::pos`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +64,8 @@ pub struct Framer {
     start: usize,
     depth: usize,
     state: State,
+    /// Keep the bytes between frames (see the module docs).
+    keep: bool,
 }
 
 impl Default for Framer {
@@ -72,7 +80,51 @@ fn is_delim(b: u8) -> bool {
 
 impl Framer {
     pub fn new() -> Self {
-        Framer { buf: Vec::new(), base: 0, pos: 0, start: 0, depth: 0, state: State::Idle }
+        Framer { buf: Vec::new(), base: 0, pos: 0, start: 0, depth: 0, state: State::Idle, keep: false }
+    }
+
+    /// A framer that keeps every byte for [`Framer::next_raw`] and [`Framer::take_settled`].
+    pub fn verbatim() -> Self {
+        Framer { keep: true, ..Framer::new() }
+    }
+
+    /// Verbatim mode: the next complete frame as (bytes before it since the last frame or
+    /// settled take, the frame), or None if more input is needed.
+    pub fn next_raw(&mut self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let end = self.scan()?;
+        let gap = self.buf[self.base..self.start].to_vec();
+        let text = self.buf[self.start..end].to_vec();
+        self.base = end;
+        self.start = end;
+        self.depth = 0;
+        self.state = State::Idle;
+        Some((gap, text))
+    }
+
+    /// Verbatim mode: the scanned bytes that cannot belong to a frame any more (whitespace
+    /// and comments before the frame being scanned, or all scanned bytes when between
+    /// frames). They are consumed.
+    pub fn take_settled(&mut self) -> Vec<u8> {
+        let upto = if self.is_idle() { self.pos } else { self.start };
+        if upto <= self.base {
+            return Vec::new();
+        }
+        let s = self.buf[self.base..upto].to_vec();
+        self.base = upto;
+        s
+    }
+
+    /// Everything buffered and not yet returned, consumed (the rest of a solver's output
+    /// after it exited mid-frame).
+    pub fn take_all(&mut self) -> Vec<u8> {
+        let s = self.buf[self.base..].to_vec();
+        self.buf.clear();
+        self.base = 0;
+        self.pos = 0;
+        self.start = 0;
+        self.depth = 0;
+        self.state = State::Idle;
+        s
     }
 
     /// Append raw bytes read from the solver.
@@ -239,7 +291,7 @@ impl Framer {
             i += 1;
         }
         self.pos = n;
-        if matches!(self.state, State::Idle | State::IdleComment) {
+        if !self.keep && matches!(self.state, State::Idle | State::IdleComment) {
             // Nothing of value is buffered: discard it so the buffer never grows
             // with whitespace/comment noise.
             self.buf.clear();

@@ -1,7 +1,9 @@
 //! One backend solver process as the session uses it: started lazily, restarted after a
 //! crash or a deadline, with the time spent in it counted. Invariant: after any
 //! `Died`/`Timeout` the process is gone and `generation` has moved on, so the owner knows
-//! that whatever state it pushed into the solver is lost and must be rebuilt.
+//! that whatever state it pushed into the solver is lost and must be rebuilt. `lean`
+//! chooses how the next process is started: framed (print-success on, see `driver`) or
+//! lean (the passthrough's mode, driven through [`SolverHandle::solver_mut`]).
 
 use crate::driver::{DriverError, Response, Solver, SolverSpec};
 use std::time::{Duration, Instant};
@@ -15,11 +17,13 @@ pub struct SolverHandle {
     pub restarts: u64,
     pub busy: Duration,
     pub checks: u64,
+    /// Start the next process in lean mode.
+    pub lean: bool,
 }
 
 impl SolverHandle {
     pub fn new(spec: SolverSpec, timeout: Option<Duration>) -> Self {
-        SolverHandle { spec, solver: None, timeout, generation: 0, restarts: 0, busy: Duration::ZERO, checks: 0 }
+        SolverHandle { spec, solver: None, timeout, generation: 0, restarts: 0, busy: Duration::ZERO, checks: 0, lean: false }
     }
     pub fn spec(&self) -> &SolverSpec {
         &self.spec
@@ -33,7 +37,7 @@ impl SolverHandle {
             self.kill();
         }
         if self.solver.is_none() {
-            let s = Solver::start(&self.spec)?;
+            let s = if self.lean { Solver::start_lean(&self.spec)? } else { Solver::start(&self.spec)? };
             if self.generation > 0 {
                 self.restarts += 1;
             }
@@ -47,6 +51,17 @@ impl SolverHandle {
     pub fn start(&mut self) -> Result<u64, DriverError> {
         self.ensure()?;
         Ok(self.generation)
+    }
+
+    /// The running process, if any, without checking that it is still alive (lean mode
+    /// learns of a death when it reads the solver's output).
+    pub fn solver_mut(&mut self) -> Option<&mut Solver> {
+        self.solver.as_mut()
+    }
+
+    /// Where the next byte sent to the running process lands (line, column).
+    pub fn position(&self) -> Option<(usize, usize)> {
+        self.solver.as_ref().map(|s| s.position())
     }
 
     /// One command without deadline (declarations, assertions, get-value).
@@ -93,36 +108,6 @@ impl SolverHandle {
         self.after(r)
     }
 
-    /// Send without waiting (see `Solver::send_plain`); false when the command must go
-    /// through `cmd` instead.
-    /// Never starts a process: a command pipelined into a solver restarted behind the
-    /// caller's back would run without the state the caller put there, so a dead or
-    /// missing process answers false (the caller then rebuilds and sends it normally).
-    pub fn send_plain(&mut self, text: &str) -> Result<bool, DriverError> {
-        let Some(s) = self.solver.as_mut() else { return Ok(false) };
-        if !s.is_alive() {
-            self.kill();
-            return Ok(false);
-        }
-        let r = s.send_plain(text);
-        self.after(r)
-    }
-
-    /// The next pipelined response; a check-sat's is waited for under the deadline.
-    pub fn receive(&mut self, is_check: bool) -> Result<Response, DriverError> {
-        let deadline = self.timeout;
-        if is_check {
-            self.checks += 1;
-        }
-        let t0 = Instant::now();
-        let r = match self.solver.as_mut() {
-            Some(s) => s.receive(deadline),
-            None => Err(DriverError::Protocol("solver not running".into())),
-        };
-        self.busy += t0.elapsed();
-        self.after(r)
-    }
-
     /// A check-sat (or check-sat-assuming) under the deadline.
     pub fn check(&mut self, text: &str) -> Result<Response, DriverError> {
         self.check_with(text, self.timeout)
@@ -138,12 +123,21 @@ impl SolverHandle {
     }
 
     /// Send a check-sat without waiting for its answer (see `poll`).
+    /// Never starts a process (the caller put state into this one).
     pub fn send_check(&mut self, text: &str) -> Result<(), DriverError> {
         self.checks += 1;
-        match self.send_plain(text)? {
-            true => Ok(()),
-            false => Err(DriverError::Protocol(format!("cannot pipeline {text}"))),
-        }
+        let gone = || DriverError::Died { exit: None, stderr: "the solver process is gone".into() };
+        let r = match self.solver.as_mut() {
+            Some(s) => {
+                if s.is_alive() {
+                    s.send_nowait(text)
+                } else {
+                    Err(gone())
+                }
+            }
+            None => Err(gone()),
+        };
+        self.after(r)
     }
 
     /// The answer to the check sent by `send_check`, if it comes within `wait`.

@@ -10,13 +10,16 @@
 //!   that was evaluated to true on every active assertion (`planner` enforces it).
 //! * Commands the engine cannot interpret (unsupported theories, solver extensions, unsat
 //!   cores and proofs) switch the session to passthrough: the client's state is replayed
-//!   into one backend and from then on every command is forwarded verbatim.
+//!   into one backend and from then on every command is forwarded verbatim. Passthrough
+//!   (the strategy or the switch) always runs in `lean` mode: the solver's output goes to
+//!   the client byte for byte, answers pipelined while the client has more commands ready.
 //! * After a solver crash or deadline the backend is restarted and rebuilt; the client
 //!   sees `unknown` for a check-sat that ran out of time, never a wrong answer.
 
 pub mod backend;
 pub mod cached;
 pub mod client;
+mod lean;
 pub mod planner;
 pub mod stack;
 pub mod stats;
@@ -84,18 +87,9 @@ pub struct Outcome {
     pub exit: bool,
 }
 
-/// How many passthrough commands may be in flight at once.
-const PIPELINE_MAX: usize = 256;
-
-/// A passthrough command sent ahead of its answer.
-struct Pending {
-    text: String,
-    cmd: Command,
-    is_check: bool,
-    line: usize,
-    col: usize,
-    status: Option<Answer>,
-}
+/// How many passthrough commands may be in flight at once (the solver's backlog while
+/// smtproxy waits for the oldest batch).
+const PIPELINE_MAX: usize = 1024;
 
 /// Where the model of the last sat answer lives.
 enum Last {
@@ -126,8 +120,8 @@ pub struct Engine {
     /// Backend generation the passthrough state was last rebuilt into.
     pass_gen: u64,
     pub stats: Stats,
-    /// Passthrough commands sent and not yet answered, oldest first.
-    pending: std::collections::VecDeque<Pending>,
+    /// Passthrough commands in flight (see `lean`).
+    lean: lean::Lean,
     out: Box<dyn Write + Send>,
     out_closed: bool,
 }
@@ -140,7 +134,8 @@ impl Engine {
             _ => Dialect::Z3,
         };
         let passthrough = cfg.strategy == Strategy::Passthrough;
-        let planner = Planner::new(&cfg)?;
+        let mut planner = Planner::new(&cfg)?;
+        planner.main.lean = passthrough;
         Ok(Engine {
             store: TermStore::new(),
             sig: Signature::default(),
@@ -154,7 +149,7 @@ impl Engine {
             pass_stale: false,
             pass_gen: 1,
             stats: Stats::new(cfg.strategy.name()),
-            pending: std::collections::VecDeque::new(),
+            lean: lean::Lean::default(),
             out,
             out_closed: false,
         })
@@ -199,95 +194,16 @@ impl Engine {
     /// outcomes of every command completed by this call, in order.
     pub fn push(&mut self, frame: Frame, more: bool) -> Vec<Outcome> {
         let t0 = Instant::now();
-        if self.passthrough && more && !self.pass_stale && self.pending.len() < PIPELINE_MAX {
-            if let Frame::Command(raw) = &frame {
-                if let Some(p) = self.try_pipeline(&raw.text, raw.line, raw.col) {
-                    self.pending.push_back(p);
-                    self.stats.wall += t0.elapsed();
-                    return Vec::new();
-                }
-            }
-        }
-        let mut outs = self.drain();
-        outs.push(self.handle_now(frame));
+        let outs = if self.passthrough { self.lean_push(frame, more) } else { vec![self.handle_now(frame)] };
+        self.stats.wall += t0.elapsed();
         outs
     }
 
     /// Answer everything still in flight (at the end of input).
     pub fn finish(&mut self) -> Vec<Outcome> {
-        self.drain()
-    }
-
-    /// Send a passthrough command without waiting, when that is safe: the backend holds
-    /// the client's state, and the command is one the backend answers plainly.
-    fn try_pipeline(&mut self, text: &str, line: usize, col: usize) -> Option<Pending> {
-        let h = &mut self.planner.main;
-        if !h.is_running() || h.generation != self.pass_gen {
-            return None;
-        }
-        let cmd = parse_command(&mut self.store, &self.sig, text).ok()?;
-        match &cmd {
-            Command::SetOption(k, _) | Command::GetOption(k) if k == ":print-success" => return None,
-            Command::Echo(_) | Command::Exit => return None,
-            _ => {}
-        }
-        let status = match &cmd {
-            Command::SetInfo(k, v) if k == ":status" => Answer::parse(v),
-            _ => None,
-        };
-        let is_check = matches!(cmd, Command::CheckSat | Command::CheckSatAssuming(_));
-        match self.planner.main.send_plain(text) {
-            Ok(true) => Some(Pending { text: text.to_string(), cmd, is_check, line, col, status }),
-            Ok(false) => None,
-            Err(_) => {
-                self.pass_stale = true;
-                None
-            }
-        }
-    }
-
-    /// Relay the answers of every pipelined command, in order. If the backend fails on
-    /// the way, the unanswered commands are sent again, one at a time, after the client's
-    /// state is rebuilt.
-    fn drain(&mut self) -> Vec<Outcome> {
-        let mut outs = Vec::new();
-        while let Some(p) = self.pending.pop_front() {
-            let t0 = Instant::now();
-            let busy = self.planner.main.busy;
-            let r = self.planner.main.receive(p.is_check);
-            self.stats.solver += self.planner.main.busy - busy;
-            let mut o = Outcome { status: p.status, ..Default::default() };
-            match r {
-                Ok(resp) => {
-                    self.relay(resp, &p.text, Some(p.cmd), p.is_check, &mut o);
-                    outs.push(o);
-                    self.stats.wall += t0.elapsed();
-                }
-                Err(e) => {
-                    self.pass_stale = true;
-                    let mut rest: Vec<Pending> = self.pending.drain(..).collect();
-                    if matches!(e, DriverError::Timeout { .. }) && p.is_check {
-                        self.stats.timeouts += 1;
-                        self.count_check(Answer::Unknown);
-                        o.check = Some(Answer::Unknown);
-                        self.emit("unknown");
-                        outs.push(o);
-                    } else {
-                        self.stats.note(format!("solver failed under a pipeline: {e}; resending"));
-                        rest.insert(0, p);
-                    }
-                    self.stats.wall += t0.elapsed();
-                    for q in rest {
-                        let t1 = Instant::now();
-                        let mut o = self.forward(&q.text, Some(q.cmd), q.line, q.col);
-                        o.status = o.status.or(q.status);
-                        outs.push(o);
-                        self.stats.wall += t1.elapsed();
-                    }
-                    break;
-                }
-            }
-        }
+        let t0 = Instant::now();
+        let outs = self.lean_sync_with(true);
+        self.stats.wall += t0.elapsed();
         outs
     }
 
@@ -299,28 +215,22 @@ impl Engine {
     }
 
     fn handle_now(&mut self, frame: Frame) -> Outcome {
-        let t0 = Instant::now();
-        let out = match frame {
+        match frame {
             Frame::Error { msg, line, col } => {
                 self.error_at(line, col, &msg);
                 Outcome::default()
             }
             Frame::Command(raw) => self.command(&raw.text, raw.line, raw.col),
-        };
-        self.stats.wall += t0.elapsed();
-        out
+        }
     }
 
     fn command(&mut self, text: &str, line: usize, col: usize) -> Outcome {
         let parsed = parse_command(&mut self.store, &self.sig, text);
-        if self.passthrough {
-            return self.forward(text, parsed.ok(), line, col);
-        }
         let cmd = match parsed {
             Ok(c) => c,
             Err(e) if e.kind == ErrorKind::Unsupported => {
                 // Not modelled: let the solver judge it; if it accepts, go passthrough.
-                return self.fall_back(text, None, line, col, &e.msg);
+                return self.fall_back(text, line, col, &e.msg);
             }
             Err(e) => {
                 let (l, c) = crate::smt2::lexer::line_col(text, e.offset);
@@ -332,130 +242,16 @@ impl Engine {
         self.interpret(cmd, text, line, col)
     }
 
-    /// Switch to passthrough: rebuild the client's state in the backend, then forward.
-    fn fall_back(&mut self, text: &str, cmd: Option<Command>, line: usize, col: usize, why: &str) -> Outcome {
+    /// Switch to passthrough: the client's state is replayed into a lean backend, then
+    /// the command is sent.
+    fn fall_back(&mut self, text: &str, line: usize, col: usize, why: &str) -> Outcome {
         if !self.passthrough {
             self.passthrough = true;
             self.pass_stale = true;
             self.stats.fallbacks_passthrough += 1;
             self.stats.note(format!("switched to passthrough: {why}"));
         }
-        self.forward(text, cmd, line, col)
-    }
-
-    /// Rebuild the passthrough backend from the client log.
-    fn rebuild_passthrough(&mut self) -> Result<(), DriverError> {
-        let log = self.client.replay_log();
-        let h = &mut self.planner.main;
-        h.kill();
-        h.start()?;
-        let mut cmds = vec!["(set-option :produce-models true)".to_string()];
-        cmds.extend(log);
-        // Errors in the replay were already reported to the client when first sent.
-        let _ = h.batch(&cmds)?;
-        if let Some(check) = self.pass_model_check.clone() {
-            // The client may still ask for the model of its last (sat) check-sat.
-            self.stats.solver_checks += 1;
-            match h.check(&check) {
-                Ok(Response::Sat) => {}
-                Ok(_) | Err(DriverError::Timeout { .. }) => self.pass_model_check = None,
-                Err(e) => return Err(e),
-            }
-        }
-        self.pass_stale = false;
-        self.pass_gen = h.generation;
-        Ok(())
-    }
-
-    /// Passthrough: forward the command text verbatim, relay the answer.
-    fn forward(&mut self, text: &str, cmd: Option<Command>, _line: usize, _col: usize) -> Outcome {
-        let mut outcome = Outcome::default();
-        // Options that govern the framing are the proxy's business.
-        if let Some(Command::SetOption(k, v)) = &cmd {
-            if k == ":print-success" {
-                self.client.print_success = v == "true";
-                self.success();
-                return outcome;
-            }
-        }
-        if let Some(Command::Echo(s)) = &cmd {
-            self.echo(s);
-            return outcome;
-        }
-        if let Some(Command::GetOption(k)) = &cmd {
-            if let Some(v) = self.own_option(k) {
-                self.emit(&v);
-                return outcome;
-            }
-        }
-        if let Some(Command::SetInfo(k, v)) = &cmd {
-            if k == ":status" {
-                outcome.status = Answer::parse(v);
-            }
-        }
-        let is_check = matches!(cmd, Some(Command::CheckSat | Command::CheckSatAssuming(_)));
-        let is_exit = matches!(cmd, Some(Command::Exit));
-        if is_exit {
-            self.success();
-            outcome.exit = true;
-            return outcome;
-        }
-        for attempt in 0..2 {
-            // A solver that died since the last command was restarted without our state.
-            let gen = match self.planner.main.start() {
-                Ok(g) => g,
-                Err(e) => {
-                    self.emit(&response::error(&format!("solver failed: {e}")));
-                    return outcome;
-                }
-            };
-            if self.pass_stale || (gen != self.pass_gen && self.client_has_state()) {
-                if let Err(e) = self.rebuild_passthrough() {
-                    self.emit(&response::error(&format!("solver failed: {e}")));
-                    return outcome;
-                }
-            }
-            let busy = self.planner.main.busy;
-            let r = if is_check { self.planner.main.check(text) } else { self.planner.main.cmd_with_deadline(text) };
-            self.stats.solver += self.planner.main.busy - busy;
-            match r {
-                Ok(resp) => {
-                    self.relay(resp, text, cmd, is_check, &mut outcome);
-                    return outcome;
-                }
-                Err(DriverError::Timeout { .. }) => {
-                    self.stats.timeouts += 1;
-                    self.pass_stale = true;
-                    if is_check {
-                        self.count_check(Answer::Unknown);
-                        outcome.check = Some(Answer::Unknown);
-                        self.emit("unknown");
-                    } else {
-                        self.emit(&response::error("solver timed out"));
-                    }
-                    return outcome;
-                }
-                Err(e @ DriverError::Died { .. }) | Err(e @ DriverError::Io(_)) => {
-                    self.stats.note(format!("solver died: {e}; restarting"));
-                    self.pass_stale = true;
-                    if attempt == 1 {
-                        if is_check {
-                            self.count_check(Answer::Unknown);
-                            outcome.check = Some(Answer::Unknown);
-                            self.emit("unknown");
-                        } else {
-                            self.emit(&response::error(&format!("solver died: {e}")));
-                        }
-                        return outcome;
-                    }
-                }
-                Err(e) => {
-                    self.emit(&response::error(&format!("solver failed: {e}")));
-                    return outcome;
-                }
-            }
-        }
-        outcome
+        self.lean_command(text, line, col, None, false).pop().unwrap_or_default()
     }
 
     /// Options whose value is the client's, not the backend's (the proxy sets them on
@@ -464,42 +260,6 @@ impl Engine {
         match k {
             ":print-success" => Some(self.client.print_success.to_string()),
             _ => None,
-        }
-    }
-
-    /// Pass a backend answer to a forwarded command on to the client, and keep the
-    /// client view in step.
-    fn relay(&mut self, resp: Response, text: &str, cmd: Option<Command>, is_check: bool, outcome: &mut Outcome) {
-        let ok = !resp.is_error();
-        if is_check {
-            let a = match resp {
-                Response::Sat => Answer::Sat,
-                Response::Unsat => Answer::Unsat,
-                _ => Answer::Unknown,
-            };
-            self.count_check(a);
-            self.stats.solver_checks += 1;
-            outcome.check = Some(a);
-            self.pass_model_check = (a == Answer::Sat).then(|| text.to_string());
-        }
-        if ok && matches!(cmd, Some(Command::Reset)) && self.dialect == Dialect::Cvc5 {
-            // cvc5 prints nothing for (reset), which also turns print-success off.
-            self.reset_client();
-            return;
-        }
-        match resp {
-            Response::Success => self.success(),
-            other => self.emit(&other.to_text()),
-        }
-        if ok {
-            if let Some(c) = cmd {
-                self.track(c, text);
-            }
-        } else if cmd.is_none() {
-            // Input smtproxy cannot read either: some solvers stop reading or exit after
-            // a lexical error. Start over from the client's state.
-            self.planner.main.kill();
-            self.pass_stale = true;
         }
     }
 
@@ -650,7 +410,7 @@ impl Engine {
                 | ":produce-interpolants"
                     if v == "true" =>
                 {
-                    return self.fall_back(text, Some(cmd.clone()), line, col, "unsat cores, proofs or assignments requested");
+                    return self.fall_back(text, line, col, "unsat cores, proofs or assignments requested");
                 }
                 _ => {
                     // Ask the backend whether it accepts the option; remember it for fresh contexts.
@@ -766,7 +526,7 @@ impl Engine {
                 self.success();
                 outcome.exit = true;
             }
-            Command::Other(_) => return self.fall_back(text, None, line, col, "command not interpreted"),
+            Command::Other(_) => return self.fall_back(text, line, col, "command not interpreted"),
         }
         outcome
     }
@@ -881,7 +641,7 @@ impl Engine {
     /// Stop the backends (at exit or on a signal). Answers still in flight are relayed
     /// first.
     pub fn shutdown(&mut self) {
-        let _ = self.drain();
+        let _ = self.finish();
         self.planner.shutdown(&mut self.stats);
     }
 }

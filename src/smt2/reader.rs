@@ -2,16 +2,33 @@
 //! stream, returning as soon as its closing parenthesis arrives (a client waits for each
 //! answer before it sends more, so we must never wait for EOF). Strings, quoted symbols and
 //! comments are respected while counting parentheses. Each command carries the line and
-//! column where it starts, for error messages. Invalid UTF-8 and stray tokens become
-//! `Frame::Error`; the reader then goes on with the next command.
+//! column where it starts, for error messages, and the exact text between the previous
+//! frame and it (whitespace and comments, up to [`GAP_KEEP`] bytes) with the position where
+//! that begins, so passthrough can give the solver the client's stream as it was. Invalid
+//! UTF-8 and stray tokens become `Frame::Error`; the reader then goes on with the next
+//! command.
 
 use std::io::BufRead;
+
+/// Longest text between two commands that is kept for [`RawCommand::gap`].
+pub const GAP_KEEP: usize = 1 << 16;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawCommand {
     pub text: String,
     pub line: usize,
     pub col: usize,
+    /// The whitespace and comments before the command since the previous frame (None if
+    /// longer than [`GAP_KEEP`]), and where they begin (line, column).
+    pub gap: Option<String>,
+    pub gap_at: (usize, usize),
+}
+
+impl RawCommand {
+    /// A command with no recorded text before it.
+    pub fn new(text: String, line: usize, col: usize) -> RawCommand {
+        RawCommand { text, line, col, gap: None, gap_at: (line, col) }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +84,8 @@ impl<R: BufRead> CommandReader<R> {
         let mut depth = 0usize;
         let mut cmd: Vec<u8> = Vec::new();
         let (mut start_line, mut start_col) = (self.line, self.col);
+        let gap_at = (self.line, self.col);
+        let mut gap: Option<Vec<u8>> = Some(Vec::new());
         loop {
             let chunk = match self.inner.fill_buf() {
                 Ok(c) => c,
@@ -114,6 +133,15 @@ impl<R: BufRead> CommandReader<R> {
                     self.col = 1;
                 } else if (b & 0xC0) != 0x80 {
                     self.col += 1;
+                }
+                if state == State::TopComment || (state == State::Top && b != b'(') {
+                    if let Some(g) = gap.as_mut() {
+                        if g.len() < GAP_KEEP {
+                            g.push(b);
+                        } else {
+                            gap = None;
+                        }
+                    }
                 }
                 match state {
                     State::Top => match b {
@@ -198,7 +226,13 @@ impl<R: BufRead> CommandReader<R> {
                     return Some(self.finish_stray(cmd, start_line, start_col));
                 }
                 return Some(match String::from_utf8(cmd) {
-                    Ok(text) => Frame::Command(RawCommand { text, line: start_line, col: start_col }),
+                    Ok(text) => Frame::Command(RawCommand {
+                        text,
+                        line: start_line,
+                        col: start_col,
+                        gap: gap.map(|g| String::from_utf8_lossy(&g).into_owned()),
+                        gap_at,
+                    }),
                     Err(_) => Frame::Error { msg: "invalid UTF-8 in input".into(), line: start_line, col: start_col },
                 });
             }
@@ -288,11 +322,21 @@ mod tests {
 
     #[test]
     fn splits_commands_and_tracks_positions() {
-        let f = frames(b"; c\n(check-sat) (echo \"a)\"\"b\")\n (assert |x)|) ;x\n");
+        let f = frames(b"; (c\n(check-sat) (echo \"a)\"\"b\")\n (assert |x)|) ;x\n");
         assert_eq!(f.len(), 3);
-        assert_eq!(f[0], Frame::Command(RawCommand { text: "(check-sat)".into(), line: 2, col: 1 }));
-        assert_eq!(f[1], Frame::Command(RawCommand { text: "(echo \"a)\"\"b\")".into(), line: 2, col: 13 }));
-        assert_eq!(f[2], Frame::Command(RawCommand { text: "(assert |x)|)".into(), line: 3, col: 2 }));
+        let cmd = |text: &str, line, col, gap: &str, gap_at| {
+            Frame::Command(RawCommand { text: text.into(), line, col, gap: Some(gap.into()), gap_at })
+        };
+        assert_eq!(f[0], cmd("(check-sat)", 2, 1, "; (c\n", (1, 1)));
+        assert_eq!(f[1], cmd("(echo \"a)\"\"b\")", 2, 13, " ", (2, 12)));
+        assert_eq!(f[2], cmd("(assert |x)|)", 3, 2, "\n ", (2, 27)));
+        // Text between commands longer than GAP_KEEP is not kept.
+        let mut long = vec![b' '; GAP_KEEP + 10];
+        long.extend_from_slice(b"(check-sat)");
+        match &frames(&long)[0] {
+            Frame::Command(c) => assert_eq!((c.gap.as_ref(), c.col), (None, GAP_KEEP + 11)),
+            f => panic!("{f:?}"),
+        }
     }
 
     #[test]

@@ -1,0 +1,250 @@
+//! The lean passthrough (print-success as the client has it, batches closed by markers,
+//! solver output relayed verbatim): real KLEE streams byte for byte equal to `z3 -in`,
+//! markers never reaching the client with any solver, the client's line numbers in error
+//! messages of an interactive session, print-success toggled on cvc5 and yices as they do
+//! it themselves, z3 stopping after a lexical error, a deadline and solver deaths in the
+//! middle of a batch.
+
+mod common;
+
+use common::{alive, corpus, descendants_of, have, kill, root, run, run_prog, Session};
+use std::time::{Duration, Instant};
+
+const T: Duration = Duration::from_secs(60);
+
+/// A KLEE log as `z3 -in` is timed on it: every `(exit)` line read as `(reset)`.
+fn klee_stream(rel: &str) -> Vec<u8> {
+    use std::io::Read;
+    let f = std::fs::File::open(corpus(rel)).unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(f).read_to_string(&mut text).unwrap();
+    let mut out = String::with_capacity(text.len());
+    for l in text.split_inclusive('\n') {
+        if l.trim() == "(exit)" {
+            out.push_str("(reset)\n");
+        } else {
+            out.push_str(l);
+        }
+    }
+    out.into_bytes()
+}
+
+#[test]
+fn klee_streams_byte_for_byte() {
+    if !have("z3") {
+        eprintln!("skipping: z3 not installed");
+        return;
+    }
+    for rel in ["klee/sort/solver-queries.smt2.gz", "klee/regexp/solver-queries.smt2.gz", "klee/sbase-echo/solver-queries.smt2.gz"] {
+        let input = klee_stream(rel);
+        let z = run_prog("z3", &["-in"], &input, T);
+        let p = run(&["--solver", "z3", "--strategy", "passthrough", "--cache", "none"], &input, T);
+        assert!(!z.timed_out && !p.timed_out, "{rel}: hung");
+        assert!(z.stdout.len() > 1000, "{rel}: z3 said too little");
+        assert!(z.stdout == p.stdout, "{rel}: smtproxy's output differs from z3's");
+        // With print-success turned on by the client, z3 prints `success` lines: relayed too.
+        let mut ps = b"(set-option :print-success true)\n".to_vec();
+        ps.extend_from_slice(&input);
+        let z = run_prog("z3", &["-in"], &ps, T);
+        let p = run(&["--solver", "z3", "--strategy", "passthrough", "--cache", "none"], &ps, T);
+        assert!(z.stdout.windows(8).filter(|w| w == b"success\n").count() > 100, "{rel}: no success lines");
+        assert!(z.stdout == p.stdout, "{rel} with print-success: smtproxy's output differs from z3's");
+    }
+}
+
+#[test]
+fn markers_never_reach_the_client() {
+    let mut scripts: Vec<_> = std::fs::read_dir(root().join("smt2-corpus/hand"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "smt2"))
+        .collect();
+    scripts.extend(std::fs::read_dir(root().join("fuzz/regressions")).unwrap().flatten().map(|e| e.path()));
+    scripts.sort();
+    assert!(scripts.len() > 20);
+    let mut checked = 0;
+    for solver in ["z3", "cvc5", "yices"] {
+        let bin = if solver == "yices" { "yices-smt2" } else { solver };
+        if !have(bin) {
+            eprintln!("{solver} not installed: skipped");
+            continue;
+        }
+        for s in &scripts {
+            let input = std::fs::read(s).unwrap();
+            let p = run(&["--solver", solver, "--strategy", "passthrough", "--cache", "none"], &input, T);
+            p.assert_no_panic_no_hang(&format!("{solver} < {}", s.display()));
+            let out = p.stdout_str();
+            assert!(!out.contains("sp!sync"), "{solver} < {}: a marker reached the client:\n{out}", s.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= scripts.len());
+}
+
+#[test]
+fn interactive_session_keeps_the_clients_line_numbers() {
+    if !have("z3") {
+        eprintln!("skipping: z3 not installed");
+        return;
+    }
+    // One command per round trip, so every command ends a batch and the marker takes the
+    // rest of its line; blank and comment lines in between must still count.
+    let lines = ["(declare-const x Int)", "", "; a comment", "(assert (> y 0))", "  (assert (> x 0))", "(check-sat)", "(get-value (x z))"];
+    let text = lines.join("\n") + "\n";
+    let z = run_prog("z3", &["-in"], text.as_bytes(), T);
+    let want: Vec<String> = z.stdout_str().lines().map(String::from).collect();
+    assert_eq!(want.len(), 3, "z3: {want:?}");
+    assert!(want[0].starts_with("(error \"line 4 column"), "z3: {want:?}");
+
+    let mut s = Session::start(&["--solver", "z3", "--strategy", "passthrough", "--cache", "none"]);
+    for l in &lines[..3] {
+        assert!(s.send(l));
+    }
+    assert_eq!(s.ask(lines[3], T), want[0]);
+    assert!(s.send(lines[4]));
+    assert_eq!(s.ask(lines[5], T), "sat");
+    assert_eq!(s.ask(lines[6], T), want[2]);
+    let (st, err, hung) = s.finish(T);
+    assert!(!hung && !err.contains("panicked"), "{err}");
+    assert_eq!(st.and_then(|s| s.code()), Some(0), "{err}");
+}
+
+/// `solver` run directly and through smtproxy on `script`: the same bytes.
+fn same_as_direct(solver: &str, direct: &[&str], prefix: &str, script: &str) {
+    let mut input = prefix.as_bytes().to_vec();
+    input.extend_from_slice(script.as_bytes());
+    let d = run_prog(direct[0], &direct[1..], &input, T);
+    let p = run(&["--solver", solver, "--strategy", "passthrough", "--cache", "none"], script.as_bytes(), T);
+    assert!(!d.timed_out && !p.timed_out);
+    assert_eq!(p.stdout_str(), d.stdout_str(), "{solver}: smtproxy differs from the solver run directly");
+}
+
+#[test]
+fn print_success_toggled_on_cvc5_and_yices() {
+    // cvc5 prints `success` after an echo under print-success (the echo of a marker, too)
+    // and turns print-success off at (reset); yices has it on by default in interactive
+    // mode (smtproxy turns it off first, as z3 has it).
+    let script = "(set-option :print-success true)
+(set-logic QF_LIA)
+(declare-const x Int)
+(echo \"e\")
+(assert (> x 0))
+(check-sat)
+(reset)
+(set-logic QF_LIA)
+(declare-const x Int)
+(assert (< x 0))
+(check-sat)
+(set-option :print-success true)
+(declare-const y Int)
+(set-option :print-success false)
+(declare-const z Int)
+(check-sat)
+";
+    if have("cvc5") {
+        same_as_direct("cvc5", &["cvc5", "--lang", "smt2", "--incremental", "--produce-models"], "", script);
+    }
+    if have("yices-smt2") {
+        let args = ["yices-smt2", "--incremental", "--interactive", "--smt2-model-format"];
+        same_as_direct("yices", &args, "(set-option :print-success false)", script);
+    }
+}
+
+#[test]
+fn z3_stopping_after_a_lexical_error_is_restarted() {
+    if !have("z3") {
+        eprintln!("skipping: z3 not installed");
+        return;
+    }
+    // After `(#e...` z3 counts one parenthesis too many and swallows all further input.
+    let mut s = Session::start(&["--solver", "z3", "--strategy", "passthrough", "--cache", "none"]);
+    s.send("(declare-const x Int)");
+    s.send("(assert (= x 7))");
+    let t0 = Instant::now();
+    let e = s.ask("(#et-info :authors)", T);
+    assert!(e.starts_with("(error \"line 3 column"), "{e}");
+    assert_eq!(s.ask("(check-sat)", T), "sat");
+    assert!(t0.elapsed() < Duration::from_secs(10), "recovery took {:?}", t0.elapsed());
+    assert_eq!(s.ask("(get-value (x))", T), "((x 7))", "the client's state is replayed");
+    let (st, err, hung) = s.finish(T);
+    assert!(!hung && !err.contains("panicked"), "{err}");
+    assert_eq!(st.and_then(|s| s.code()), Some(0), "{err}");
+}
+
+const FACTOR: &str = "(set-logic QF_BV)
+(declare-const x (_ BitVec 64))
+(declare-const y (_ BitVec 64))
+(push 1)
+(assert (= (bvmul x y) #x6732d442f66afa45))
+(assert (bvugt x #x0000000000000001))
+(assert (bvugt y #x0000000000000001))
+(assert (bvult x #x00000000ffffffff))
+(assert (bvult y #x00000000ffffffff))
+";
+
+const EASY: &str = "(pop 1)
+(assert (= (bvmul x y) #x0000000000000006))
+(assert (bvugt x #x0000000000000001))
+(assert (bvult x #x0000000000000003))
+(check-sat)
+(get-value (x))
+";
+
+#[test]
+fn deadline_in_the_middle_of_a_batch() {
+    if !have("z3") {
+        eprintln!("skipping: z3 not installed");
+        return;
+    }
+    // All of it in one write: the hard check-sat runs out of time inside a batch; what
+    // follows it in the batch is sent again after the state is replayed.
+    let input = format!("{FACTOR}(check-sat)\n(get-info :name)\n{EASY}");
+    let t0 = Instant::now();
+    let p = run(&["--solver", "z3", "--strategy", "passthrough", "--cache", "none", "--timeout-ms", "300"], input.as_bytes(), T);
+    p.assert_no_panic_no_hang("deadline in a batch");
+    let out = p.stdout_str();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines, ["unknown", "(:name \"Z3\")", "sat", "((x #x0000000000000002))"], "{out}");
+    assert!(t0.elapsed() < Duration::from_secs(10), "took {:?}", t0.elapsed());
+}
+
+#[test]
+fn solver_killed_in_the_middle_of_a_batch() {
+    if !have("z3") {
+        eprintln!("skipping: z3 not installed");
+        return;
+    }
+    let mut s = Session::start(&["--solver", "z3", "--strategy", "passthrough", "--cache", "none"]);
+    // One write: a batch with the hard check-sat in the middle.
+    assert!(s.send(&format!("{FACTOR}(check-sat)\n(get-info :name)")));
+    // Kill each solver that takes the check-sat on until smtproxy gives it up: the first
+    // death is in a batch of many (the rest is sent again one command per batch), then
+    // the check-sat dies twice alone in its batch.
+    let mut killed = Vec::new();
+    let t0 = Instant::now();
+    let answer = loop {
+        if let Some(l) = s.line(Duration::from_millis(300)) {
+            break l;
+        }
+        assert!(t0.elapsed() < T, "no answer after killing {killed:?}");
+        for pid in descendants_of(s.pid()) {
+            if !killed.contains(&pid) && alive(pid) {
+                kill(pid, 9);
+                killed.push(pid);
+            }
+        }
+    };
+    assert_eq!(answer, "unknown", "after killing {killed:?}");
+    assert!(killed.len() >= 2, "killed {killed:?}");
+    assert_eq!(s.line(T).as_deref(), Some("(:name \"Z3\")"), "the command after it in the batch");
+    // The session goes on with the client's state (the declarations, the push).
+    for l in EASY.lines().take(4) {
+        s.send(l);
+    }
+    assert_eq!(s.ask("(check-sat)", T), "sat");
+    assert_eq!(s.ask("(get-value (x))", T), "((x #x0000000000000002))");
+    let (st, err, hung) = s.finish(T);
+    assert!(!hung && !err.contains("panicked"), "{err}");
+    assert_eq!(st.and_then(|s| s.code()), Some(0), "{err}");
+}
