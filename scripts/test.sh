@@ -30,7 +30,7 @@ step "cargo test --release"
 test_log=$(mktemp "${TMPDIR:-/tmp}/smtproxy-test.XXXXXX")
 trap 'rm -f "$test_log"' EXIT
 set +e
-cargo test --release "$@" 2>&1 | tee "$test_log"
+cargo test --release --no-fail-fast "$@" 2>&1 | tee "$test_log"
 cargo_rc=${PIPESTATUS[0]}
 set -e
 if [ "$cargo_rc" -ne 0 ]; then

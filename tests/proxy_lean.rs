@@ -60,7 +60,14 @@ fn markers_never_reach_the_client() {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "smt2"))
         .collect();
-    scripts.extend(std::fs::read_dir(root().join("fuzz/regressions")).unwrap().flatten().map(|e| e.path()));
+    // Not the inputs that hang the solver itself (they need --timeout-ms; see proxy_bad_input).
+    scripts.extend(
+        std::fs::read_dir(root().join("fuzz/regressions"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| !p.to_string_lossy().contains("-hangs-")),
+    );
     scripts.sort();
     assert!(scripts.len() > 20);
     let mut checked = 0;
