@@ -288,9 +288,12 @@ impl Proc {
         self.stdin = None;
         if !leader_exited_nowait(self.pid) {
             let _ = signal_group(self.pid, libc::SIGTERM);
+            // Solvers exit within a few milliseconds of SIGTERM: look often at first.
             let until = Instant::now() + grace;
+            let mut nap = Duration::from_micros(100);
             while Instant::now() < until && !leader_exited_nowait(self.pid) {
-                thread::sleep(Duration::from_millis(5));
+                thread::sleep(nap);
+                nap = (nap * 2).min(Duration::from_millis(5));
             }
         }
         // The leader is at worst a zombie now, which keeps the group id reserved:
