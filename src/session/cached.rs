@@ -34,7 +34,6 @@ use crate::term::signature::Signature;
 use crate::term::{Op, TermId, TermStore};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
 
 /// How many recent component models are tried before going to the backend.
 const RECENT_MODELS: usize = 16;
@@ -68,25 +67,7 @@ pub struct CachePlanner {
     model_tries: u32,
     model_wins: u32,
     recent_budget: usize,
-    /// Hybrid: what the cache path costs and saves, per window; skip it while it does not pay.
-    window: CostWindow,
-    bypass: bool,
-    bypassed: u64,
 }
-
-/// Queries through the cache path in the current window: time spent outside backends,
-/// queries answered without one, and backend time of the others.
-#[derive(Default)]
-struct CostWindow {
-    n: u32,
-    hits: u32,
-    overhead: Duration,
-    backend: Duration,
-}
-
-/// Queries per cost window, and one in how many bypassed queries still takes the cache path.
-const COST_WINDOW: u32 = 32;
-const BYPASS_SAMPLE: u64 = 8;
 
 #[derive(Clone, Copy)]
 enum Known {
@@ -115,9 +96,6 @@ impl CachePlanner {
             model_tries: 0,
             model_wins: 0,
             recent_budget: RECENT_MODELS,
-            window: CostWindow::default(),
-            bypass: false,
-            bypassed: 0,
             exact: FxHashMap::default(),
             conj_ids: FxHashMap::default(),
             warned: false,
@@ -144,62 +122,8 @@ impl CachePlanner {
         self.warned = true;
     }
 
-    /// Whether this query should skip the cache path and go straight to the stack (hybrid
-    /// only): when, over the last window, the time spent in it per query (slicing,
-    /// canonical forms, lookups, model evaluation) exceeded what its hits saved (hit rate
-    /// times the backend time of a miss). Every `BYPASS_SAMPLE`-th query still takes it, to
-    /// measure again (and a warm store soon turns it back on).
-    pub fn skip(&mut self) -> bool {
-        if !matches!(self.policy, MissPolicy::Stack { .. }) || !self.bypass {
-            return false;
-        }
-        self.bypassed += 1;
-        self.bypassed % BYPASS_SAMPLE != 0
-    }
-
     #[allow(clippy::too_many_arguments)]
     pub fn check(
-        &mut self,
-        stack: &mut StackMirror,
-        main: &mut SolverHandle,
-        aux: &mut SolverHandle,
-        store: &mut TermStore,
-        q: &Query,
-        stats: &mut Stats,
-    ) -> Result<Planned, DriverError> {
-        let (t0, b0) = (Instant::now(), main.busy + aux.busy);
-        let r = self.check_inner(stack, main, aux, store, q, stats);
-        if let Ok(Planned::Own(..)) = &r {
-            let backend = (main.busy + aux.busy).saturating_sub(b0);
-            let overhead = t0.elapsed().saturating_sub(backend);
-            self.note_cost(overhead, backend);
-        }
-        r
-    }
-
-    fn note_cost(&mut self, overhead: Duration, backend: Duration) {
-        let w = &mut self.window;
-        w.n += 1;
-        w.overhead += overhead;
-        if backend.is_zero() {
-            w.hits += 1;
-        } else {
-            w.backend += backend;
-        }
-        if w.n >= COST_WINDOW {
-            let misses = w.n - w.hits;
-            let saved_per_query = if misses == 0 {
-                f64::INFINITY
-            } else {
-                (w.hits as f64 / w.n as f64) * (w.backend.as_secs_f64() / misses as f64)
-            };
-            self.bypass = w.overhead.as_secs_f64() / (w.n as f64) > saved_per_query;
-            *w = CostWindow::default();
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn check_inner(
         &mut self,
         stack: &mut StackMirror,
         main: &mut SolverHandle,

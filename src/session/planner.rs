@@ -165,8 +165,7 @@ impl Planner {
     pub fn check(&mut self, store: &mut TermStore, q: &Query, stats: &mut super::Stats) -> Result<Answer, DriverError> {
         self.model_at = ModelAt::None;
         let before = self.main.busy + self.aux.busy;
-        let skip = self.cached.as_mut().is_some_and(|c| c.skip());
-        if let Some(c) = self.cached.as_mut().filter(|_| !skip) {
+        if let Some(c) = self.cached.as_mut() {
             match c.check(&mut self.stack, &mut self.main, &mut self.aux, store, q, stats)? {
                 Planned::Own(a, m) => {
                     stats.solver += (self.main.busy + self.aux.busy) - before;
