@@ -31,6 +31,13 @@ impl SolverHandle {
     pub fn is_running(&self) -> bool {
         self.solver.is_some()
     }
+    /// A process is running and has not exited (a dead one is reaped and dropped).
+    pub fn is_alive(&mut self) -> bool {
+        if self.solver.as_mut().is_some_and(|s| !s.is_alive()) {
+            self.kill();
+        }
+        self.solver.is_some()
+    }
 
     fn ensure(&mut self) -> Result<&mut Solver, DriverError> {
         if self.solver.as_mut().is_some_and(|s| !s.is_alive()) {

@@ -333,8 +333,11 @@ impl Engine {
             }
         }
         let mut outs = Vec::new();
-        let h = &self.planner.main;
-        if self.pass_stale || !h.is_running() || h.generation != self.pass_gen || !h.lean {
+        // Between batches, a solver that has died is noticed before anything is written to
+        // it (the client's commands then go to a rebuilt one, not into a dead pipe).
+        let idle = self.lean.inflight.is_empty();
+        let h = &mut self.planner.main;
+        if self.pass_stale || (idle && !h.is_alive()) || !h.is_running() || h.generation != self.pass_gen || !h.lean {
             outs.extend(self.lean_sync());
             if let Err(e) = self.lean_rebuild() {
                 self.emit(&response::error(&format!("solver failed: {e}")));
