@@ -1,0 +1,12 @@
+; echo, including "" escapes, parentheses, semicolons and | inside strings
+(set-logic QF_LIA)
+(echo "hello")
+(echo "")
+(echo "a ""quoted"" word")
+(echo """")
+(echo "(not a command) ; not a comment |not a symbol|")
+(declare-const x Int)
+(assert (= x 1))
+(set-info :status sat)
+(check-sat)
+(echo "done")

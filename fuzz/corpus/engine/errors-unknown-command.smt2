@@ -1,0 +1,12 @@
+; unknown commands and unsupported options/info are reported; the session goes on
+(set-logic QF_LIA)
+(declare-const x Int)
+(frobnicate x)
+(assert (> x 2))
+(get-info :no-such-info-flag)
+(set-option :no-such-option 1)
+(set-info :status sat)
+(check-sat)
+(assert (< x 2))
+(set-info :status unsat)
+(check-sat)

@@ -1,0 +1,11 @@
+; an assert with an undeclared symbol is an error and changes nothing; the session goes on
+(set-logic QF_LIA)
+(declare-const x Int)
+(assert (> y 0))
+(assert (> x 0))
+(set-info :status sat)
+(check-sat)
+(assert (< (g x) 0))
+(assert (< x 0))
+(set-info :status unsat)
+(check-sat)

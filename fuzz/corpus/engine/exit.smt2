@@ -1,0 +1,10 @@
+; exit: nothing after it is read
+(set-logic QF_LIA)
+(declare-const x Int)
+(assert (> x 0))
+(set-info :status sat)
+(check-sat)
+(exit)
+(assert (< x 0))
+(check-sat)
+(echo "must not be printed")

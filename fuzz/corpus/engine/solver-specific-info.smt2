@@ -1,0 +1,11 @@
+; get-info keys whose answers name the solver: never compare these across solvers.
+(set-option :random-seed 7)
+(set-logic QF_LIA)
+(get-info :name)
+(get-info :version)
+(get-info :authors)
+(declare-const x Int)
+(assert (= x 1))
+(set-info :status sat)
+(check-sat)
+(get-info :reason-unknown)

@@ -1,0 +1,7 @@
+; Int/Bool mixes: errors in z3 4.8 and cvc5; z3 5.x accepts both asserts (and then answers unsat)
+(set-logic QF_LIA)
+(declare-const x Int)
+(declare-const b Bool)
+(assert (> x true))
+(assert (= x b))
+(check-sat)
