@@ -276,7 +276,7 @@ impl Engine {
             }
             Frame::Command(raw) => {
                 let gap = raw.gap.map(|g| (g, raw.gap_at));
-                self.lean_command(&raw.text, raw.line, raw.col, gap, more)
+                self.lean_command(raw.text, raw.line, raw.col, gap, more)
             }
         }
     }
@@ -285,18 +285,18 @@ impl Engine {
     /// complete command buffered.
     pub(super) fn lean_command(
         &mut self,
-        text: &str,
+        text: String,
         line: usize,
         col: usize,
         gap: Option<(String, (usize, usize))>,
         more: bool,
     ) -> Vec<Outcome> {
-        let head = command_head(text).unwrap_or("");
+        let head = command_head(&text).unwrap_or("");
         let counted = self.counted();
         // print-success as this command leaves it, if it changes it.
         let mut ps_after = None;
         if matches!(head, "echo" | "exit" | "set-option" | "get-option") {
-            match parse_command(&mut self.store, &self.sig, text) {
+            match parse_command(&mut self.store, &self.sig, &text) {
                 Ok(Command::Echo(s)) => {
                     let mut outs = self.lean_sync();
                     self.echo(&s);
@@ -345,6 +345,7 @@ impl Engine {
                 return outs;
             }
         }
+        let head_is_reset = head == "reset";
         let kind = if counted {
             Kind::Answer
         } else if ps_after.is_some() {
@@ -356,10 +357,10 @@ impl Engine {
             self.lean_close();
         }
         let quiet = counted && !self.lean.ps;
-        self.lean_send(LeanCmd { text: text.to_string(), line, col, gap, kind, start: (0, 0), attempts: 0, quiet });
+        self.lean_send(LeanCmd { text, line, col, gap, kind, start: (0, 0), attempts: 0, quiet });
         if let Some(ps) = ps_after {
             self.lean.ps = ps;
-        } else if head == "reset" && self.dialect == Dialect::Cvc5 {
+        } else if head_is_reset && self.dialect == Dialect::Cvc5 {
             self.lean.ps = false;
         }
         if kind == Kind::Alone || self.lean.open >= self.batch_max() || !more {

@@ -251,7 +251,7 @@ impl Engine {
             self.stats.fallbacks_passthrough += 1;
             self.stats.note(format!("switched to passthrough: {why}"));
         }
-        self.lean_command(text, line, col, None, false).pop().unwrap_or_default()
+        self.lean_command(text.to_string(), line, col, None, false).pop().unwrap_or_default()
     }
 
     /// Options whose value is the client's, not the backend's (the proxy sets them on
