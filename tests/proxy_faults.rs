@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{alive, comm, descendants_of, have, kill, run, Session};
+use common::{alive, comm, descendants_of, have, kill, run, Session, FACTOR};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(30);
@@ -220,15 +220,24 @@ fn check_ab(what: &str, v: &str, want_b: Option<u64>) {
     }
 }
 
-fn solver_killed_at(strategy: &str, point: KillPoint) {
+/// A `--solver` command line running z3 under `KILL_WRAPPER`, which kills it at the first
+/// command containing `trigger` (`mode`: before, during, after or partial), in a temporary
+/// directory that also holds the marker files (`first-incarnation.fired` once it has
+/// fired). None, with a note, when python3 or z3 is missing.
+fn kill_wrapper_solver(trigger: &str, mode: &str) -> Option<(tempfile::TempDir, String)> {
     let (Some(py), Some(z3)) = (real_program("python3"), real_program("z3")) else {
         eprintln!("SKIPPED: python3 or z3 not installed");
-        return;
+        return None;
     };
     let dir = tempfile::tempdir().unwrap();
     let wrapper = dir.path().join("kill_wrapper.py");
     std::fs::write(&wrapper, KILL_WRAPPER).unwrap();
     let marker = dir.path().join("first-incarnation");
+    let solver = format!("'{}' '{}' '{}' '{}' '{trigger}' 1 {mode}", py.display(), wrapper.display(), z3.display(), marker.display());
+    Some((dir, solver))
+}
+
+fn solver_killed_at(strategy: &str, point: KillPoint) {
     let (trigger, mode) = match point {
         KillPoint::BeforeCheck => ("(check-sat", "before"),
         KillPoint::DuringCheck => ("(check-sat", "during"),
@@ -236,7 +245,7 @@ fn solver_killed_at(strategy: &str, point: KillPoint) {
         KillPoint::DuringGetValue => ("(get-value", "partial"),
         KillPoint::DuringGetModel => ("(get-model", "partial"),
     };
-    let solver = format!("'{}' '{}' '{}' '{}' '{trigger}' 1 {mode}", py.display(), wrapper.display(), z3.display(), marker.display());
+    let Some((dir, solver)) = kill_wrapper_solver(trigger, mode) else { return };
     let what = format!("{strategy}, solver killed {point:?}");
     let t0 = Instant::now();
     let mut s = Session::start(&["--solver", &solver, "--strategy", strategy, "--cache", "none", "--stats"]);
@@ -282,15 +291,7 @@ fn solver_killed_at(strategy: &str, point: KillPoint) {
 #[test]
 #[ignore = "KNOWN BUG (open): under CPU load, lean passthrough sometimes never answers after resending a pipeline to the rebuilt solver (about 1 run in 6 with two busy cores); passes when the machine is idle"]
 fn solver_killed_before_pipelined_commands_passthrough() {
-    let (Some(py), Some(z3)) = (real_program("python3"), real_program("z3")) else {
-        eprintln!("SKIPPED: python3 or z3 not installed");
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let wrapper = dir.path().join("kill_wrapper.py");
-    std::fs::write(&wrapper, KILL_WRAPPER).unwrap();
-    let marker = dir.path().join("first-incarnation");
-    let solver = format!("'{}' '{}' '{}' '{}' '(check-sat' 1 after", py.display(), wrapper.display(), z3.display(), marker.display());
+    let Some((dir, solver)) = kill_wrapper_solver("(check-sat", "after") else { return };
     let mut s = Session::start(&["--solver", &solver, "--strategy", "passthrough", "--cache", "none"]);
     s.send("(set-logic QF_BV)\n(declare-const a (_ BitVec 8))\n(declare-const b (_ BitVec 8))\n(assert (= (bvadd a b) #x10))\n(assert (bvult a #x08))\n(assert (bvugt b #x09))");
     assert_eq!(s.ask("(check-sat)", T), "sat");
@@ -367,15 +368,6 @@ fn solver_killed_at_every_point_fresh() {
     solver_killed_at_every_point("fresh");
 }
 
-const FACTOR: &str = "(set-logic QF_BV)
-(declare-const x (_ BitVec 64))
-(declare-const y (_ BitVec 64))
-(push 1)
-(assert (= (bvmul x y) #x6732d442f66afa45))
-(assert (bvugt x #x0000000000000001))
-(assert (bvugt y #x0000000000000001))
-(assert (bvult x #x00000000ffffffff))
-(assert (bvult y #x00000000ffffffff))";
 
 #[test]
 fn timeout_then_easy_query() {

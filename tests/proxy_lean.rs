@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{alive, corpus, descendants_of, have, kill, root, run, run_prog, Session};
+use common::{alive, corpus, descendants_of, have, kill, root, run, run_prog, Session, FACTOR};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(60);
@@ -179,16 +179,6 @@ fn z3_stopping_after_a_lexical_error_is_restarted() {
     assert_eq!(st.and_then(|s| s.code()), Some(0), "{err}");
 }
 
-const FACTOR: &str = "(set-logic QF_BV)
-(declare-const x (_ BitVec 64))
-(declare-const y (_ BitVec 64))
-(push 1)
-(assert (= (bvmul x y) #x6732d442f66afa45))
-(assert (bvugt x #x0000000000000001))
-(assert (bvugt y #x0000000000000001))
-(assert (bvult x #x00000000ffffffff))
-(assert (bvult y #x00000000ffffffff))
-";
 
 const EASY: &str = "(pop 1)
 (assert (= (bvmul x y) #x0000000000000006))

@@ -33,17 +33,19 @@ impl SolverHandle {
     }
     /// A process is running and has not exited (a dead one is reaped and dropped).
     pub fn is_alive(&mut self) -> bool {
+        self.live().is_some()
+    }
+
+    /// The running process, after reaping and dropping it if it has exited. Never starts one.
+    fn live(&mut self) -> Option<&mut Solver> {
         if self.solver.as_mut().is_some_and(|s| !s.is_alive()) {
             self.kill();
         }
-        self.solver.is_some()
+        self.solver.as_mut()
     }
 
     fn ensure(&mut self) -> Result<&mut Solver, DriverError> {
-        if self.solver.as_mut().is_some_and(|s| !s.is_alive()) {
-            self.kill();
-        }
-        if self.solver.is_none() {
+        if self.live().is_none() {
             let s = if self.lean { Solver::start_lean(&self.spec)? } else { Solver::start(&self.spec)? };
             if self.generation > 0 {
                 self.restarts += 1;
@@ -89,18 +91,10 @@ impl SolverHandle {
         if self.generation != gen {
             return Err(gone());
         }
-        match self.solver.as_mut().map(|s| s.is_alive()) {
-            Some(true) => {}
-            Some(false) => {
-                self.kill();
-                return Err(gone());
-            }
-            None => return Err(gone()),
-        }
         let t0 = Instant::now();
-        let r = match self.solver.as_mut() {
+        let r = match self.live() {
             Some(s) => s.command(text, None),
-            None => Err(gone()),
+            None => return Err(gone()),
         };
         self.busy += t0.elapsed();
         self.after(r)
@@ -133,16 +127,9 @@ impl SolverHandle {
     /// Never starts a process (the caller put state into this one).
     pub fn send_check(&mut self, text: &str) -> Result<(), DriverError> {
         self.checks += 1;
-        let gone = || DriverError::Died { exit: None, stderr: "the solver process is gone".into() };
-        let r = match self.solver.as_mut() {
-            Some(s) => {
-                if s.is_alive() {
-                    s.send_nowait(text)
-                } else {
-                    Err(gone())
-                }
-            }
-            None => Err(gone()),
+        let r = match self.live() {
+            Some(s) => s.send_nowait(text),
+            None => Err(DriverError::Died { exit: None, stderr: "the solver process is gone".into() }),
         };
         self.after(r)
     }

@@ -366,3 +366,17 @@ pub fn replay(log: &Path, strategy: &str, solver: &str, timeout: Duration) -> (O
         .unwrap_or(serde_json::Value::Null);
     (out.code(), v, out.stderr_str(), out.elapsed)
 }
+
+/// A query z3 takes seconds on (factoring a 64-bit product), for tests that need a busy
+/// solver: set-logic and declarations first, one command per line.
+#[allow(dead_code)]
+pub const FACTOR: &str = "(set-logic QF_BV)
+(declare-const x (_ BitVec 64))
+(declare-const y (_ BitVec 64))
+(push 1)
+(assert (= (bvmul x y) #x6732d442f66afa45))
+(assert (bvugt x #x0000000000000001))
+(assert (bvugt y #x0000000000000001))
+(assert (bvult x #x00000000ffffffff))
+(assert (bvult y #x00000000ffffffff))
+";
