@@ -16,7 +16,11 @@ use smtproxy::session::{engine_for, Engine, Strategy};
 use smtproxy::smt2::reader::{CommandReader, Frame};
 use std::time::Instant;
 
-const LOGS: &[&str] = &["sbase-expr/solver-queries.smt2.gz", "regexp/solver-queries.smt2.gz", "sort/solver-queries.smt2.gz"];
+const LOGS: &[&str] = &[
+    "sbase-expr/solver-queries.smt2.gz",
+    "regexp/solver-queries.smt2.gz",
+    "sort/solver-queries.smt2.gz",
+];
 
 /// Each KLEE record's commands as one text, `(exit)` replaced by `(reset)`.
 fn records(text: &str) -> Vec<String> {
@@ -51,10 +55,24 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("cache_hit");
     for rel in LOGS {
         let text = common::load(rel);
-        let recs: Vec<String> = records(&text).into_iter().filter(|r| r.contains("(check-sat)")).collect();
-        let cfg = CacheConfig { mem_entries: 100_000, mem_bytes: 64 << 20, disk: None, redis: None };
-        let mut engine =
-            engine_for(Strategy::Cache, Some(&solver), None, Some(cfg), Box::new(std::io::sink())).expect("engine");
+        let recs: Vec<String> = records(&text)
+            .into_iter()
+            .filter(|r| r.contains("(check-sat)"))
+            .collect();
+        let cfg = CacheConfig {
+            mem_entries: 100_000,
+            mem_bytes: 64 << 20,
+            disk: None,
+            redis: None,
+        };
+        let mut engine = engine_for(
+            Strategy::Cache,
+            Some(&solver),
+            None,
+            Some(cfg),
+            Box::new(std::io::sink()),
+        )
+        .expect("engine");
         // Warm: every record once (solver checks happen here).
         for r in &recs {
             feed(&mut engine, r);
@@ -67,9 +85,15 @@ fn bench(c: &mut Criterion) {
             feed(&mut engine, black_box(r));
             us.push(t0.elapsed().as_secs_f64() * 1e6);
         }
-        assert_eq!(engine.stats.solver_checks, warm_checks, "{rel}: a repeated query reached the solver");
-        let (med, p90, max) =
-            (common::median(&mut us), common::percentile(&mut us, 0.9), common::percentile(&mut us, 1.0));
+        assert_eq!(
+            engine.stats.solver_checks, warm_checks,
+            "{rel}: a repeated query reached the solver"
+        );
+        let (med, p90, max) = (
+            common::median(&mut us),
+            common::percentile(&mut us, 0.9),
+            common::percentile(&mut us, 1.0),
+        );
         let mean = us.iter().sum::<f64>() / us.len() as f64;
         eprintln!(
             "cache_hit/{}: {} queries (warm-up: {} solver checks), per query: median {:.1} us, mean {:.1} us, p90 {:.1} us, max {:.1} us",
@@ -91,7 +115,10 @@ fn bench(c: &mut Criterion) {
                 n
             })
         });
-        assert_eq!(engine.stats.solver_checks, warm_checks, "{rel}: a repeated query reached the solver");
+        assert_eq!(
+            engine.stats.solver_checks, warm_checks,
+            "{rel}: a repeated query reached the solver"
+        );
         engine.shutdown();
     }
     g.finish();

@@ -22,7 +22,11 @@ use smtproxy::smt2::parser::parse_term;
 use smtproxy::term::signature::{DeclKind, FunDef, Signature};
 use smtproxy::term::{TermId, TermStore};
 
-const LOGS: &[&str] = &["sbase-expr/solver-queries.smt2.gz", "regexp/solver-queries.smt2.gz", "sbase-cut/solver-queries.smt2.gz"];
+const LOGS: &[&str] = &[
+    "sbase-expr/solver-queries.smt2.gz",
+    "regexp/solver-queries.smt2.gz",
+    "sbase-cut/solver-queries.smt2.gz",
+];
 
 fn ok(r: Result<Response, smtproxy::driver::DriverError>, what: &str) -> Response {
     match r {
@@ -45,10 +49,21 @@ fn z3_model(solver: &mut Solver, store: &mut TermStore, q: &common::Query) -> Op
         for (name, leaf) in &q.consts {
             let sym = store.sym(name);
             let ret = store.sort(*leaf);
-            sig.add_fun(name, FunDef::Declared { sym, params: vec![], ret, kind: DeclKind::Free });
+            sig.add_fun(
+                name,
+                FunDef::Declared {
+                    sym,
+                    params: vec![],
+                    ret,
+                    kind: DeclKind::Free,
+                },
+            );
         }
         for (name, leaf) in &q.consts {
-            let r = ok(solver.command(&format!("(get-value ({name}))"), None), "get-value");
+            let r = ok(
+                solver.command(&format!("(get-value ({name}))"), None),
+                "get-value",
+            );
             let Response::Other(text) = r else {
                 model = None;
                 break;
@@ -81,12 +96,19 @@ fn bench(c: &mut Criterion) {
     let solver_name = std::env::var("SMTPROXY_BENCH_SOLVER").unwrap_or_else(|_| "z3".into());
     let spec = SolverSpec::resolve(Some(&solver_name)).expect("solver for the eval bench");
     let mut solver = Solver::start(&spec).expect("start solver");
-    ok(solver.command("(set-option :produce-models true)", None), "produce-models");
+    ok(
+        solver.command("(set-option :produce-models true)", None),
+        "produce-models",
+    );
     let mut g = c.benchmark_group("eval");
     for rel in LOGS {
         let text = common::load(rel);
         let mut p = common::parse_queries(&text);
-        let cs: Vec<Vec<TermId>> = p.queries.iter().map(|q| conjuncts(&mut p.store, &q.assertions)).collect();
+        let cs: Vec<Vec<TermId>> = p
+            .queries
+            .iter()
+            .map(|q| conjuncts(&mut p.store, &q.assertions))
+            .collect();
         let mut sat: Vec<(Model, usize)> = Vec::new();
         let mut unreadable = 0;
         for (i, q) in p.queries.iter().enumerate() {
@@ -121,7 +143,12 @@ fn bench(c: &mut Criterion) {
         });
         let empty = Model::new();
         let zero_true = cs.iter().filter(|c| holds(store, &empty, c)).count();
-        eprintln!("eval/{}: {} of {} queries true under the all-zero model", common::short(rel), zero_true, cs.len());
+        eprintln!(
+            "eval/{}: {} of {} queries true under the all-zero model",
+            common::short(rel),
+            zero_true,
+            cs.len()
+        );
         g.throughput(Throughput::Elements(cs.len() as u64));
         g.bench_function(format!("zero-model/{}", common::short(rel)), |b| {
             b.iter(|| {

@@ -8,7 +8,10 @@ use smtproxy::smt2::reader::{CommandReader, Frame};
 use smtproxy::term::signature::Signature;
 use smtproxy::term::TermStore;
 
-const LOGS: &[&str] = &["sbase-cut/all-queries.smt2.gz", "regexp/solver-queries.smt2.gz"];
+const LOGS: &[&str] = &[
+    "sbase-cut/all-queries.smt2.gz",
+    "regexp/solver-queries.smt2.gz",
+];
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("reader");

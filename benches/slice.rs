@@ -11,7 +11,11 @@ fn bench(c: &mut Criterion) {
     for rel in common::QUERY_LOGS {
         let text = common::load(rel);
         let mut p = common::parse_queries(&text);
-        let cs: Vec<_> = p.queries.iter().map(|q| conjuncts(&mut p.store, &q.assertions)).collect();
+        let cs: Vec<_> = p
+            .queries
+            .iter()
+            .map(|q| conjuncts(&mut p.store, &q.assertions))
+            .collect();
         let comps: usize = cs.iter().map(|c| slice(&p.store, c).len()).sum();
         eprintln!(
             "slice/{}: {} queries, {} conjuncts, {} components",

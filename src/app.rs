@@ -6,8 +6,8 @@ use crate::cache::tiered::CacheConfig;
 use crate::cli::{Cli, EngineArgs, Sub};
 use crate::corpus;
 use crate::driver::DriverError;
-use crate::replay;
 use crate::driver::SolverSpec;
+use crate::replay;
 use crate::session::{Config, Engine, Strategy};
 use crate::smt2::reader::CommandReader;
 use anyhow::{bail, Context, Result};
@@ -24,14 +24,23 @@ pub fn strategy(args: &EngineArgs) -> Result<Strategy> {
         None => bail!(
             "unknown strategy '{}' (expected one of: {})",
             args.strategy,
-            Strategy::all().iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
+            Strategy::all()
+                .iter()
+                .map(|s| s.name())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
 
 /// The cache configuration from `--cache` (None: no store at all).
 pub fn cache_config(args: &EngineArgs) -> Option<CacheConfig> {
-    let mut cfg = CacheConfig { mem_entries: args.cache_mem, mem_bytes: 512 << 20, disk: None, redis: None };
+    let mut cfg = CacheConfig {
+        mem_entries: args.cache_mem,
+        mem_bytes: 512 << 20,
+        disk: None,
+        redis: None,
+    };
     match args.cache.as_deref() {
         Some("none") => return None,
         Some(s) if s.starts_with("redis://") => {
@@ -44,29 +53,61 @@ pub fn cache_config(args: &EngineArgs) -> Option<CacheConfig> {
     Some(cfg)
 }
 
-pub fn make_engine(args: &EngineArgs, strategy: Strategy, out: Box<dyn Write + Send>, cache: Option<CacheConfig>) -> Result<Engine> {
+pub fn make_engine(
+    args: &EngineArgs,
+    strategy: Strategy,
+    out: Box<dyn Write + Send>,
+    cache: Option<CacheConfig>,
+) -> Result<Engine> {
     let timeout = args.timeout_ms.map(Duration::from_millis);
     let solver = SolverSpec::resolve(args.solver.as_deref())?;
-    Ok(Engine::new(Config { strategy, solver, timeout, cache, jobs: args.jobs.max(1) }, out)?)
+    Ok(Engine::new(
+        Config {
+            strategy,
+            solver,
+            timeout,
+            cache,
+            jobs: args.jobs.max(1),
+        },
+        out,
+    )?)
 }
 
 /// Run the program; returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.cmd {
         None => proxy(&cli.engine, cli.file, cli.stats),
-        Some(Sub::Replay { logs, json, check, quiet }) => replay_cmd(&cli.engine, &logs, json, check, quiet),
-        Some(Sub::Bench { corpus, strategies, json, plot, warm }) => {
-            crate::bench::run(&cli.engine, &corpus, strategies.as_deref(), json, plot, warm)
-        }
+        Some(Sub::Replay {
+            logs,
+            json,
+            check,
+            quiet,
+        }) => replay_cmd(&cli.engine, &logs, json, check, quiet),
+        Some(Sub::Bench {
+            corpus,
+            strategies,
+            json,
+            plot,
+            warm,
+        }) => crate::bench::run(
+            &cli.engine,
+            &corpus,
+            strategies.as_deref(),
+            json,
+            plot,
+            warm,
+        ),
     }
 }
 
 /// Report a missing solver the one clear way.
 pub fn solver_error(e: &anyhow::Error) -> Option<i32> {
-    let de = e.downcast_ref::<crate::error::Error>().and_then(|e| match e {
-        crate::error::Error::Driver(d) => Some(d),
-        _ => None,
-    });
+    let de = e
+        .downcast_ref::<crate::error::Error>()
+        .and_then(|e| match e {
+            crate::error::Error::Driver(d) => Some(d),
+            _ => None,
+        });
     match de.or_else(|| e.downcast_ref::<DriverError>()) {
         Some(DriverError::NotInstalled { solver, hint }) => {
             if hint.contains("pip install") || hint.contains("apt-get install") {
@@ -82,7 +123,9 @@ pub fn solver_error(e: &anyhow::Error) -> Option<i32> {
             eprintln!("smtproxy: solver '{program}' is not executable; make it executable with: chmod +x {program}");
             Some(EXIT_NO_SOLVER)
         }
-        Some(DriverError::Spawn { program, source }) if source.kind() == std::io::ErrorKind::PermissionDenied => {
+        Some(DriverError::Spawn { program, source })
+            if source.kind() == std::io::ErrorKind::PermissionDenied =>
+        {
             eprintln!("smtproxy: solver '{program}' cannot be run ({source}); check its permissions and the mount (noexec?)");
             Some(EXIT_NO_SOLVER)
         }
@@ -96,15 +139,29 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
     let mut engine = make_engine(args, strat, out, cache_config(args))?;
     engine.start_backend().map_err(crate::error::Error::from)?;
     let input: Box<dyn std::io::Read> = match &file {
-        Some(p) => Box::new(std::fs::File::open(p).with_context(|| format!("cannot open {}", p.display()))?),
+        Some(p) => Box::new(
+            std::fs::File::open(p).with_context(|| format!("cannot open {}", p.display()))?,
+        ),
         None => Box::new(std::io::stdin()),
     };
     let mut reader = CommandReader::new(BufReader::with_capacity(1 << 16, input));
-    'session: while let Some(frame) = reader.next_frame() {
+    let from_pipe = file.is_none();
+    'session: loop {
+        // Before a read that may block, everything in flight is answered: the client may
+        // be waiting for those answers before it writes again.
+        let frame = reader.next_frame_with(&mut || {
+            if from_pipe && !stdin_has_input() {
+                engine.idle();
+            }
+        });
+        let Some(frame) = frame else { break };
+        if engine.output_closed() || crate::signals::stop_requested() {
+            break;
+        }
         // More to come without waiting: a complete command already buffered, or unread
-        // input (a file always; a pipe the client has written more into). A client that
-        // waits for an answer has sent nothing after its command.
-        let more = reader.next_ready() || file.is_some() || stdin_has_input();
+        // input (a file always; a pipe the client has written more into, perhaps only the
+        // rest of a line: then the idle call above answers before the reader waits).
+        let more = reader.next_ready() || !from_pipe || stdin_has_input();
         for out in engine.push(frame, more) {
             if out.exit || engine.output_closed() || crate::signals::stop_requested() {
                 break 'session;
@@ -114,7 +171,14 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
     let _ = engine.finish();
     engine.shutdown();
     if stats {
-        let s = engine.stats.summary(file.as_ref().map(|p| p.display().to_string()).as_deref().unwrap_or("-"), 0, 0);
+        let s = engine.stats.summary(
+            file.as_ref()
+                .map(|p| p.display().to_string())
+                .as_deref()
+                .unwrap_or("-"),
+            0,
+            0,
+        );
         eprintln!("{}", serde_json::to_string(&s)?);
     }
     for n in &engine.stats.notes {
@@ -127,13 +191,23 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
 
 /// Does stdin have bytes that can be read without blocking (or EOF)?
 fn stdin_has_input() -> bool {
-    let mut fds = [libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 }];
+    let mut fds = [libc::pollfd {
+        fd: 0,
+        events: libc::POLLIN,
+        revents: 0,
+    }];
     // SAFETY: one valid pollfd; a zero timeout never blocks.
     let r = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
     r > 0 && fds[0].revents & (libc::POLLIN | libc::POLLHUP) != 0
 }
 
-fn replay_cmd(args: &EngineArgs, logs: &[PathBuf], json: Option<PathBuf>, check: bool, quiet: bool) -> Result<i32> {
+fn replay_cmd(
+    args: &EngineArgs,
+    logs: &[PathBuf],
+    json: Option<PathBuf>,
+    check: bool,
+    quiet: bool,
+) -> Result<i32> {
     if logs.is_empty() {
         bail!("replay needs at least one log");
     }
@@ -142,7 +216,11 @@ fn replay_cmd(args: &EngineArgs, logs: &[PathBuf], json: Option<PathBuf>, check:
     let mut total_mismatches = 0;
     for path in logs {
         let log = corpus::load(path)?;
-        let out: Box<dyn Write + Send> = if quiet { Box::new(std::io::sink()) } else { Box::new(std::io::stdout()) };
+        let out: Box<dyn Write + Send> = if quiet {
+            Box::new(std::io::sink())
+        } else {
+            Box::new(std::io::stdout())
+        };
         let mut engine = make_engine(args, strat, out, cache_config(args))?;
         engine.start_backend().map_err(crate::error::Error::from)?;
         let bar = crate::bench::progress_bar(replay::count_checks(&log) as u64, &log.path);
@@ -159,7 +237,12 @@ fn replay_cmd(args: &EngineArgs, logs: &[PathBuf], json: Option<PathBuf>, check:
         total_mismatches += mismatches;
         for (i, e, g) in &res.mismatch_examples {
             if check {
-                eprintln!("smtproxy: {}: check-sat #{i}: expected {}, got {}", log.path, e.as_str(), g.as_str());
+                eprintln!(
+                    "smtproxy: {}: check-sat #{i}: expected {}, got {}",
+                    log.path,
+                    e.as_str(),
+                    g.as_str()
+                );
             }
         }
         let s = engine.stats.summary(&log.path, mismatches, 0);
@@ -177,7 +260,8 @@ fn replay_cmd(args: &EngineArgs, logs: &[PathBuf], json: Option<PathBuf>, check:
         } else {
             serde_json::json!({ "runs": summaries })
         };
-        std::fs::write(&j, serde_json::to_string_pretty(&v)?).with_context(|| format!("cannot write {}", j.display()))?;
+        std::fs::write(&j, serde_json::to_string_pretty(&v)?)
+            .with_context(|| format!("cannot write {}", j.display()))?;
     }
     Ok(if check && total_mismatches > 0 { 1 } else { 0 })
 }

@@ -41,11 +41,20 @@ pub fn run(
         bail!("bench needs at least one log");
     }
     let strats: Vec<Strategy> = match strategies {
-        None => vec![Strategy::Fresh, Strategy::Passthrough, Strategy::Stack, Strategy::StackCse, Strategy::Cache, Strategy::Hybrid],
+        None => vec![
+            Strategy::Fresh,
+            Strategy::Passthrough,
+            Strategy::Stack,
+            Strategy::StackCse,
+            Strategy::Cache,
+            Strategy::Hybrid,
+        ],
         Some(list) => {
             let mut v = Vec::new();
             for s in list.split(',') {
-                v.push(Strategy::parse(s.trim()).with_context(|| format!("unknown strategy '{s}'"))?);
+                v.push(
+                    Strategy::parse(s.trim()).with_context(|| format!("unknown strategy '{s}'"))?,
+                );
             }
             // fresh is the reference for cross-checks: run it first.
             v.sort_by_key(|s| *s != Strategy::Fresh);
@@ -58,7 +67,16 @@ pub fn run(
     let mut failures = 0u64;
     println!(
         "{:<44} {:<12} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>8} {:>5}",
-        "log", "strategy", "queries", "solver", "hits", "models", "wall_ms", "solver_ms", "speedup", "mism"
+        "log",
+        "strategy",
+        "queries",
+        "solver",
+        "hits",
+        "models",
+        "wall_ms",
+        "solver_ms",
+        "speedup",
+        "mism"
     );
     for path in corpus_paths {
         let log = corpus::load(path)?;
@@ -74,7 +92,10 @@ pub fn run(
             }
             let mut engine = make_engine(args, s, Box::new(std::io::sink()), cache)?;
             engine.start_backend().map_err(crate::error::Error::from)?;
-            let bar = progress_bar(replay::count_checks(&log) as u64, &format!("{} {}", short_name(path), s.name()));
+            let bar = progress_bar(
+                replay::count_checks(&log) as u64,
+                &format!("{} {}", short_name(path), s.name()),
+            );
             let res: ReplayResult = replay::replay(&log, &mut engine, |n| {
                 if let Some(b) = &bar {
                     b.set_position(n as u64)
@@ -85,22 +106,28 @@ pub fn run(
             }
             engine.shutdown();
             let cross = match &fresh_answers {
-                Some(f) => f
-                    .iter()
-                    .zip(&res.answers)
-                    .filter(|(a, b)| **a != Answer::Unknown && **b != Answer::Unknown && a != b)
-                    .count() as u64
-                    + (f.len() as i64 - res.answers.len() as i64).unsigned_abs(),
+                Some(f) => {
+                    f.iter()
+                        .zip(&res.answers)
+                        .filter(|(a, b)| **a != Answer::Unknown && **b != Answer::Unknown && a != b)
+                        .count() as u64
+                        + (f.len() as i64 - res.answers.len() as i64).unsigned_abs()
+                }
                 None => 0,
             };
-            let sum = engine.stats.summary(&log.path, res.expected_mismatches, cross);
+            let sum = engine
+                .stats
+                .summary(&log.path, res.expected_mismatches, cross);
             if s == Strategy::Fresh {
                 fresh_answers = Some(res.answers.clone());
                 fresh_wall = Some(sum.wall_ms);
             }
             failures += sum.expected_mismatches + sum.cross_mismatches;
             // Against fresh, when fresh ran first on this log ("-" otherwise).
-            let speedup = fresh_wall.map_or_else(|| "-".to_string(), |f| format!("{:.2}x", f / sum.wall_ms.max(1e-9)));
+            let speedup = fresh_wall.map_or_else(
+                || "-".to_string(),
+                |f| format!("{:.2}x", f / sum.wall_ms.max(1e-9)),
+            );
             println!(
                 "{:<44} {:<12} {:>7} {:>7} {:>7} {:>7} {:>10.1} {:>10.1} {:>8} {:>5}",
                 short_name(path),
@@ -120,7 +147,8 @@ pub fn run(
     let _ = std::fs::remove_dir_all(&tmp);
     if let Some(j) = json {
         let v = serde_json::json!({ "runs": runs });
-        std::fs::write(&j, serde_json::to_string_pretty(&v)?).with_context(|| format!("cannot write {}", j.display()))?;
+        std::fs::write(&j, serde_json::to_string_pretty(&v)?)
+            .with_context(|| format!("cannot write {}", j.display()))?;
     }
     if let Some(p) = plot {
         plot_svg(&p, &runs)?;
@@ -130,8 +158,14 @@ pub fn run(
 
 /// `klee/regexp/all-queries.smt2.gz` -> `regexp/all-queries`.
 pub fn short_name(path: &Path) -> String {
-    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-    let file = file.trim_end_matches(".gz").trim_end_matches(".smt2").to_string();
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let file = file
+        .trim_end_matches(".gz")
+        .trim_end_matches(".smt2")
+        .to_string();
     match path.parent().and_then(|p| p.file_name()) {
         Some(d) => format!("{}/{}", d.to_string_lossy(), file),
         None => file,
@@ -159,11 +193,22 @@ fn plot_svg(path: &Path, runs: &[Summary]) -> Result<()> {
         v
     };
     let max = runs.iter().map(|r| r.wall_ms).fold(1.0f64, f64::max);
-    let root = SVGBackend::new(path, (1200, 200 + 40 * logs.len() as u32 * strategies.len().max(1) as u32 / 2)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+    let root = SVGBackend::new(
+        path,
+        (
+            1200,
+            200 + 40 * logs.len() as u32 * strategies.len().max(1) as u32 / 2,
+        ),
+    )
+    .into_drawing_area();
+    root.fill(&WHITE)
+        .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
     let n = (logs.len() * strategies.len()) as i32;
     let mut chart = ChartBuilder::on(&root)
-        .caption("wall time per strategy per log (ms, log scale)", ("sans-serif", 20))
+        .caption(
+            "wall time per strategy per log (ms, log scale)",
+            ("sans-serif", 20),
+        )
         .margin(10)
         .x_label_area_size(30)
         .y_label_area_size(320)
@@ -187,9 +232,14 @@ fn plot_svg(path: &Path, runs: &[Summary]) -> Result<()> {
         let s = strategies.iter().position(|x| *x == r.strategy)?;
         let y = (l * strategies.len() + s) as i32;
         let color = Palette99::pick(s);
-        Some(Rectangle::new([(0.1, y), (r.wall_ms.max(0.11), y + 1)], color.filled()))
+        Some(Rectangle::new(
+            [(0.1, y), (r.wall_ms.max(0.11), y + 1)],
+            color.filled(),
+        ))
     });
-    chart.draw_series(bars).map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+    chart
+        .draw_series(bars)
+        .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
     root.present().map_err(|e| anyhow::anyhow!("plot: {e}"))?;
     Ok(())
 }

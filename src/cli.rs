@@ -7,7 +7,11 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
-#[command(name = "smtproxy", version, about = "A caching, incremental stand-in for an SMT solver (SMT-LIB v2.6 on stdin/stdout)")]
+#[command(
+    name = "smtproxy",
+    version,
+    about = "A caching, incremental stand-in for an SMT solver (SMT-LIB v2.6 on stdin/stdout)"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub cmd: Option<Sub>,
@@ -84,7 +88,8 @@ pub fn normalise_args(args: Vec<String>) -> Vec<String> {
     }
     while let Some(a) = it.next() {
         match a.as_str() {
-            "-in" | "-smt2" | "-q" | "--incremental" | "--produce-models" | "--interactive" | "-i" => {}
+            "-in" | "-smt2" | "-q" | "--incremental" | "--produce-models" | "--interactive"
+            | "-i" => {}
             "--lang" => {
                 it.next();
             }
@@ -114,8 +119,24 @@ mod tests {
     #[test]
     fn solver_flags() {
         let a = normalise_args(
-            ["smtproxy", "-in", "-smt2", "-t:500", "--lang", "smt2", "--incremental", "x.smt2"].map(String::from).to_vec(),
+            [
+                "smtproxy",
+                "-in",
+                "-smt2",
+                "-t:500",
+                "--lang",
+                "smt2",
+                "--incremental",
+                "x.smt2",
+            ]
+            .map(String::from)
+            .to_vec(),
         );
-        assert_eq!(a, ["smtproxy", "--timeout-ms", "500", "x.smt2"].map(String::from).to_vec());
+        assert_eq!(
+            a,
+            ["smtproxy", "--timeout-ms", "500", "x.smt2"]
+                .map(String::from)
+                .to_vec()
+        );
     }
 }

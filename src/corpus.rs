@@ -25,27 +25,50 @@ pub struct Log {
 }
 
 pub fn read_text(path: &Path) -> Result<String, crate::error::Error> {
-    let err = |source| crate::error::Error::Read { path: path.display().to_string(), source };
+    let err = |source| crate::error::Error::Read {
+        path: path.display().to_string(),
+        source,
+    };
     let bytes = std::fs::read(path).map_err(err)?;
     let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
-        GzDecoder::new(&bytes[..]).read_to_end(&mut out).map_err(err)?;
+        GzDecoder::new(&bytes[..])
+            .read_to_end(&mut out)
+            .map_err(err)?;
         out
     } else {
         bytes
     };
-    String::from_utf8(bytes).map_err(|_| err(std::io::Error::new(std::io::ErrorKind::InvalidData, "log is not UTF-8")))
+    String::from_utf8(bytes).map_err(|_| {
+        err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "log is not UTF-8",
+        ))
+    })
 }
 
 pub fn load(path: &Path) -> Result<Log, crate::error::Error> {
     let text = read_text(path)?;
-    let kind = if text.lines().take(20).any(|l| l.starts_with("; Query ") && l.contains("-- Type:")) {
+    let kind = if text
+        .lines()
+        .take(20)
+        .any(|l| l.starts_with("; Query ") && l.contains("-- Type:"))
+    {
         LogKind::Klee
     } else {
         LogKind::Script
     };
-    let klee_expected = if kind == LogKind::Klee { klee_answers(&text) } else { Vec::new() };
-    Ok(Log { path: path.display().to_string(), kind, text, klee_expected })
+    let klee_expected = if kind == LogKind::Klee {
+        klee_answers(&text)
+    } else {
+        Vec::new()
+    };
+    Ok(Log {
+        path: path.display().to_string(),
+        kind,
+        text,
+        klee_expected,
+    })
 }
 
 /// Expected answers of a KLEE log, one per `(check-sat)` line, in order.
@@ -55,14 +78,25 @@ pub fn klee_answers(text: &str) -> Vec<Option<Answer>> {
     for line in text.lines() {
         let l = line.trim();
         if let Some(rest) = l.strip_prefix("; Query ") {
-            qtype = rest.split("Type: ").nth(1).and_then(|t| t.split(',').next()).unwrap_or("").trim();
+            qtype = rest
+                .split("Type: ")
+                .nth(1)
+                .and_then(|t| t.split(',').next())
+                .unwrap_or("")
+                .trim();
             continue;
         }
         if l == "(check-sat)" {
-            out.push(if qtype == "Value" { Some(Answer::Sat) } else { None });
+            out.push(if qtype == "Value" {
+                Some(Answer::Sat)
+            } else {
+                None
+            });
             continue;
         }
-        let Some(c) = l.strip_prefix(';') else { continue };
+        let Some(c) = l.strip_prefix(';') else {
+            continue;
+        };
         let c = c.trim();
         let a = if let Some(v) = c.strip_prefix("Is Valid:") {
             match v.trim() {
@@ -105,7 +139,12 @@ mod tests {
                  ; Query 3 -- Type: InitialValues, Instructions: 1\n(check-sat)\n(exit)\n;   Solvable: false\n";
         assert_eq!(
             klee_answers(t),
-            vec![Some(Answer::Unsat), Some(Answer::Sat), Some(Answer::Sat), Some(Answer::Unsat)]
+            vec![
+                Some(Answer::Unsat),
+                Some(Answer::Sat),
+                Some(Answer::Sat),
+                Some(Answer::Unsat)
+            ]
         );
     }
 }

@@ -8,7 +8,10 @@ pub enum Error {
     #[error(transparent)]
     Driver(#[from] crate::driver::DriverError),
     #[error("cannot read {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }

@@ -8,16 +8,16 @@
 //! each query, `driver` runs the real solver processes, `replay` and `bench` feed
 //! recorded logs through the same engine.
 
+pub mod app;
+pub mod bench;
 pub mod cache;
+pub mod cli;
 pub mod corpus;
 pub mod driver;
 pub mod error;
+pub mod query;
 pub mod replay;
 pub mod session;
-pub mod query;
+pub mod signals;
 pub mod smt2;
 pub mod term;
-pub mod app;
-pub mod bench;
-pub mod cli;
-pub mod signals;

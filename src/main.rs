@@ -10,7 +10,10 @@ fn main() {
     smtproxy::signals::install();
     let args = smtproxy::cli::normalise_args(std::env::args().collect());
     let cli = smtproxy::cli::Cli::parse_from(args);
-    let worker = std::thread::Builder::new().name("engine".into()).stack_size(ENGINE_STACK).spawn(move || smtproxy::app::run(cli));
+    let worker = std::thread::Builder::new()
+        .name("engine".into())
+        .stack_size(ENGINE_STACK)
+        .spawn(move || smtproxy::app::run(cli));
     let code = match worker.map(|w| w.join()) {
         Ok(Ok(Ok(code))) => code,
         Ok(Ok(Err(e))) => smtproxy::app::solver_error(&e).unwrap_or_else(|| {

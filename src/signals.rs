@@ -39,7 +39,10 @@ pub trait ExitFlush: Send + Sync {
 /// group, unless a stop was requested: then nothing is started and None is returned.
 /// Check, start and registration happen under one lock that the signal thread also takes
 /// after setting the stop flag, so every group is either in its list or never started.
-pub fn spawn_group<T, E>(spawn: impl FnOnce() -> Result<T, E>, pgid: impl Fn(&T) -> u32) -> Option<Result<T, E>> {
+pub fn spawn_group<T, E>(
+    spawn: impl FnOnce() -> Result<T, E>,
+    pgid: impl Fn(&T) -> u32,
+) -> Option<Result<T, E>> {
     let mut g = GROUPS.lock().unwrap_or_else(|p| p.into_inner());
     if STOP.load(Ordering::SeqCst) {
         return None;
@@ -89,7 +92,10 @@ pub fn on_exit_flush(f: Weak<dyn ExitFlush>) {
 /// Run every registered exit flush that is still alive, within [`EXIT_FLUSH_LIMIT`].
 pub fn run_exit_flushes() {
     let deadline = Instant::now() + EXIT_FLUSH_LIMIT;
-    let live: Vec<_> = FLUSHES.lock().map(|v| v.iter().filter_map(Weak::upgrade).collect()).unwrap_or_default();
+    let live: Vec<_> = FLUSHES
+        .lock()
+        .map(|v| v.iter().filter_map(Weak::upgrade).collect())
+        .unwrap_or_default();
     for f in live {
         if Instant::now() >= deadline {
             break;
@@ -109,29 +115,37 @@ pub fn install() {
         libc::sigaddset(&mut set, libc::SIGINT);
         libc::sigaddset(&mut set, libc::SIGTERM);
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        let _ = std::thread::Builder::new().name("signals".into()).spawn(move || {
-            let mut sig: libc::c_int = 0;
-            if libc::sigwait(&set, &mut sig) == 0 {
-                SIGNAL.store(sig, Ordering::SeqCst);
-                STOP.store(true, Ordering::SeqCst);
-                let t0 = Instant::now();
-                // Complete: no group is started once the flag is set (see `spawn_group`).
-                let groups = GROUPS.lock().map(|g| g.clone()).unwrap_or_else(|p| p.into_inner().clone());
-                for pg in &groups {
-                    libc::kill(-pg, libc::SIGTERM);
+        let _ = std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                let mut sig: libc::c_int = 0;
+                if libc::sigwait(&set, &mut sig) == 0 {
+                    SIGNAL.store(sig, Ordering::SeqCst);
+                    STOP.store(true, Ordering::SeqCst);
+                    let t0 = Instant::now();
+                    // Complete: no group is started once the flag is set (see `spawn_group`).
+                    let groups = GROUPS
+                        .lock()
+                        .map(|g| g.clone())
+                        .unwrap_or_else(|p| p.into_inner().clone());
+                    for pg in &groups {
+                        libc::kill(-pg, libc::SIGTERM);
+                    }
+                    run_exit_flushes();
+                    if let Some(left) = GRACE.checked_sub(t0.elapsed()) {
+                        std::thread::sleep(left);
+                    }
+                    // Only groups still registered: one whose leader was reaped meanwhile
+                    // is gone, and its id may already belong to someone else.
+                    let still = GROUPS
+                        .lock()
+                        .map(|g| g.clone())
+                        .unwrap_or_else(|p| p.into_inner().clone());
+                    for pg in groups.iter().filter(|g| still.contains(g)) {
+                        libc::kill(-pg, libc::SIGKILL);
+                    }
+                    std::process::exit(128 + sig);
                 }
-                run_exit_flushes();
-                if let Some(left) = GRACE.checked_sub(t0.elapsed()) {
-                    std::thread::sleep(left);
-                }
-                // Only groups still registered: one whose leader was reaped meanwhile
-                // is gone, and its id may already belong to someone else.
-                let still = GROUPS.lock().map(|g| g.clone()).unwrap_or_else(|p| p.into_inner().clone());
-                for pg in groups.iter().filter(|g| still.contains(g)) {
-                    libc::kill(-pg, libc::SIGKILL);
-                }
-                std::process::exit(128 + sig);
-            }
-        });
+            });
     }
 }

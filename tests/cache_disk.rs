@@ -1,6 +1,8 @@
 //! Real-file tests of the SQLite tier and of the tiered cache's handling of its failures.
 
-use smtproxy::cache::{CacheConfig, CacheError, DiskStore, Entry, Key, MemoryStore, Store, TieredCache};
+use smtproxy::cache::{
+    CacheConfig, CacheError, DiskStore, Entry, Key, MemoryStore, Store, TieredCache,
+};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -19,7 +21,10 @@ fn entry(writer: u32, i: u32) -> Entry {
     if i.is_multiple_of(3) {
         Entry::unsat()
     } else {
-        Entry::sat(Some(format!("((x0 #x{:08x}) (w{writer} #x{i:08x}))", i.wrapping_mul(2654435761))))
+        Entry::sat(Some(format!(
+            "((x0 #x{:08x}) (w{writer} #x{i:08x}))",
+            i.wrapping_mul(2654435761)
+        )))
     }
 }
 
@@ -33,7 +38,8 @@ fn write_all(path: &Path, writer: u32) {
     for i in 0..PER_WRITER {
         s.put(&key(writer, i), &entry(writer, i)).expect("put");
         if i % 10 == 0 {
-            s.put(&common_key(i), &entry(u32::MAX, i)).expect("put common");
+            s.put(&common_key(i), &entry(u32::MAX, i))
+                .expect("put common");
         }
         if i % 500 == 0 {
             // Reads interleaved with other processes' writes.
@@ -47,8 +53,10 @@ fn write_all(path: &Path, writer: u32) {
 #[test]
 #[ignore]
 fn helper_disk_writer() {
-    let (Ok(path), Ok(id)) = (std::env::var("SMTPROXY_CACHE_TEST_DB"), std::env::var("SMTPROXY_CACHE_TEST_WRITER"))
-    else {
+    let (Ok(path), Ok(id)) = (
+        std::env::var("SMTPROXY_CACHE_TEST_DB"),
+        std::env::var("SMTPROXY_CACHE_TEST_WRITER"),
+    ) else {
         return;
     };
     write_all(Path::new(&path), id.parse().unwrap());
@@ -62,7 +70,13 @@ fn disk_concurrent_processes_and_threads() {
     let children: Vec<_> = (0..2u32)
         .map(|w| {
             std::process::Command::new(&exe)
-                .args(["--exact", "helper_disk_writer", "--ignored", "--nocapture", "--test-threads=1"])
+                .args([
+                    "--exact",
+                    "helper_disk_writer",
+                    "--ignored",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
                 .env("SMTPROXY_CACHE_TEST_DB", &path)
                 .env("SMTPROXY_CACHE_TEST_WRITER", w.to_string())
                 .spawn()
@@ -83,10 +97,17 @@ fn disk_concurrent_processes_and_threads() {
     }
     let mut s = DiskStore::open(&path).unwrap();
     let common = PER_WRITER.div_ceil(10);
-    assert_eq!(s.stored_len().unwrap(), 4 * PER_WRITER as u64 + common as u64);
+    assert_eq!(
+        s.stored_len().unwrap(),
+        4 * PER_WRITER as u64 + common as u64
+    );
     for w in 0..4 {
         for i in 0..PER_WRITER {
-            assert_eq!(s.get(&key(w, i)).unwrap(), Some(entry(w, i)), "writer {w} entry {i}");
+            assert_eq!(
+                s.get(&key(w, i)).unwrap(),
+                Some(entry(w, i)),
+                "writer {w} entry {i}"
+            );
         }
     }
     for i in (0..PER_WRITER).step_by(10) {
@@ -95,7 +116,12 @@ fn disk_concurrent_processes_and_threads() {
 }
 
 fn memory_only_cfg(disk: PathBuf) -> CacheConfig {
-    CacheConfig { mem_entries: 100, mem_bytes: 1 << 20, disk: Some(disk), redis: None }
+    CacheConfig {
+        mem_entries: 100,
+        mem_bytes: 1 << 20,
+        disk: Some(disk),
+        redis: None,
+    }
 }
 
 /// The tiered cache must have warned exactly once about the disk and still work.
@@ -108,14 +134,20 @@ fn assert_continues_without_disk(c: &mut TieredCache) {
     c.flush();
     let w = c.warnings();
     assert_eq!(w.len(), 1, "warnings: {w:?}");
-    assert!(w[0].starts_with("disk cache at ") && w[0].ends_with("; continuing without it"), "{}", w[0]);
+    assert!(
+        w[0].starts_with("disk cache at ") && w[0].ends_with("; continuing without it"),
+        "{}",
+        w[0]
+    );
 }
 
 #[test]
 fn disk_corrupt_file_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("results.sqlite3");
-    let garbage: Vec<u8> = (0..20_000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let garbage: Vec<u8> = (0..20_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
     std::fs::write(&path, &garbage).unwrap();
     let err = DiskStore::open(&path).err().expect("garbage accepted");
     assert!(matches!(err, CacheError::Corrupt(_)), "{err}");
@@ -165,7 +197,9 @@ fn disk_read_only_file_and_dir() {
     let dir = tempfile::tempdir().unwrap();
     let path = populated(dir.path());
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
-    let err = DiskStore::open(&path).err().expect("read-only file accepted");
+    let err = DiskStore::open(&path)
+        .err()
+        .expect("read-only file accepted");
     assert!(matches!(err, CacheError::ReadOnly(_)), "{err}");
     let mut c = TieredCache::new(&memory_only_cfg(path.clone()));
     assert_continues_without_disk(&mut c);
@@ -187,12 +221,18 @@ fn disk_locked_past_busy_timeout() {
     let store = DiskStore::open_with(&path, Duration::from_millis(200), 1).unwrap();
     // Another "process" holds the write lock.
     let other = rusqlite::Connection::open(&path).unwrap();
-    other.execute_batch("BEGIN IMMEDIATE; INSERT INTO meta(name, value) VALUES ('x', 1);").unwrap();
+    other
+        .execute_batch("BEGIN IMMEDIATE; INSERT INTO meta(name, value) VALUES ('x', 1);")
+        .unwrap();
 
     let mut c = TieredCache::from_parts(MemoryStore::new(100, 1 << 20), Some(store), None);
     let t = Instant::now();
     c.put(&key(1, 1), &Entry::unsat());
-    assert!(t.elapsed() < Duration::from_secs(2), "blocked {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(2),
+        "blocked {:?}",
+        t.elapsed()
+    );
     c.put(&key(1, 2), &Entry::unsat());
     assert_eq!(c.get(&key(1, 1)), Some(Entry::unsat()));
     assert_eq!(c.get(&key(9, 9)), None);
@@ -225,10 +265,25 @@ fn disk_other_format_version_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let path = populated(dir.path());
     let raw = rusqlite::Connection::open(&path).unwrap();
-    raw.execute("UPDATE meta SET value = 2 WHERE name = 'format_version'", []).unwrap();
+    raw.execute(
+        "UPDATE meta SET value = 2 WHERE name = 'format_version'",
+        [],
+    )
+    .unwrap();
     drop(raw);
-    let err = DiskStore::open(&path).err().expect("version 2 store accepted");
-    assert!(matches!(err, CacheError::Version { found: 2, expected: 1 }), "{err}");
+    let err = DiskStore::open(&path)
+        .err()
+        .expect("version 2 store accepted");
+    assert!(
+        matches!(
+            err,
+            CacheError::Version {
+                found: 2,
+                expected: 1
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -237,7 +292,11 @@ fn disk_unreadable_entry_is_a_miss() {
     let path = populated(dir.path());
     let bad = key(7, 1);
     let raw = rusqlite::Connection::open(&path).unwrap();
-    raw.execute("UPDATE results SET value = x'09010000' WHERE key = ?1", [&bad.0[..]]).unwrap();
+    raw.execute(
+        "UPDATE results SET value = x'09010000' WHERE key = ?1",
+        [&bad.0[..]],
+    )
+    .unwrap();
     drop(raw);
     let mut s = DiskStore::open(&path).unwrap();
     let err = s.get(&bad).expect_err("version 9 entry accepted");

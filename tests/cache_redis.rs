@@ -17,13 +17,17 @@ fn entry(i: u32) -> Entry {
     if i.is_multiple_of(2) {
         Entry::unsat()
     } else {
-        Entry::sat(Some(format!("((x0 #x{i:08x}) (a0 ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00)))")))
+        Entry::sat(Some(format!(
+            "((x0 #x{i:08x}) (a0 ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00)))"
+        )))
     }
 }
 
 #[test]
 fn redis_two_clients_share_entries() {
-    let Some(server) = Server::start() else { return };
+    let Some(server) = Server::start() else {
+        return;
+    };
     let mut a = RedisStore::connect(&server.url()).unwrap();
     let mut b = RedisStore::connect(&server.url()).unwrap();
     for i in 0..2000 {
@@ -42,17 +46,26 @@ fn redis_two_clients_share_entries() {
     // Namespaced, versioned key layout.
     let client = redis::Client::open(server.url()).unwrap();
     let mut raw = client.get_connection().unwrap();
-    let v: Option<Vec<u8>> = redis::cmd("GET").arg(redis_key(&key(3))).query(&mut raw).unwrap();
+    let v: Option<Vec<u8>> = redis::cmd("GET")
+        .arg(redis_key(&key(3)))
+        .query(&mut raw)
+        .unwrap();
     assert_eq!(Entry::decode(&v.unwrap()).unwrap(), entry(3));
     assert!(redis_key(&key(3)).starts_with("smtproxy:v1:"));
     // An entry in an unknown format is rejected, not misread.
-    redis::cmd("SET").arg(redis_key(&key(5))).arg(&[7u8, 1, 0][..]).query::<()>(&mut raw).unwrap();
+    redis::cmd("SET")
+        .arg(redis_key(&key(5)))
+        .arg(&[7u8, 1, 0][..])
+        .query::<()>(&mut raw)
+        .unwrap();
     assert!(b.get(&key(5)).unwrap_err().is_entry_error());
 }
 
 #[test]
 fn redis_put_does_not_block() {
-    let Some(server) = Server::start() else { return };
+    let Some(server) = Server::start() else {
+        return;
+    };
     let mut a = RedisStore::connect(&server.url()).unwrap();
     let t = Instant::now();
     for i in 0..20_000 {
@@ -60,15 +73,26 @@ fn redis_put_does_not_block() {
     }
     let took = t.elapsed();
     a.flush().unwrap_or_default();
-    eprintln!("20k puts took {took:?}, written {}, dropped {}", a.written(), a.dropped_writes());
+    eprintln!(
+        "20k puts took {took:?}, written {}, dropped {}",
+        a.written(),
+        a.dropped_writes()
+    );
     assert!(took < Duration::from_secs(2));
     assert_eq!(a.written() + a.dropped_writes(), 20_000);
 }
 
 #[test]
 fn redis_server_down_tiered_warns_once_and_continues() {
-    let Some(mut server) = Server::start() else { return };
-    let cfg = CacheConfig { mem_entries: 4, mem_bytes: 1 << 20, disk: None, redis: Some(server.url()) };
+    let Some(mut server) = Server::start() else {
+        return;
+    };
+    let cfg = CacheConfig {
+        mem_entries: 4,
+        mem_bytes: 1 << 20,
+        disk: None,
+        redis: Some(server.url()),
+    };
     let mut c = TieredCache::new(&cfg);
     assert_eq!(c.active_tiers(), vec!["memory", "redis"]);
     for i in 0..10 {
@@ -89,11 +113,17 @@ fn redis_server_down_tiered_warns_once_and_continues() {
     }
     assert_eq!(c.get(&key(199)), Some(entry(199)));
     let took = t.elapsed();
-    assert!(took < Duration::from_secs(1), "operations with Redis down took {took:?}");
+    assert!(
+        took < Duration::from_secs(1),
+        "operations with Redis down took {took:?}"
+    );
     assert_eq!(c.active_tiers(), vec!["memory"]);
     assert_eq!(c.warnings().len(), 1, "{:?}", c.warnings());
     let w = &c.warnings()[0];
-    assert!(w.starts_with(&format!("redis cache at {} unavailable (", server.url())), "{w}");
+    assert!(
+        w.starts_with(&format!("redis cache at {} unavailable (", server.url())),
+        "{w}"
+    );
     assert!(w.ends_with("; continuing without it"), "{w}");
     c.flush();
     assert_eq!(c.warnings().len(), 1);
@@ -109,7 +139,12 @@ fn redis_unreachable_at_start() {
     let url = format!("redis://127.0.0.1:{port}");
     let t = Instant::now();
     assert!(RedisStore::connect(&url).is_err());
-    let mut c = TieredCache::new(&CacheConfig { mem_entries: 10, mem_bytes: 1 << 20, disk: None, redis: Some(url) });
+    let mut c = TieredCache::new(&CacheConfig {
+        mem_entries: 10,
+        mem_bytes: 1 << 20,
+        disk: None,
+        redis: Some(url),
+    });
     assert!(t.elapsed() < Duration::from_secs(2));
     assert_eq!(c.active_tiers(), vec!["memory"]);
     c.put(&key(1), &entry(1));
@@ -119,7 +154,9 @@ fn redis_unreachable_at_start() {
 
 #[test]
 fn redis_backs_off_then_reconnects_after_restart() {
-    let Some(mut server) = Server::start() else { return };
+    let Some(mut server) = Server::start() else {
+        return;
+    };
     let port = server.port;
     let mut s = RedisStore::connect(&server.url()).unwrap();
     s.put(&key(1), &entry(1)).unwrap();
@@ -133,7 +170,11 @@ fn redis_backs_off_then_reconnects_after_restart() {
     for _ in 0..1000 {
         assert!(s.get(&key(1)).is_err());
     }
-    assert!(t.elapsed() < Duration::from_millis(200), "back-off not effective: {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(200),
+        "back-off not effective: {:?}",
+        t.elapsed()
+    );
     // Writes never block the caller, even now.
     let t = Instant::now();
     for i in 0..100 {
@@ -141,7 +182,10 @@ fn redis_backs_off_then_reconnects_after_restart() {
     }
     assert!(t.elapsed() < Duration::from_millis(200));
     let t = Instant::now();
-    assert!(s.flush().is_err(), "writes to a dead server reported as done");
+    assert!(
+        s.flush().is_err(),
+        "writes to a dead server reported as done"
+    );
     assert!(t.elapsed() < Duration::from_secs(3));
 
     let _server2 = Server::start_on(port);
@@ -156,16 +200,35 @@ fn redis_backs_off_then_reconnects_after_restart() {
 
 /// Keys present on the server (raw connection, short timeout).
 fn server_has(url: &str, keys: &[Key]) -> usize {
-    let Ok(mut c) = redis::Client::open(url).and_then(|c| c.get_connection_with_timeout(Duration::from_secs(1))) else { return 0 };
-    keys.iter().filter(|k| redis::cmd("EXISTS").arg(redis_key(k)).query::<i64>(&mut c).unwrap_or(0) == 1).count()
+    let Ok(mut c) = redis::Client::open(url)
+        .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(1)))
+    else {
+        return 0;
+    };
+    keys.iter()
+        .filter(|k| {
+            redis::cmd("EXISTS")
+                .arg(redis_key(k))
+                .query::<i64>(&mut c)
+                .unwrap_or(0)
+                == 1
+        })
+        .count()
 }
 
 #[test]
 fn redis_restart_tiered_resumes_and_delivers_held_writes() {
-    let Some(mut server) = Server::start() else { return };
+    let Some(mut server) = Server::start() else {
+        return;
+    };
     let port = server.port;
     let url = server.url();
-    let cfg = CacheConfig { mem_entries: 4, mem_bytes: 1 << 20, disk: None, redis: Some(url.clone()) };
+    let cfg = CacheConfig {
+        mem_entries: 4,
+        mem_bytes: 1 << 20,
+        disk: None,
+        redis: Some(url.clone()),
+    };
     let mut c = TieredCache::new(&cfg);
     for i in 0..10 {
         c.put(&key(i), &entry(i));
@@ -176,12 +239,20 @@ fn redis_restart_tiered_resumes_and_delivers_held_writes() {
     server.stop();
     // Down: misses are fast, writes are held by the writer thread.
     let t = Instant::now();
-    assert_eq!(c.get(&key(0)), None, "key(0) was evicted from memory and Redis is gone");
+    assert_eq!(
+        c.get(&key(0)),
+        None,
+        "key(0) was evicted from memory and Redis is gone"
+    );
     for i in 100..110 {
         c.put(&key(i), &entry(i));
         assert_eq!(c.get(&key(i + 1000)), None);
     }
-    assert!(t.elapsed() < Duration::from_secs(1), "operations with Redis down took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(1),
+        "operations with Redis down took {:?}",
+        t.elapsed()
+    );
     assert_eq!(c.active_tiers(), vec!["memory"]);
 
     // Back on the same port, empty: what was written meanwhile and what comes next arrives.
@@ -192,7 +263,12 @@ fn redis_restart_tiered_resumes_and_delivers_held_writes() {
     let want: Vec<Key> = (100..110).chain(200..210).map(key).collect();
     let t = Instant::now();
     while server_has(&url, &want) < want.len() {
-        assert!(t.elapsed() < Duration::from_secs(10), "held writes never reached the restarted server ({} of {})", server_has(&url, &want), want.len());
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "held writes never reached the restarted server ({} of {})",
+            server_has(&url, &want),
+            want.len()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     // Reads resume: key(100) is no longer in the 4-entry memory tier.

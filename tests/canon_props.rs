@@ -27,7 +27,7 @@ enum I {
 }
 #[derive(Clone, Debug)]
 enum A {
-    Cmp(u8, E, E), // 0 ult 1 ule 2 slt 3 sle 4 eq
+    Cmp(u8, E, E),  // 0 ult 1 ule 2 slt 3 sle 4 eq
     ICmp(u8, I, I), // 0 le 1 lt 2 eq 3 distinct
     B(usize),
     Not(Box<A>),
@@ -35,7 +35,11 @@ enum A {
 }
 
 fn e_strat() -> impl Strategy<Value = E> {
-    let leaf = prop_oneof![(0usize..4).prop_map(E::Var), any::<u8>().prop_map(E::Const), (0u32..4).prop_map(E::Sel)];
+    let leaf = prop_oneof![
+        (0usize..4).prop_map(E::Var),
+        any::<u8>().prop_map(E::Const),
+        (0u32..4).prop_map(E::Sel)
+    ];
     leaf.prop_recursive(3, 12, 2, |inner| {
         (0u8..6, inner.clone(), inner).prop_map(|(o, a, b)| E::Bin(o, Box::new(a), Box::new(b)))
     })
@@ -107,7 +111,14 @@ impl Render<'_> {
             }
             E::Bin(o, a, b) => {
                 let (mut x, mut y) = (self.bv(a), self.bv(b));
-                let op = [Op::BvAdd, Op::BvAnd, Op::BvOr, Op::BvXor, Op::BvMul, Op::BvSub][*o as usize];
+                let op = [
+                    Op::BvAdd,
+                    Op::BvAnd,
+                    Op::BvOr,
+                    Op::BvXor,
+                    Op::BvMul,
+                    Op::BvSub,
+                ][*o as usize];
                 if op != Op::BvSub && self.flip() {
                     std::mem::swap(&mut x, &mut y);
                 }
@@ -151,7 +162,13 @@ impl Render<'_> {
         let t = match a {
             A::Cmp(o, a, b) => {
                 let (x, y) = (self.bv(a), self.bv(b));
-                let (op, fl) = [(Op::BvUlt, Op::BvUgt), (Op::BvUle, Op::BvUge), (Op::BvSlt, Op::BvSgt), (Op::BvSle, Op::BvSge), (Op::Eq, Op::Eq)][*o as usize];
+                let (op, fl) = [
+                    (Op::BvUlt, Op::BvUgt),
+                    (Op::BvUle, Op::BvUge),
+                    (Op::BvSlt, Op::BvSgt),
+                    (Op::BvSle, Op::BvSge),
+                    (Op::Eq, Op::Eq),
+                ][*o as usize];
                 if self.flip() {
                     self.s.app(fl, vec![y, x]).unwrap()
                 } else {
@@ -160,7 +177,12 @@ impl Render<'_> {
             }
             A::ICmp(o, a, b) => {
                 let (x, y) = (self.int(a), self.int(b));
-                let (op, fl) = [(Op::Le, Op::Ge), (Op::Lt, Op::Gt), (Op::Eq, Op::Eq), (Op::Distinct, Op::Distinct)][*o as usize];
+                let (op, fl) = [
+                    (Op::Le, Op::Ge),
+                    (Op::Lt, Op::Gt),
+                    (Op::Eq, Op::Eq),
+                    (Op::Distinct, Op::Distinct),
+                ][*o as usize];
                 if self.flip() {
                     self.s.app(fl, vec![y, x]).unwrap()
                 } else {
@@ -216,7 +238,11 @@ fn names(rng: Option<&mut Rng>) -> [Vec<String>; 4] {
 fn render(store: &mut TermStore, q: &[A], seed: Option<u64>) -> Vec<TermId> {
     let mut rng = seed.map(|s| Rng(s | 1));
     let ns = names(rng.as_mut());
-    let mut r = Render { s: store, rng, names: ns };
+    let mut r = Render {
+        s: store,
+        rng,
+        names: ns,
+    };
     let mut ts: Vec<TermId> = q.iter().map(|a| r.atom(a)).collect();
     if let Some(rng) = r.rng.as_mut() {
         for i in (1..ts.len()).rev() {
@@ -316,7 +342,12 @@ proptest! {
 /// `(distinct input canon)` unsat), for many random queries.
 #[test]
 fn canon_equivalent_to_input_z3() {
-    let mut child = Proc::new("z3").arg("-in").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut child = Proc::new("z3")
+        .arg("-in")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut inp = child.stdin.take().unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut runner = proptest::test_runner::TestRunner::deterministic();
@@ -328,14 +359,22 @@ fn canon_equivalent_to_input_z3() {
         let conj = view::conjuncts(&mut s, &ts);
         let can = canon::canonicalize(&mut s, &conj);
         let inv: FxHashMap<TermId, TermId> = can.renaming.iter().map(|&(l, c)| (c, l)).collect();
-        let back: Vec<TermId> = can.conjuncts.iter().map(|&c| s.substitute(c, &inv)).collect();
+        let back: Vec<TermId> = can
+            .conjuncts
+            .iter()
+            .map(|&c| s.substitute(c, &inv))
+            .collect();
         let lhs = s.mk_and(ts.clone());
         let rhs = s.mk_and(back);
         let leaves = slice::free_symbols_of(&s, &ts);
         let mut script = String::from("(reset)\n(set-logic ALL)\n");
         for l in leaves {
             if let Op::Sym(sym) = s.op(l) {
-                script += &format!("(declare-fun {} () {})\n", quote_symbol(&backend_name(s.sym_name(sym))), s.sorts.to_text(s.sort(l)));
+                script += &format!(
+                    "(declare-fun {} () {})\n",
+                    quote_symbol(&backend_name(s.sym_name(sym))),
+                    s.sorts.to_text(s.sort(l))
+                );
             }
         }
         script += &format!(
@@ -347,7 +386,12 @@ fn canon_equivalent_to_input_z3() {
         inp.flush().unwrap();
         let mut line = String::new();
         out.read_line(&mut line).unwrap();
-        assert_eq!(line.trim(), "unsat", "not equivalent:\n{script}\ncanonical:\n{}", can.text);
+        assert_eq!(
+            line.trim(),
+            "unsat",
+            "not equivalent:\n{script}\ncanonical:\n{}",
+            can.text
+        );
     }
     drop(inp);
     let _ = child.wait();
@@ -387,13 +431,19 @@ fn canon_linear_int_examples() {
     assert_eq!(ta, tb);
     // 2x = 3 is false; 2x != 3 is true
     let e = s.app(Op::Eq, vec![tx, three]).unwrap();
-    assert_eq!(canon::canonicalize(&mut s, &[e]).conjuncts, vec![TermStore::FALSE]);
+    assert_eq!(
+        canon::canonicalize(&mut s, &[e]).conjuncts,
+        vec![TermStore::FALSE]
+    );
     let d = s.app(Op::Distinct, vec![tx, three]).unwrap();
     assert!(canon::canonicalize(&mut s, &[d]).conjuncts.is_empty());
     // x > y  ==  y < x  ==  x - y >= 1
     let g = s.app(Op::Gt, vec![x, y]).unwrap();
     let l = s.app(Op::Lt, vec![y, x]).unwrap();
-    assert_eq!(canon::canonicalize(&mut s, &[g]).text, canon::canonicalize(&mut s, &[l]).text);
+    assert_eq!(
+        canon::canonicalize(&mut s, &[g]).text,
+        canon::canonicalize(&mut s, &[l]).text
+    );
 }
 
 #[test]
@@ -432,4 +482,3 @@ fn canon_deep_term_no_stack_overflow() {
         .join()
         .unwrap();
 }
-

@@ -6,7 +6,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use smtproxy::query::{canon, slice, view};
 use smtproxy::smt2::command::Command;
 use smtproxy::smt2::parser::parse_command;
-use smtproxy::smt2::printer::{print_term, quote_symbol, backend_name, BackendNames};
+use smtproxy::smt2::printer::{backend_name, print_term, quote_symbol, BackendNames};
 use smtproxy::smt2::reader::{CommandReader, Frame};
 use smtproxy::term::signature::{DeclKind, FunDef, Signature};
 use smtproxy::term::{Op, TermId, TermStore};
@@ -20,14 +20,26 @@ struct Z3 {
 }
 impl Z3 {
     fn new() -> Z3 {
-        let mut child =
-            Proc::new("z3").arg("-in").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("z3 on PATH");
+        let mut child = Proc::new("z3")
+            .arg("-in")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("z3 on PATH");
         let inp = child.stdin.take().unwrap();
         let out = BufReader::new(child.stdout.take().unwrap());
-        Z3 { _child: child, inp, out }
+        Z3 {
+            _child: child,
+            inp,
+            out,
+        }
     }
     fn check(&mut self, script: &str) -> String {
-        write!(self.inp, "(reset)\n(set-logic QF_AUFBV)\n{script}\n(check-sat)\n").unwrap();
+        write!(
+            self.inp,
+            "(reset)\n(set-logic QF_AUFBV)\n{script}\n(check-sat)\n"
+        )
+        .unwrap();
         self.inp.flush().unwrap();
         let mut line = String::new();
         self.out.read_line(&mut line).unwrap();
@@ -39,7 +51,9 @@ impl Z3 {
 
 fn records(path: &str, max: usize) -> Vec<String> {
     let mut text = String::new();
-    GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_string(&mut text).unwrap();
+    GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
     let mut recs = Vec::new();
     let mut cur = String::new();
     for line in text.lines() {
@@ -101,7 +115,10 @@ fn decls(store: &TermStore, leaves: &[TermId]) -> String {
 fn script(store: &TermStore, ts: &[TermId]) -> String {
     let mut s = decls(store, &slice::free_symbols_of(store, ts));
     for &t in ts {
-        s.push_str(&format!("(assert {})\n", print_term(store, t, &BackendNames)));
+        s.push_str(&format!(
+            "(assert {})\n",
+            print_term(store, t, &BackendNames)
+        ));
     }
     s
 }
@@ -115,11 +132,21 @@ fn run_corpus(path: &str, max: usize) {
         let mut asserts = Vec::new();
         let mut rd = CommandReader::new(rec.as_bytes());
         while let Some(f) = rd.next_frame() {
-            let Frame::Command(c) = f else { panic!("bad frame") };
+            let Frame::Command(c) = f else {
+                panic!("bad frame")
+            };
             match parse_command(&mut store, &sig, &c.text).expect("parse") {
                 Command::DeclareFun { name, params, ret } => {
                     let sym = store.sym(&name);
-                    sig.add_fun(&name, FunDef::Declared { sym, params, ret, kind: DeclKind::Free });
+                    sig.add_fun(
+                        &name,
+                        FunDef::Declared {
+                            sym,
+                            params,
+                            ret,
+                            kind: DeclKind::Free,
+                        },
+                    );
                 }
                 Command::Assert(t, _) => asserts.push(t),
                 _ => {}
@@ -129,9 +156,15 @@ fn run_corpus(path: &str, max: usize) {
         assert!(slice::sliceable(&store, &sig, &conj));
         let comps = slice::slice(&store, &conj);
         // every conjunct in exactly one component, order by first conjunct
-        let flat: Vec<TermId> = comps.iter().flat_map(|c| c.conjuncts.iter().copied()).collect();
+        let flat: Vec<TermId> = comps
+            .iter()
+            .flat_map(|c| c.conjuncts.iter().copied())
+            .collect();
         assert_eq!(flat.len(), conj.len());
-        assert_eq!(flat.iter().copied().collect::<FxHashSet<_>>(), conj.iter().copied().collect());
+        assert_eq!(
+            flat.iter().copied().collect::<FxHashSet<_>>(),
+            conj.iter().copied().collect()
+        );
         // soundness: no shared symbol or cell; a whole-read array has no cell read elsewhere
         let rs: Vec<_> = comps.iter().map(|c| reads(&store, &c.conjuncts)).collect();
         for i in 0..rs.len() {
@@ -142,7 +175,10 @@ fn run_corpus(path: &str, max: usize) {
                 assert!(rs[i].0.is_disjoint(&rs[j].0), "components share a symbol");
                 assert!(rs[i].1.is_disjoint(&rs[j].1), "components share a cell");
                 for (a, _) in &rs[j].1 {
-                    assert!(!rs[i].0.contains(a), "whole array read vs cell read elsewhere");
+                    assert!(
+                        !rs[i].0.contains(a),
+                        "whole array read vs cell read elsewhere"
+                    );
                 }
             }
         }
@@ -160,12 +196,26 @@ fn run_corpus(path: &str, max: usize) {
                 assert_eq!(store.sort(l), store.sort(k));
                 assert!(seen_l.insert(l) && seen_c.insert(k));
             }
-            let canon_res = if can.text.is_empty() { "sat".to_string() } else { z3.check(&can.text) };
-            assert_eq!(orig, canon_res, "canonical form not equisatisfiable:\n{}", can.text);
+            let canon_res = if can.text.is_empty() {
+                "sat".to_string()
+            } else {
+                z3.check(&can.text)
+            };
+            assert_eq!(
+                orig, canon_res,
+                "canonical form not equisatisfiable:\n{}",
+                can.text
+            );
             // also the canonical terms themselves, printed by the standard printer
-            let mut s2 = decls(&store, &can.renaming.iter().map(|p| p.1).collect::<Vec<_>>());
+            let mut s2 = decls(
+                &store,
+                &can.renaming.iter().map(|p| p.1).collect::<Vec<_>>(),
+            );
             for &t in &can.conjuncts {
-                s2.push_str(&format!("(assert {})\n", print_term(&store, t, &BackendNames)));
+                s2.push_str(&format!(
+                    "(assert {})\n",
+                    print_term(&store, t, &BackendNames)
+                ));
             }
             if !can.conjuncts.is_empty() {
                 assert_eq!(z3.check(&s2), orig);
@@ -189,12 +239,18 @@ fn canon_z3_klee_sort() {
 
 #[test]
 fn canon_z3_klee_sbase_echo() {
-    run_corpus("/work/shared/corpus/klee/sbase-echo/solver-queries.smt2.gz", 150);
+    run_corpus(
+        "/work/shared/corpus/klee/sbase-echo/solver-queries.smt2.gz",
+        150,
+    );
 }
 
 #[test]
 fn canon_z3_klee_sbase_echo_all() {
-    run_corpus("/work/shared/corpus/klee/sbase-echo/all-queries.smt2.gz", 150);
+    run_corpus(
+        "/work/shared/corpus/klee/sbase-echo/all-queries.smt2.gz",
+        150,
+    );
 }
 
 #[test]

@@ -24,14 +24,27 @@ fn root() -> PathBuf {
 }
 
 fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn seeds() -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    for dir in [root().join("smt2-corpus/hand"), root().join("fuzz/regressions"), root().join("fuzz/corpus/seed")] {
-        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
-        let mut files: Vec<_> = rd.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect();
+    for dir in [
+        root().join("smt2-corpus/hand"),
+        root().join("fuzz/regressions"),
+        root().join("fuzz/corpus/seed"),
+    ] {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut files: Vec<_> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
         files.sort();
         for f in files {
             if let Ok(b) = std::fs::read(&f) {
@@ -64,21 +77,96 @@ impl Rng {
 }
 
 const DICT: &[&str] = &[
-    "(", ")", "(assert ", "(check-sat)", "(push 1)", "(pop 1)", "(pop 2)", "(get-model)", "(get-value (x))",
-    "(declare-fun x () Int)", "(declare-const b (_ BitVec 8))", "(declare-fun f (Int) Int)", "(define-fun g ((a Int)) Int (+ a 1))",
-    "(reset)", "(reset-assertions)", "(set-option :print-success true)", "(set-option :global-declarations true)",
-    "(check-sat-assuming (p (not q)))", "(get-unsat-core)", "(echo \"x\")", "(exit)",
-    " x ", " b ", " 0 ", " -1 ", " 1.5 ", " #x00 ", " #b1 ", " #xff ", "(_ bv5 8)", "(_ bv0 0)", "((_ extract 7 0) b)",
-    "((_ zero_extend 0) b)", "((_ sign_extend 3) b)", "((_ repeat 0) b)", "((_ rotate_left 9) b)",
-    "(bvudiv b #x00)", "(bvurem b #x00)", "(bvsdiv b #x00)", "(bvsmod b #x00)", "(div x 0)", "(mod x 0)", "(/ 1.0 0.0)",
-    "(let ((y x)) y)", "(let ((x x) (x 1)) x)", "(! x :named n)", "(forall ((z Int)) (> z x))", "(exists ((z Int)) true)",
-    "(select a 0)", "(store a 0 1)", "(Array Int Int)", "((as const (Array Int Int)) 0)", "(ite c x 0)",
-    "(= x x x)", "(distinct x)", "(and)", "(or)", "(xor true true true)", "(=> p q r)", "(concat b b)", "(bvadd b)",
-    "|quoted sym|", "||", "\"str\"\"ing\"", "; comment\n", "\n", "\u{0}", "\u{ff}", "é", ":keyword", "(_ BitVec 0)",
-    "(_ BitVec 4294967296)", "(_ bv18446744073709551617 64)", "99999999999999999999999", "(to_real x)", "(to_int 1.5)",
-    "(abs x)", "(* x x)", "(declare-sort U 0)", "(declare-sort U 1)", "(define-sort S () Int)", "(define-sort T (X) (Array X X))",
-    "(declare-datatypes ((L 0)) (((nil) (cons (hd Int) (tl L)))))", "(set-logic QF_ABV)", "(set-logic ALL)",
-    "(push 0)", "(pop 0)", "(push 4294967296)", "(get-info :reason-unknown)", "(get-option :produce-models)",
+    "(",
+    ")",
+    "(assert ",
+    "(check-sat)",
+    "(push 1)",
+    "(pop 1)",
+    "(pop 2)",
+    "(get-model)",
+    "(get-value (x))",
+    "(declare-fun x () Int)",
+    "(declare-const b (_ BitVec 8))",
+    "(declare-fun f (Int) Int)",
+    "(define-fun g ((a Int)) Int (+ a 1))",
+    "(reset)",
+    "(reset-assertions)",
+    "(set-option :print-success true)",
+    "(set-option :global-declarations true)",
+    "(check-sat-assuming (p (not q)))",
+    "(get-unsat-core)",
+    "(echo \"x\")",
+    "(exit)",
+    " x ",
+    " b ",
+    " 0 ",
+    " -1 ",
+    " 1.5 ",
+    " #x00 ",
+    " #b1 ",
+    " #xff ",
+    "(_ bv5 8)",
+    "(_ bv0 0)",
+    "((_ extract 7 0) b)",
+    "((_ zero_extend 0) b)",
+    "((_ sign_extend 3) b)",
+    "((_ repeat 0) b)",
+    "((_ rotate_left 9) b)",
+    "(bvudiv b #x00)",
+    "(bvurem b #x00)",
+    "(bvsdiv b #x00)",
+    "(bvsmod b #x00)",
+    "(div x 0)",
+    "(mod x 0)",
+    "(/ 1.0 0.0)",
+    "(let ((y x)) y)",
+    "(let ((x x) (x 1)) x)",
+    "(! x :named n)",
+    "(forall ((z Int)) (> z x))",
+    "(exists ((z Int)) true)",
+    "(select a 0)",
+    "(store a 0 1)",
+    "(Array Int Int)",
+    "((as const (Array Int Int)) 0)",
+    "(ite c x 0)",
+    "(= x x x)",
+    "(distinct x)",
+    "(and)",
+    "(or)",
+    "(xor true true true)",
+    "(=> p q r)",
+    "(concat b b)",
+    "(bvadd b)",
+    "|quoted sym|",
+    "||",
+    "\"str\"\"ing\"",
+    "; comment\n",
+    "\n",
+    "\u{0}",
+    "\u{ff}",
+    "é",
+    ":keyword",
+    "(_ BitVec 0)",
+    "(_ BitVec 4294967296)",
+    "(_ bv18446744073709551617 64)",
+    "99999999999999999999999",
+    "(to_real x)",
+    "(to_int 1.5)",
+    "(abs x)",
+    "(* x x)",
+    "(declare-sort U 0)",
+    "(declare-sort U 1)",
+    "(define-sort S () Int)",
+    "(define-sort T (X) (Array X X))",
+    "(declare-datatypes ((L 0)) (((nil) (cons (hd Int) (tl L)))))",
+    "(set-logic QF_ABV)",
+    "(set-logic ALL)",
+    "(push 0)",
+    "(pop 0)",
+    "(push 4294967296)",
+    "(get-info :reason-unknown)",
+    "(get-option :produce-models)",
 ];
 
 fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], input: &mut Vec<u8>) {
@@ -151,7 +239,11 @@ fn hash(data: &[u8]) -> String {
 
 /// Run one input; a panic or a run longer than `limit` (a hang; its thread is abandoned)
 /// is an error with a message.
-fn run_with_watchdog(target: &(dyn Fn(&[u8]) + Sync), input: &[u8], limit: Duration) -> Result<(), String> {
+fn run_with_watchdog(
+    target: &(dyn Fn(&[u8]) + Sync),
+    input: &[u8],
+    limit: Duration,
+) -> Result<(), String> {
     let (tx, rx) = std::sync::mpsc::channel();
     let input_owned = input.to_vec();
     // SAFETY of the 'static: the targets are plain fns wrapped in closures without captures.
@@ -162,7 +254,10 @@ fn run_with_watchdog(target: &(dyn Fn(&[u8]) + Sync), input: &[u8], limit: Durat
     });
     match rx.recv_timeout(limit) {
         Ok(r) => r,
-        Err(_) => Err(format!("HANG: no result after {limit:?}\ninput:\n{}", String::from_utf8_lossy(input))),
+        Err(_) => Err(format!(
+            "HANG: no result after {limit:?}\ninput:\n{}",
+            String::from_utf8_lossy(input)
+        )),
     }
 }
 
@@ -191,14 +286,21 @@ fn fuzz_loop(
     let mut seen = std::collections::HashSet::new();
     let mut execs = 0;
     // Replay the seeds themselves first (cut to max_len).
-    let mut queue: Vec<Vec<u8>> = seeds.iter().map(|s| s[..s.len().min(max_len)].to_vec()).collect();
+    let mut queue: Vec<Vec<u8>> = seeds
+        .iter()
+        .map(|s| s[..s.len().min(max_len)].to_vec())
+        .collect();
     while execs < iters && t0.elapsed() < budget {
         let input = if let Some(q) = queue.pop() {
             q
         } else {
             let s = &seeds[rng.below(seeds.len())];
             // a window of the seed, so short inputs reach commands deep in long seeds
-            let mut start = if s.len() > max_len { rng.below(s.len() - max_len / 2) } else { 0 };
+            let mut start = if s.len() > max_len {
+                rng.below(s.len() - max_len / 2)
+            } else {
+                0
+            };
             while start > 0 && s[start - 1] != b'\n' {
                 start -= 1;
             }
@@ -219,19 +321,34 @@ fn fuzz_loop(
                 std::fs::create_dir_all(&dir).unwrap();
                 let path = dir.join(format!("{name}-{}.smt2", hash(&input)));
                 std::fs::write(&path, &input).unwrap();
-                eprintln!("{name}: CRASH saved to {}: {}", path.display(), msg.lines().next().unwrap_or(""));
+                eprintln!(
+                    "{name}: CRASH saved to {}: {}",
+                    path.display(),
+                    msg.lines().next().unwrap_or("")
+                );
                 crashes.push((path, msg));
             }
         }
     }
-    eprintln!("{name}: {execs} executions in {:.1?}, {} distinct crash(es)", t0.elapsed(), crashes.len());
+    eprintln!(
+        "{name}: {execs} executions in {:.1?}, {} distinct crash(es)",
+        t0.elapsed(),
+        crashes.len()
+    );
     (execs, crashes)
 }
 
 fn report(crashes: &[(PathBuf, String)]) {
     if !crashes.is_empty() {
-        let text: Vec<String> = crashes.iter().map(|(p, m)| format!("{}:\n{}", p.display(), m)).collect();
-        panic!("{} crash(es) found (inputs saved):\n{}", crashes.len(), text.join("\n\n"));
+        let text: Vec<String> = crashes
+            .iter()
+            .map(|(p, m)| format!("{}:\n{}", p.display(), m))
+            .collect();
+        panic!(
+            "{} crash(es) found (inputs saved):\n{}",
+            crashes.len(),
+            text.join("\n\n")
+        );
     }
 }
 
@@ -239,7 +356,9 @@ fn report(crashes: &[(PathBuf, String)]) {
 fn fuzz_smoke_reader() {
     let iters = env_num("SMTPROXY_FUZZ_ITERS", 20_000);
     let secs = env_num("SMTPROXY_FUZZ_SECS", 40);
-    let (_, crashes) = fuzz_loop("reader", iters, Duration::from_secs(secs), 4096, &|d| targets::reader(d));
+    let (_, crashes) = fuzz_loop("reader", iters, Duration::from_secs(secs), 4096, &|d| {
+        targets::reader(d)
+    });
     report(&crashes);
 }
 
@@ -255,9 +374,15 @@ fn fuzz_smoke_engine() {
     }
     let iters = env_num("SMTPROXY_FUZZ_ENGINE_ITERS", 150);
     let secs = env_num("SMTPROXY_FUZZ_SECS", 30);
-    let (_, crashes) = fuzz_loop("engine", iters, Duration::from_secs(secs), targets::ENGINE_MAX_LEN, &|d| {
-        let _ = targets::engine(d);
-    });
+    let (_, crashes) = fuzz_loop(
+        "engine",
+        iters,
+        Duration::from_secs(secs),
+        targets::ENGINE_MAX_LEN,
+        &|d| {
+            let _ = targets::engine(d);
+        },
+    );
     report(&crashes);
 }
 
@@ -265,8 +390,14 @@ fn fuzz_smoke_engine() {
 #[test]
 fn fuzz_regressions() {
     let dir = root().join("fuzz/regressions");
-    let Ok(rd) = std::fs::read_dir(&dir) else { return };
-    let mut files: Vec<_> = rd.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect();
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let mut files: Vec<_> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
     files.sort();
     let mut failures = Vec::new();
     for f in files {
@@ -290,5 +421,9 @@ fn fuzz_regressions() {
             failures.push(format!("{}: {}", f.display(), msg));
         }
     }
-    assert!(failures.is_empty(), "regression inputs still crash:\n{}", failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "regression inputs still crash:\n{}",
+        failures.join("\n\n")
+    );
 }

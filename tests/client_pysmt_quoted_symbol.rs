@@ -43,10 +43,17 @@ fn bad_quoted_symbol_does_not_hang_an_interactive_client() {
     }
     let _ = child.kill();
     let _ = child.wait();
-    assert_eq!(got.first().map(String::as_str), Some("success"), "answers: {got:?}");
+    assert_eq!(
+        got.first().map(String::as_str),
+        Some("success"),
+        "answers: {got:?}"
+    );
     assert!(
         got.iter().skip(1).any(|l| l.starts_with("(error")),
         "no answer (error) for the declare-fun with a bad quoted symbol within 5 s; answers so far: {got:?}"
     );
-    assert!(got.last().map(|l| l == "sat").unwrap_or(false), "(check-sat) after it was not answered: {got:?}");
+    assert!(
+        got.last().map(|l| l == "sat").unwrap_or(false),
+        "(check-sat) after it was not answered: {got:?}"
+    );
 }

@@ -28,7 +28,10 @@ struct Run {
 fn run_with_deadline(mut cmd: Command, dir: &Path, deadline: Duration) -> Run {
     let log = dir.join("run.log");
     let f = std::fs::File::create(&log).unwrap();
-    cmd.stdin(Stdio::null()).stdout(f.try_clone().unwrap()).stderr(f).process_group(0);
+    cmd.stdin(Stdio::null())
+        .stdout(f.try_clone().unwrap())
+        .stderr(f)
+        .process_group(0);
     let t0 = Instant::now();
     let mut child = cmd.spawn().expect("spawn yosys-smtbmc");
     let mut timed_out = false;
@@ -44,7 +47,10 @@ fn run_with_deadline(mut cmd: Command, dir: &Path, deadline: Duration) -> Run {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    Run { timed_out, output: std::fs::read_to_string(&log).unwrap_or_default() }
+    Run {
+        timed_out,
+        output: std::fs::read_to_string(&log).unwrap_or_default(),
+    }
 }
 
 const FAIL_V: &str = r#"
@@ -82,9 +88,14 @@ endmodule
 
 fn find_on_path(prog: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(prog)).find(|p| {
-        p.is_file() && std::fs::metadata(p).map(|m| m.permissions().mode() & 0o111 != 0).unwrap_or(false)
-    })
+    std::env::split_paths(&path)
+        .map(|d| d.join(prog))
+        .find(|p| {
+            p.is_file()
+                && std::fs::metadata(p)
+                    .map(|m| m.permissions().mode() & 0o111 != 0)
+                    .unwrap_or(false)
+        })
 }
 
 /// The real z3 binary (through a pyenv shim if that is what PATH has: `pyenv which z3`).
@@ -104,7 +115,9 @@ fn real_z3() -> Option<PathBuf> {
 fn skip_reason() -> Option<String> {
     for p in ["yosys", "yosys-smtbmc"] {
         if find_on_path(p).is_none() {
-            return Some(format!("{p} not installed (apt-get install yosys, or scripts/install-deps.sh)"));
+            return Some(format!(
+                "{p} not installed (apt-get install yosys, or scripts/install-deps.sh)"
+            ));
         }
     }
     if real_z3().is_none() {
@@ -131,10 +144,16 @@ fn write_model(dir: &Path, top: &str, verilog: &str) -> PathBuf {
         .current_dir(dir)
         .arg("-q")
         .arg("-p")
-        .arg(format!("read_verilog -formal {top}.v; prep -top {top}; write_smt2 -wires {top}.smt2"))
+        .arg(format!(
+            "read_verilog -formal {top}.v; prep -top {top}; write_smt2 -wires {top}.smt2"
+        ))
         .output()
         .expect("run yosys");
-    assert!(out.status.success(), "yosys failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "yosys failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     smt2
 }
 
@@ -144,7 +163,14 @@ fn run_bmc(dir: &Path, smt2: &Path, steps: u32, path_prefix: Option<&Path>, tag:
     let _ = std::fs::remove_file(&vcd);
     let mut cmd = Command::new("yosys-smtbmc");
     cmd.current_dir(dir)
-        .args(["-s", "z3", "--noprogress", "-t", &steps.to_string(), "--dump-vcd"])
+        .args([
+            "-s",
+            "z3",
+            "--noprogress",
+            "-t",
+            &steps.to_string(),
+            "--dump-vcd",
+        ])
         .arg(&vcd)
         .arg(smt2);
     if let Some(p) = path_prefix {
@@ -166,15 +192,28 @@ fn run_bmc(dir: &Path, smt2: &Path, steps: u32, path_prefix: Option<&Path>, tag:
     let last_step = log
         .lines()
         .filter_map(|l| l.split("Checking assertions in step ").nth(1))
-        .filter_map(|s| s.trim_end_matches('.').trim_end_matches('.').parse::<u32>().ok())
+        .filter_map(|s| {
+            s.trim_end_matches('.')
+                .trim_end_matches('.')
+                .parse::<u32>()
+                .ok()
+        })
         .last();
     let failed_asserts = log
         .lines()
         .filter_map(|l| l.split("Assert failed in ").nth(1))
         .map(|s| s.trim().to_string())
         .collect();
-    let trace = std::fs::read_to_string(&vcd).map(|t| parse_vcd(&t)).unwrap_or_default();
-    Bmc { status, last_step, failed_asserts, trace, log }
+    let trace = std::fs::read_to_string(&vcd)
+        .map(|t| parse_vcd(&t))
+        .unwrap_or_default();
+    Bmc {
+        status,
+        last_step,
+        failed_asserts,
+        trace,
+        log,
+    }
 }
 
 /// "name@step=value" for every value of every named wire at every step.
@@ -206,17 +245,32 @@ fn wrapper_dir(root: &Path, z3: &Path, extra: &[&str]) -> PathBuf {
     let dir = root.join(format!("bin-{}", extra.join("_").replace(['-', ' '], "")));
     std::fs::create_dir_all(&dir).unwrap();
     let script = dir.join("z3");
-    let extra = extra.iter().map(|a| format!("'{a}'")).collect::<Vec<_>>().join(" ");
+    let extra = extra
+        .iter()
+        .map(|a| format!("'{a}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
     std::fs::write(
         &script,
-        format!("#!/bin/sh\nexec '{}' \"$@\" --solver '{}' --cache none {extra}\n", smtproxy_bin(), z3.display()),
+        format!(
+            "#!/bin/sh\nexec '{}' \"$@\" --solver '{}' --cache none {extra}\n",
+            smtproxy_bin(),
+            z3.display()
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }
 
-fn check_design(top: &str, verilog: &str, steps: u32, expect_status: &str, expect_step: Option<u32>, values_must_match: bool) {
+fn check_design(
+    top: &str,
+    verilog: &str,
+    steps: u32,
+    expect_status: &str,
+    expect_step: Option<u32>,
+    values_must_match: bool,
+) {
     if let Some(r) = skip_reason() {
         eprintln!("SKIPPED client_yosys: {r}");
         return;
@@ -226,9 +280,18 @@ fn check_design(top: &str, verilog: &str, steps: u32, expect_status: &str, expec
     let smt2 = write_model(tmp.path(), top, verilog);
 
     let plain = run_bmc(tmp.path(), &smt2, steps, None, "z3");
-    assert_eq!(plain.status, expect_status, "plain z3 gave an unexpected verdict:\n{}", plain.log);
+    assert_eq!(
+        plain.status, expect_status,
+        "plain z3 gave an unexpected verdict:\n{}",
+        plain.log
+    );
     if let Some(s) = expect_step {
-        assert_eq!(plain.last_step, Some(s), "plain z3: failing step\n{}", plain.log);
+        assert_eq!(
+            plain.last_step,
+            Some(s),
+            "plain z3: failing step\n{}",
+            plain.log
+        );
     }
     for strategy in ["hybrid", "stack", "passthrough"] {
         let bin = wrapper_dir(tmp.path(), &z3, &["--strategy", strategy]);
@@ -239,14 +302,29 @@ fn check_design(top: &str, verilog: &str, steps: u32, expect_status: &str, expec
             "{what}: solver did not start / panicked:\n{}",
             got.log
         );
-        assert_eq!(got.status, plain.status, "{what}: verdict differs\nz3:\n{}\nsmtproxy:\n{}", plain.log, got.log);
-        assert_eq!(got.last_step, plain.last_step, "{what}: failing step differs\nz3:\n{}\nsmtproxy:\n{}", plain.log, got.log);
-        assert_eq!(got.failed_asserts, plain.failed_asserts, "{what}: failed assertions differ");
+        assert_eq!(
+            got.status, plain.status,
+            "{what}: verdict differs\nz3:\n{}\nsmtproxy:\n{}",
+            plain.log, got.log
+        );
+        assert_eq!(
+            got.last_step, plain.last_step,
+            "{what}: failing step differs\nz3:\n{}\nsmtproxy:\n{}",
+            plain.log, got.log
+        );
+        assert_eq!(
+            got.failed_asserts, plain.failed_asserts,
+            "{what}: failed assertions differ"
+        );
         if values_must_match {
             assert_eq!(got.trace, plain.trace, "{what}: trace differs");
         } else if expect_status == "FAILED" {
             // The trace must at least be a counterexample of the same length.
-            assert_eq!(got.trace.is_empty(), plain.trace.is_empty(), "{what}: trace presence differs");
+            assert_eq!(
+                got.trace.is_empty(),
+                plain.trace.is_empty(),
+                "{what}: trace presence differs"
+            );
         }
     }
 }
@@ -266,14 +344,34 @@ fn yosys_bmc_counter_fails_at_step_5() {
     let plain = run_bmc(tmp.path(), &smt2, 10, None, "z3");
     let bin = wrapper_dir(tmp.path(), &z3, &["--strategy", "hybrid"]);
     let got = run_bmc(tmp.path(), &smt2, 10, Some(&bin), "proxy");
-    let cnt = |b: &Bmc| b.trace.iter().filter(|s| s.starts_with("cnt@") || s.starts_with("en@0=")).cloned().collect::<Vec<_>>();
+    let cnt = |b: &Bmc| {
+        b.trace
+            .iter()
+            .filter(|s| s.starts_with("cnt@") || s.starts_with("en@0="))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
         cnt(&plain),
-        ["cnt@0=0000", "en@0=1", "cnt@1=0001", "cnt@2=0010", "cnt@3=0011", "cnt@4=0100", "cnt@5=0101"].map(String::from).to_vec(),
+        [
+            "cnt@0=0000",
+            "en@0=1",
+            "cnt@1=0001",
+            "cnt@2=0010",
+            "cnt@3=0011",
+            "cnt@4=0100",
+            "cnt@5=0101"
+        ]
+        .map(String::from)
+        .to_vec(),
         "plain z3 trace:\n{:?}",
         plain.trace
     );
-    assert_eq!(cnt(&got), cnt(&plain), "counter trace through smtproxy differs from z3");
+    assert_eq!(
+        cnt(&got),
+        cnt(&plain),
+        "counter trace through smtproxy differs from z3"
+    );
 }
 
 #[test]

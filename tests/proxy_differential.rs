@@ -16,14 +16,18 @@ use common::{have, root, run, run_prog};
 use std::path::PathBuf;
 use std::time::Duration;
 
-
 fn hand_scripts() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("smt2-corpus/hand"))
         .unwrap()
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().map(|e| e == "smt2").unwrap_or(false))
-        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with("solver-specific-"))
+        .filter(|p| {
+            !p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("solver-specific-")
+        })
         .collect();
     v.sort();
     assert!(v.len() >= 20, "hand corpus not found");
@@ -60,7 +64,9 @@ fn normalise(out: &str) -> Vec<String> {
 
 /// Does `(error "...")` text have its string literal closed (SMT-LIB `""` escapes)?
 fn string_closed(s: &str) -> bool {
-    let Some(start) = s.find('"') else { return false };
+    let Some(start) = s.find('"') else {
+        return false;
+    };
     let b = s.as_bytes();
     let mut i = start + 1;
     while i < b.len() {
@@ -77,7 +83,16 @@ fn string_closed(s: &str) -> bool {
 }
 
 fn answers(lines: &[String]) -> Vec<String> {
-    lines.iter().filter(|l| matches!(l.as_str(), "sat" | "unsat" | "unknown" | "success" | "(error)")).cloned().collect()
+    lines
+        .iter()
+        .filter(|l| {
+            matches!(
+                l.as_str(),
+                "sat" | "unsat" | "unknown" | "success" | "(error)"
+            )
+        })
+        .cloned()
+        .collect()
 }
 
 fn diff(a: &[String], b: &[String]) -> String {
@@ -107,9 +122,18 @@ fn differential_with(z3: &str, strategy: &str) {
         let input = std::fs::read(&f).unwrap();
         let z = run_prog(z3, &["-in"], &input, Duration::from_secs(60));
         assert!(!z.timed_out, "{z3} -in < {name} hung");
-        let p = run(&["--solver", z3, "--strategy", strategy, "--cache", "none"], &input, Duration::from_secs(60));
+        let p = run(
+            &["--solver", z3, "--strategy", strategy, "--cache", "none"],
+            &input,
+            Duration::from_secs(60),
+        );
         if p.timed_out || p.code() == Some(101) || p.stderr_str().contains("panicked") {
-            failures.push(format!("{name}: smtproxy hung or panicked (status {:?}, {:?})\nstderr:\n{}", p.status, p.elapsed, common::tail(&p.stderr_str())));
+            failures.push(format!(
+                "{name}: smtproxy hung or panicked (status {:?}, {:?})\nstderr:\n{}",
+                p.status,
+                p.elapsed,
+                common::tail(&p.stderr_str())
+            ));
             continue;
         }
         let zl = normalise(&z.stdout_str());
@@ -132,7 +156,9 @@ fn differential_with(z3: &str, strategy: &str) {
         let text = String::from_utf8_lossy(&input);
         let byte_exact = matches!(strategy, "stack" | "stack-cse" | "hybrid")
             && text.contains("(push")
-            && !["(get-value", "(get-model", "(get-assignment"].iter().any(|c| text.contains(c));
+            && !["(get-value", "(get-model", "(get-assignment"]
+                .iter()
+                .any(|c| text.contains(c));
         if byte_exact && z.stdout != p.stdout {
             failures.push(format!(
                 "{name}: push/pop script output differs from z3 byte for byte\n{}--- z3 stdout:\n{}--- smtproxy stdout:\n{}",
@@ -142,8 +168,10 @@ fn differential_with(z3: &str, strategy: &str) {
             ));
         }
         if strategy == "passthrough" && z.stdout != p.stdout {
-            let (zr, pr): (Vec<String>, Vec<String>) =
-                (z.stdout_str().lines().map(String::from).collect(), p.stdout_str().lines().map(String::from).collect());
+            let (zr, pr): (Vec<String>, Vec<String>) = (
+                z.stdout_str().lines().map(String::from).collect(),
+                p.stdout_str().lines().map(String::from).collect(),
+            );
             failures.push(format!(
                 "{name}: passthrough output differs from {z3}'s (byte for byte)\n{}--- z3 stdout:\n{:?}\n--- smtproxy stdout:\n{:?}",
                 diff(&zr, &pr),
@@ -152,7 +180,12 @@ fn differential_with(z3: &str, strategy: &str) {
             ));
         }
     }
-    assert!(failures.is_empty(), "--strategy {strategy}: {} script(s) differ from z3:\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "--strategy {strategy}: {} script(s) differ from z3:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 #[test]

@@ -17,7 +17,9 @@ fn klee_stream(rel: &str) -> Vec<u8> {
     use std::io::Read;
     let f = std::fs::File::open(corpus(rel)).unwrap();
     let mut text = String::new();
-    flate2::read::GzDecoder::new(f).read_to_string(&mut text).unwrap();
+    flate2::read::GzDecoder::new(f)
+        .read_to_string(&mut text)
+        .unwrap();
     let mut out = String::with_capacity(text.len());
     for l in text.split_inclusive('\n') {
         if l.trim() == "(exit)" {
@@ -35,20 +37,55 @@ fn klee_streams_byte_for_byte() {
         eprintln!("skipping: z3 not installed");
         return;
     }
-    for rel in ["klee/sort/solver-queries.smt2.gz", "klee/regexp/solver-queries.smt2.gz", "klee/sbase-echo/solver-queries.smt2.gz"] {
+    for rel in [
+        "klee/sort/solver-queries.smt2.gz",
+        "klee/regexp/solver-queries.smt2.gz",
+        "klee/sbase-echo/solver-queries.smt2.gz",
+    ] {
         let input = klee_stream(rel);
         let z = run_prog("z3", &["-in"], &input, T);
-        let p = run(&["--solver", "z3", "--strategy", "passthrough", "--cache", "none"], &input, T);
+        let p = run(
+            &[
+                "--solver",
+                "z3",
+                "--strategy",
+                "passthrough",
+                "--cache",
+                "none",
+            ],
+            &input,
+            T,
+        );
         assert!(!z.timed_out && !p.timed_out, "{rel}: hung");
         assert!(z.stdout.len() > 1000, "{rel}: z3 said too little");
-        assert!(z.stdout == p.stdout, "{rel}: smtproxy's output differs from z3's");
+        assert!(
+            z.stdout == p.stdout,
+            "{rel}: smtproxy's output differs from z3's"
+        );
         // With print-success turned on by the client, z3 prints `success` lines: relayed too.
         let mut ps = b"(set-option :print-success true)\n".to_vec();
         ps.extend_from_slice(&input);
         let z = run_prog("z3", &["-in"], &ps, T);
-        let p = run(&["--solver", "z3", "--strategy", "passthrough", "--cache", "none"], &ps, T);
-        assert!(z.stdout.windows(8).filter(|w| w == b"success\n").count() > 100, "{rel}: no success lines");
-        assert!(z.stdout == p.stdout, "{rel} with print-success: smtproxy's output differs from z3's");
+        let p = run(
+            &[
+                "--solver",
+                "z3",
+                "--strategy",
+                "passthrough",
+                "--cache",
+                "none",
+            ],
+            &ps,
+            T,
+        );
+        assert!(
+            z.stdout.windows(8).filter(|w| w == b"success\n").count() > 100,
+            "{rel}: no success lines"
+        );
+        assert!(
+            z.stdout == p.stdout,
+            "{rel} with print-success: smtproxy's output differs from z3's"
+        );
     }
 }
 
@@ -72,17 +109,36 @@ fn markers_never_reach_the_client() {
     assert!(scripts.len() > 20);
     let mut checked = 0;
     for solver in ["z3", "cvc5", "yices"] {
-        let bin = if solver == "yices" { "yices-smt2" } else { solver };
+        let bin = if solver == "yices" {
+            "yices-smt2"
+        } else {
+            solver
+        };
         if !have(bin) {
             eprintln!("{solver} not installed: skipped");
             continue;
         }
         for s in &scripts {
             let input = std::fs::read(s).unwrap();
-            let p = run(&["--solver", solver, "--strategy", "passthrough", "--cache", "none"], &input, T);
+            let p = run(
+                &[
+                    "--solver",
+                    solver,
+                    "--strategy",
+                    "passthrough",
+                    "--cache",
+                    "none",
+                ],
+                &input,
+                T,
+            );
             p.assert_no_panic_no_hang(&format!("{solver} < {}", s.display()));
             let out = p.stdout_str();
-            assert!(!out.contains("sp!sync"), "{solver} < {}: a marker reached the client:\n{out}", s.display());
+            assert!(
+                !out.contains("sp!sync"),
+                "{solver} < {}: a marker reached the client:\n{out}",
+                s.display()
+            );
             checked += 1;
         }
     }
@@ -97,14 +153,32 @@ fn interactive_session_keeps_the_clients_line_numbers() {
     }
     // One command per round trip, so every command ends a batch and the marker takes the
     // rest of its line; blank and comment lines in between must still count.
-    let lines = ["(declare-const x Int)", "", "; a comment", "(assert (> y 0))", "  (assert (> x 0))", "(check-sat)", "(get-value (x z))"];
+    let lines = [
+        "(declare-const x Int)",
+        "",
+        "; a comment",
+        "(assert (> y 0))",
+        "  (assert (> x 0))",
+        "(check-sat)",
+        "(get-value (x z))",
+    ];
     let text = lines.join("\n") + "\n";
     let z = run_prog("z3", &["-in"], text.as_bytes(), T);
     let want: Vec<String> = z.stdout_str().lines().map(String::from).collect();
     assert_eq!(want.len(), 3, "z3: {want:?}");
-    assert!(want[0].starts_with("(error \"line 4 column"), "z3: {want:?}");
+    assert!(
+        want[0].starts_with("(error \"line 4 column"),
+        "z3: {want:?}"
+    );
 
-    let mut s = Session::start(&["--solver", "z3", "--strategy", "passthrough", "--cache", "none"]);
+    let mut s = Session::start(&[
+        "--solver",
+        "z3",
+        "--strategy",
+        "passthrough",
+        "--cache",
+        "none",
+    ]);
     for l in &lines[..3] {
         assert!(s.send(l));
     }
@@ -117,14 +191,70 @@ fn interactive_session_keeps_the_clients_line_numbers() {
     assert_eq!(st.and_then(|s| s.code()), Some(0), "{err}");
 }
 
+/// A command whose write ends with more bytes than the proxy reads at once (here a long
+/// run of blank lines): when it is handled, unread input is still waiting, so it is sent
+/// ahead without waiting for its answer; the rest of the input holds no command, so the
+/// answer must be given before the proxy waits for the client again. (Found as a hang
+/// under load when a client wrote a command and its line break in two writes.)
+#[test]
+fn answer_given_before_waiting_for_more_input() {
+    if !have("z3") {
+        eprintln!("skipping: z3 not installed");
+        return;
+    }
+    let mut s = Session::start(&[
+        "--solver",
+        "z3",
+        "--strategy",
+        "passthrough",
+        "--cache",
+        "none",
+    ]);
+    assert!(s.send("(declare-const x Int)"));
+    for i in 0..3 {
+        let mut text = format!("(assert (> x {i}))\n(check-sat)");
+        text.push_str(&"\n".repeat(4 << 20));
+        assert!(s.send(&text));
+        assert_eq!(
+            s.line(T).as_deref(),
+            Some("sat"),
+            "no answer while the proxy waits for input (round {i})"
+        );
+    }
+    // The same with the command's line break in a write of its own.
+    for i in 0..20 {
+        assert!(s.send(&format!("(assert (> x {}))\n(check-sat)", 41 + i)));
+        assert!(s.send(""));
+        assert_eq!(s.line(T).as_deref(), Some("sat"), "round {i}");
+    }
+    let (st, err, hung) = s.finish(T);
+    assert!(!hung && !err.contains("panicked"), "{err}");
+    assert_eq!(st.and_then(|s| s.code()), Some(0), "{err}");
+}
+
 /// `solver` run directly and through smtproxy on `script`: the same bytes.
 fn same_as_direct(solver: &str, direct: &[&str], prefix: &str, script: &str) {
     let mut input = prefix.as_bytes().to_vec();
     input.extend_from_slice(script.as_bytes());
     let d = run_prog(direct[0], &direct[1..], &input, T);
-    let p = run(&["--solver", solver, "--strategy", "passthrough", "--cache", "none"], script.as_bytes(), T);
+    let p = run(
+        &[
+            "--solver",
+            solver,
+            "--strategy",
+            "passthrough",
+            "--cache",
+            "none",
+        ],
+        script.as_bytes(),
+        T,
+    );
     assert!(!d.timed_out && !p.timed_out);
-    assert_eq!(p.stdout_str(), d.stdout_str(), "{solver}: smtproxy differs from the solver run directly");
+    assert_eq!(
+        p.stdout_str(),
+        d.stdout_str(),
+        "{solver}: smtproxy differs from the solver run directly"
+    );
 }
 
 #[test]
@@ -150,10 +280,26 @@ fn print_success_toggled_on_cvc5_and_yices() {
 (check-sat)
 ";
     if have("cvc5") {
-        same_as_direct("cvc5", &["cvc5", "--lang", "smt2", "--incremental", "--produce-models"], "", script);
+        same_as_direct(
+            "cvc5",
+            &[
+                "cvc5",
+                "--lang",
+                "smt2",
+                "--incremental",
+                "--produce-models",
+            ],
+            "",
+            script,
+        );
     }
     if have("yices-smt2") {
-        let args = ["yices-smt2", "--incremental", "--interactive", "--smt2-model-format"];
+        let args = [
+            "yices-smt2",
+            "--incremental",
+            "--interactive",
+            "--smt2-model-format",
+        ];
         same_as_direct("yices", &args, "(set-option :print-success false)", script);
     }
 }
@@ -165,20 +311,34 @@ fn z3_stopping_after_a_lexical_error_is_restarted() {
         return;
     }
     // After `(#e...` z3 counts one parenthesis too many and swallows all further input.
-    let mut s = Session::start(&["--solver", "z3", "--strategy", "passthrough", "--cache", "none"]);
+    let mut s = Session::start(&[
+        "--solver",
+        "z3",
+        "--strategy",
+        "passthrough",
+        "--cache",
+        "none",
+    ]);
     s.send("(declare-const x Int)");
     s.send("(assert (= x 7))");
     let t0 = Instant::now();
     let e = s.ask("(#et-info :authors)", T);
     assert!(e.starts_with("(error \"line 3 column"), "{e}");
     assert_eq!(s.ask("(check-sat)", T), "sat");
-    assert!(t0.elapsed() < Duration::from_secs(10), "recovery took {:?}", t0.elapsed());
-    assert_eq!(s.ask("(get-value (x))", T), "((x 7))", "the client's state is replayed");
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "recovery took {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(
+        s.ask("(get-value (x))", T),
+        "((x 7))",
+        "the client's state is replayed"
+    );
     let (st, err, hung) = s.finish(T);
     assert!(!hung && !err.contains("panicked"), "{err}");
     assert_eq!(st.and_then(|s| s.code()), Some(0), "{err}");
 }
-
 
 const EASY: &str = "(pop 1)
 (assert (= (bvmul x y) #x0000000000000006))
@@ -198,12 +358,38 @@ fn deadline_in_the_middle_of_a_batch() {
     // follows it in the batch is sent again after the state is replayed.
     let input = format!("{FACTOR}(check-sat)\n(get-info :name)\n{EASY}");
     let t0 = Instant::now();
-    let p = run(&["--solver", "z3", "--strategy", "passthrough", "--cache", "none", "--timeout-ms", "300"], input.as_bytes(), T);
+    let p = run(
+        &[
+            "--solver",
+            "z3",
+            "--strategy",
+            "passthrough",
+            "--cache",
+            "none",
+            "--timeout-ms",
+            "300",
+        ],
+        input.as_bytes(),
+        T,
+    );
     p.assert_no_panic_no_hang("deadline in a batch");
     let out = p.stdout_str();
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines, ["unknown", "(:name \"Z3\")", "sat", "((x #x0000000000000002))"], "{out}");
-    assert!(t0.elapsed() < Duration::from_secs(10), "took {:?}", t0.elapsed());
+    assert_eq!(
+        lines,
+        [
+            "unknown",
+            "(:name \"Z3\")",
+            "sat",
+            "((x #x0000000000000002))"
+        ],
+        "{out}"
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        t0.elapsed()
+    );
 }
 
 #[test]
@@ -212,7 +398,14 @@ fn solver_killed_in_the_middle_of_a_batch() {
         eprintln!("skipping: z3 not installed");
         return;
     }
-    let mut s = Session::start(&["--solver", "z3", "--strategy", "passthrough", "--cache", "none"]);
+    let mut s = Session::start(&[
+        "--solver",
+        "z3",
+        "--strategy",
+        "passthrough",
+        "--cache",
+        "none",
+    ]);
     // One write: a batch with the hard check-sat in the middle.
     assert!(s.send(&format!("{FACTOR}(check-sat)\n(get-info :name)")));
     // Kill each solver that takes the check-sat on until smtproxy gives it up: the first
@@ -234,7 +427,11 @@ fn solver_killed_in_the_middle_of_a_batch() {
     };
     assert_eq!(answer, "unknown", "after killing {killed:?}");
     assert!(killed.len() >= 2, "killed {killed:?}");
-    assert_eq!(s.line(T).as_deref(), Some("(:name \"Z3\")"), "the command after it in the batch");
+    assert_eq!(
+        s.line(T).as_deref(),
+        Some("(:name \"Z3\")"),
+        "the command after it in the batch"
+    );
     // The session goes on with the client's state (the declarations, the push).
     for l in EASY.lines().take(4) {
         s.send(l);

@@ -68,7 +68,9 @@ impl Drop for Z3 {
 }
 
 fn check_log(rel: &str, strategy: Strategy) -> usize {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("smt2-corpus").join(rel);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("smt2-corpus")
+        .join(rel);
     let log = corpus::load(&path).unwrap();
     let cap = Capture::default();
     let mut engine = engine_for(strategy, Some("z3"), None, None, Box::new(cap.clone())).unwrap();
@@ -77,7 +79,9 @@ fn check_log(rel: &str, strategy: Strategy) -> usize {
     let mut pairs: Vec<(String, String)> = Vec::new();
     let mut checked = 0;
     for frame in CommandReader::new(log.text.as_bytes()) {
-        let Frame::Command(mut c) = frame else { panic!("framing error in {rel}") };
+        let Frame::Command(mut c) = frame else {
+            panic!("framing error in {rel}")
+        };
         if c.text == "(exit)" {
             c.text = "(reset)".into();
         }
@@ -89,9 +93,16 @@ fn check_log(rel: &str, strategy: Strategy) -> usize {
                 continue; // after unsat: no model, as z3 says
             }
             // `((term value))`: split the single pair at the last top-level space.
-            let inner = answer.trim().strip_prefix("((").and_then(|s| s.strip_suffix("))")).unwrap_or_else(|| {
-                panic!("{rel} {}: unexpected get-value answer {answer}", strategy.name())
-            });
+            let inner = answer
+                .trim()
+                .strip_prefix("((")
+                .and_then(|s| s.strip_suffix("))"))
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{rel} {}: unexpected get-value answer {answer}",
+                        strategy.name()
+                    )
+                });
             let cut = inner.rfind(' ').unwrap();
             pairs.push((inner[..cut].to_string(), inner[cut + 1..].to_string()));
         } else if text == "(reset)" {
@@ -101,12 +112,20 @@ fn check_log(rel: &str, strategy: Strategy) -> usize {
                     script.push_str(&format!("\n(assert (= {t} {v}))"));
                 }
                 let verdict = z3.check(&script);
-                assert_eq!(verdict, "sat", "{rel} under {}: the values smtproxy gave do not satisfy the query:\n{script}", strategy.name());
+                assert_eq!(
+                    verdict,
+                    "sat",
+                    "{rel} under {}: the values smtproxy gave do not satisfy the query:\n{script}",
+                    strategy.name()
+                );
                 checked += 1;
             }
             record.clear();
             pairs.clear();
-        } else if text.starts_with("(declare") || text.starts_with("(assert") || text.starts_with("(set-logic") {
+        } else if text.starts_with("(declare")
+            || text.starts_with("(assert")
+            || text.starts_with("(set-logic")
+        {
             record.push(text);
         }
     }
@@ -116,7 +135,12 @@ fn check_log(rel: &str, strategy: Strategy) -> usize {
 
 fn all_logs(strategy: Strategy) {
     let mut total = 0;
-    for rel in ["klee/sort/solver-queries.smt2.gz", "klee/regexp/solver-queries.smt2.gz", "klee/sbase-echo/solver-queries.smt2.gz", "external/cyphert-alu.smt2.gz"] {
+    for rel in [
+        "klee/sort/solver-queries.smt2.gz",
+        "klee/regexp/solver-queries.smt2.gz",
+        "klee/sbase-echo/solver-queries.smt2.gz",
+        "external/cyphert-alu.smt2.gz",
+    ] {
         total += check_log(rel, strategy);
     }
     assert!(total > 150, "only {total} models checked");

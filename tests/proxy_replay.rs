@@ -14,7 +14,16 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const PROGRAMS: &[&str] = &["get_sign", "regexp", "sort", "sbase-echo", "sbase-basename", "sbase-dirname", "sbase-expr", "sbase-cut"];
+const PROGRAMS: &[&str] = &[
+    "get_sign",
+    "regexp",
+    "sort",
+    "sbase-echo",
+    "sbase-basename",
+    "sbase-dirname",
+    "sbase-expr",
+    "sbase-cut",
+];
 
 /// Logs replayed with z3 under `strategy`.
 fn z3_logs(strategy: &str) -> Vec<PathBuf> {
@@ -37,7 +46,10 @@ fn z3_logs(strategy: &str) -> Vec<PathBuf> {
 }
 
 fn cvc5_logs() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = PROGRAMS.iter().map(|p| corpus(&format!("klee/{p}/solver-queries.smt2.gz"))).collect();
+    let mut v: Vec<PathBuf> = PROGRAMS
+        .iter()
+        .map(|p| corpus(&format!("klee/{p}/solver-queries.smt2.gz")))
+        .collect();
     v.push(corpus("external/cyphert-alu.smt2.gz"));
     v.push(corpus("external/cyphert-wbmux.smt2.gz"));
     v
@@ -49,12 +61,17 @@ fn count_checks(path: &PathBuf) -> u64 {
     let bytes = std::fs::read(path).unwrap();
     let text = if path.extension().map(|e| e == "gz").unwrap_or(false) {
         let mut s = String::new();
-        flate2::read::MultiGzDecoder::new(&bytes[..]).read_to_string(&mut s).unwrap();
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_string(&mut s)
+            .unwrap();
         s
     } else {
         String::from_utf8(bytes).unwrap()
     };
-    text.lines().filter(|l| !l.trim_start().starts_with(';')).map(|l| l.matches("(check-sat)").count() as u64).sum()
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with(';'))
+        .map(|l| l.matches("(check-sat)").count() as u64)
+        .sum()
 }
 
 /// Replay every log (2 at a time), collect every failure, fail once with all of them.
@@ -115,7 +132,12 @@ fn replay_all_within(strategy: &str, solver: &str, logs: Vec<PathBuf>, limit: Du
     }
     eprintln!("{strategy}/{solver}: all logs in {:?}", t0.elapsed());
     let f = failures.lock().unwrap();
-    assert!(f.is_empty(), "{} log(s) failed under --strategy {strategy} --solver {solver}:\n{}", f.len(), f.join("\n"));
+    assert!(
+        f.is_empty(),
+        "{} log(s) failed under --strategy {strategy} --solver {solver}:\n{}",
+        f.len(),
+        f.join("\n")
+    );
 }
 
 #[test]
@@ -169,7 +191,12 @@ fn cvc5_hybrid() {
 }
 
 fn domain(strategy: &str) {
-    replay_all_within(strategy, "z3", vec![corpus("external/domain.smt2")], Duration::from_secs(200));
+    replay_all_within(
+        strategy,
+        "z3",
+        vec![corpus("external/domain.smt2")],
+        Duration::from_secs(200),
+    );
 }
 #[test]
 fn z3_domain_passthrough() {

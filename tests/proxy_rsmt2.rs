@@ -22,7 +22,13 @@ impl<'a> IdentParser<String, String, &'a [u8]> for Text {
     }
 }
 impl<'a> ModelParser<String, String, String, &'a [u8]> for Text {
-    fn parse_value(self, i: &'a [u8], _: &String, _: &[(String, String)], _: &String) -> SmtRes<String> {
+    fn parse_value(
+        self,
+        i: &'a [u8],
+        _: &String,
+        _: &[(String, String)],
+        _: &String,
+    ) -> SmtRes<String> {
         Ok(text(i))
     }
 }
@@ -39,7 +45,12 @@ impl<'a> ExprParser<String, (), &'a [u8]> for Text {
 
 fn conf(strategy: &str) -> SmtConf {
     let mut c = SmtConf::z3(common::bin());
-    c.option("--solver").option("z3").option("--strategy").option(strategy).option("--cache").option("none");
+    c.option("--solver")
+        .option("z3")
+        .option("--strategy")
+        .option(strategy)
+        .option("--cache")
+        .option("none");
     c
 }
 
@@ -47,7 +58,9 @@ fn conf(strategy: &str) -> SmtConf {
 fn int(v: &str) -> i64 {
     let v = v.trim();
     if let Some(n) = v.strip_prefix("(-").and_then(|r| r.strip_suffix(')')) {
-        -n.trim().parse::<i64>().unwrap_or_else(|_| panic!("not an int: {v}"))
+        -n.trim()
+            .parse::<i64>()
+            .unwrap_or_else(|_| panic!("not an int: {v}"))
     } else {
         v.parse().unwrap_or_else(|_| panic!("not an int: {v}"))
     }
@@ -65,7 +78,11 @@ fn bv8(v: &str) -> u64 {
 }
 
 fn value<'a>(vals: &'a [(String, String)], e: &str) -> &'a str {
-    &vals.iter().find(|(k, _)| k == e).unwrap_or_else(|| panic!("no value for {e} in {vals:?}")).1
+    &vals
+        .iter()
+        .find(|(k, _)| k == e)
+        .unwrap_or_else(|| panic!("no value for {e} in {vals:?}"))
+        .1
 }
 
 fn session(strategy: &str, check_success: bool) {
@@ -85,14 +102,17 @@ fn session(strategy: &str, check_success: bool) {
     s.declare_const("p", "Bool").unwrap();
     s.declare_const("v", "(_ BitVec 8)").unwrap();
     s.declare_fun("f", &["Int"], "Int").unwrap();
-    s.define_fun("sum", &[("a", "Int"), ("b", "Int")], "Int", "(+ a b)").unwrap();
+    s.define_fun("sum", &[("a", "Int"), ("b", "Int")], "Int", "(+ a b)")
+        .unwrap();
     s.assert("(= (sum x y) 10)").unwrap();
     s.assert("(> x 6)").unwrap();
     s.assert("(= (f x) (* 2 y))").unwrap();
     s.assert("(= v (bvadd #x0f #x01))").unwrap();
     assert!(s.check_sat().unwrap(), "{strategy}: first check-sat");
 
-    let vals: Vec<(String, String)> = s.get_values(&["x", "y", "(sum x y)", "(f x)", "v"]).unwrap();
+    let vals: Vec<(String, String)> = s
+        .get_values(&["x", "y", "(sum x y)", "(f x)", "v"])
+        .unwrap();
     let (x, y) = (int(value(&vals, "x")), int(value(&vals, "y")));
     assert!(x > 6 && x + y == 10, "{strategy}: x={x} y={y}");
     assert_eq!(int(value(&vals, "(sum x y)")), 10, "{strategy}");
@@ -102,7 +122,10 @@ fn session(strategy: &str, check_success: bool) {
     let model = s.get_model().unwrap();
     let names: Vec<&str> = model.iter().map(|(n, _, _, _)| n.as_str()).collect();
     for n in ["x", "y", "v", "f"] {
-        assert!(names.contains(&n), "{strategy}: {n} missing from get-model {model:?}");
+        assert!(
+            names.contains(&n),
+            "{strategy}: {n} missing from get-model {model:?}"
+        );
     }
     for (n, args, _sort, val) in &model {
         match n.as_str() {
@@ -122,7 +145,10 @@ fn session(strategy: &str, check_success: bool) {
     assert!(!s.check_sat().unwrap(), "{strategy}: x > 6 and x < 0");
     s.push(1).unwrap();
     s.assert("p").unwrap();
-    assert!(!s.check_sat().unwrap(), "{strategy}: still unsat one level deeper");
+    assert!(
+        !s.check_sat().unwrap(),
+        "{strategy}: still unsat one level deeper"
+    );
     s.pop(2).unwrap();
     assert!(s.check_sat().unwrap(), "{strategy}: sat after pop 2");
 
@@ -131,32 +157,61 @@ fn session(strategy: &str, check_success: bool) {
     s.declare_const("small", "Bool").unwrap();
     s.assert("(= big (> x 100))").unwrap();
     s.assert("(= small (< x 8))").unwrap();
-    assert!(s.check_sat_assuming(&["big"]).unwrap(), "{strategy}: assuming big");
+    assert!(
+        s.check_sat_assuming(&["big"]).unwrap(),
+        "{strategy}: assuming big"
+    );
     let vals: Vec<(String, String)> = s.get_values(&["x", "big"]).unwrap();
-    assert!(int(value(&vals, "x")) > 100, "{strategy}: model under assumption big: {vals:?}");
-    assert!(!s.check_sat_assuming(&["big", "small"]).unwrap(), "{strategy}: assuming big and small");
-    assert!(s.check_sat_assuming(&["small", "p"]).unwrap(), "{strategy}: assuming small, p");
+    assert!(
+        int(value(&vals, "x")) > 100,
+        "{strategy}: model under assumption big: {vals:?}"
+    );
+    assert!(
+        !s.check_sat_assuming(&["big", "small"]).unwrap(),
+        "{strategy}: assuming big and small"
+    );
+    assert!(
+        s.check_sat_assuming(&["small", "p"]).unwrap(),
+        "{strategy}: assuming small, p"
+    );
     let vals: Vec<(String, String)> = s.get_values(&["x", "p", "small"]).unwrap();
     assert_eq!(int(value(&vals, "x")), 7, "{strategy}: 6 < x < 8: {vals:?}");
     assert_eq!(value(&vals, "p"), "true", "{strategy}");
     // Assumptions do not stick.
-    assert!(s.check_sat().unwrap(), "{strategy}: plain check-sat after check-sat-assuming");
+    assert!(
+        s.check_sat().unwrap(),
+        "{strategy}: plain check-sat after check-sat-assuming"
+    );
 
     // An unknown-or-unsat answer through check_sat_or_unk.
     s.push(1).unwrap();
     s.assert("(and (> (* x x) 50) (< x 7) (> x 6))").unwrap();
-    assert_eq!(s.check_sat_or_unk().unwrap(), Some(false), "{strategy}: no integer between 6 and 7");
+    assert_eq!(
+        s.check_sat_or_unk().unwrap(),
+        Some(false),
+        "{strategy}: no integer between 6 and 7"
+    );
     s.pop(1).unwrap();
 
     // reset: everything is gone, the session goes on.
     s.reset().unwrap();
     s.declare_const("x", "(_ BitVec 4)").unwrap();
     s.assert("(= (bvmul x #x3) #x1)").unwrap();
-    assert!(s.check_sat().unwrap(), "{strategy}: after reset, x re-declared as a bit-vector");
+    assert!(
+        s.check_sat().unwrap(),
+        "{strategy}: after reset, x re-declared as a bit-vector"
+    );
     let vals: Vec<(String, String)> = s.get_values(&["x"]).unwrap();
-    assert_eq!(bv8(value(&vals, "x")) * 3 % 16, 1, "{strategy}: 3x = 1 mod 16: {vals:?}");
+    assert_eq!(
+        bv8(value(&vals, "x")) * 3 % 16,
+        1,
+        "{strategy}: 3x = 1 mod 16: {vals:?}"
+    );
     s.assert("(= x #x0)").unwrap();
-    assert!(!s.check_sat().unwrap(), "{strategy}: x = 0 contradicts 3x = 1");
+    assert!(
+        !s.check_sat().unwrap(),
+        "{strategy}: x = 0 contradicts 3x = 1"
+    );
     s.kill().unwrap();
 }
 
@@ -174,7 +229,9 @@ fn watched(strategy: &'static str, check_success: bool) {
                 std::panic::resume_unwind(e)
             }
         }
-        Err(_) => panic!("{strategy}: rsmt2 session hung for 90 s (an answer smtproxy never sent?)"),
+        Err(_) => {
+            panic!("{strategy}: rsmt2 session hung for 90 s (an answer smtproxy never sent?)")
+        }
     }
 }
 

@@ -24,16 +24,30 @@ const N: u32 = 300;
 /// of another query applies), so each stores one entry.
 fn query(i: u32) -> (String, &'static str) {
     if i % 3 == 2 {
-        (format!("(push 1)\n(assert (bvult x (_ bv{i} 16)))\n(assert (bvugt x (_ bv{} 16)))", i + 7), "unsat")
+        (
+            format!(
+                "(push 1)\n(assert (bvult x (_ bv{i} 16)))\n(assert (bvugt x (_ bv{} 16)))",
+                i + 7
+            ),
+            "unsat",
+        )
     } else {
-        (format!("(push 1)\n(assert (= (bvadd x y) (_ bv{} 16)))\n(assert (= x (_ bv{i} 16)))", (i * 7) % 65536), "sat")
+        (
+            format!(
+                "(push 1)\n(assert (= (bvadd x y) (_ bv{} 16)))\n(assert (= x (_ bv{i} 16)))",
+                (i * 7) % 65536
+            ),
+            "sat",
+        )
     }
 }
 
 /// The script for queries `ids` (with `set-info :status`, so it is a replay log too)
 /// and the answers expected.
 fn workload(ids: impl IntoIterator<Item = u32>) -> (String, Vec<&'static str>) {
-    let mut s = String::from("(set-logic QF_BV)\n(declare-const x (_ BitVec 16))\n(declare-const y (_ BitVec 16))\n");
+    let mut s = String::from(
+        "(set-logic QF_BV)\n(declare-const x (_ BitVec 16))\n(declare-const y (_ BitVec 16))\n",
+    );
     let mut want = Vec::new();
     for i in ids {
         let (q, a) = query(i);
@@ -47,13 +61,24 @@ fn workload(ids: impl IntoIterator<Item = u32>) -> (String, Vec<&'static str>) {
 /// `smtproxy --solver z3 --strategy hybrid --cache CACHE --stats` on the whole workload.
 fn run_workload(cache: &str, limit_file_size: Option<u64>) -> Out {
     let mut cmd = Command::new(bin());
-    cmd.args(["--solver", "z3", "--strategy", "hybrid", "--cache", cache, "--stats"]);
+    cmd.args([
+        "--solver",
+        "z3",
+        "--strategy",
+        "hybrid",
+        "--cache",
+        cache,
+        "--stats",
+    ]);
     if let Some(bytes) = limit_file_size {
         use std::os::unix::process::CommandExt;
         // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child here.
         unsafe {
             cmd.pre_exec(move || {
-                let lim = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+                let lim = libc::rlimit {
+                    rlim_cur: bytes,
+                    rlim_max: bytes,
+                };
                 if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -69,16 +94,25 @@ fn summary(stderr: &str) -> serde_json::Value {
     stderr
         .lines()
         .rev()
-        .find_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok().filter(|v| v.is_object()))
+        .find_map(|l| {
+            serde_json::from_str::<serde_json::Value>(l.trim())
+                .ok()
+                .filter(|v| v.is_object())
+        })
         .unwrap_or_else(|| panic!("no JSON summary on stderr:\n{}", tail(stderr)))
 }
 
 fn field(v: &serde_json::Value, k: &str) -> u64 {
-    v[k].as_u64().unwrap_or_else(|| panic!("no field {k} in {v}"))
+    v[k].as_u64()
+        .unwrap_or_else(|| panic!("no field {k} in {v}"))
 }
 
 fn warnings(stderr: &str) -> Vec<String> {
-    stderr.lines().filter(|l| l.contains("warning")).map(str::to_string).collect()
+    stderr
+        .lines()
+        .filter(|l| l.contains("warning"))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Every answer right, no hang, exit 0, exactly one warning, about this store and
@@ -86,16 +120,43 @@ fn warnings(stderr: &str) -> Vec<String> {
 fn assert_survived(what: &str, out: &Out, store: &Path, why: &str) {
     out.assert_no_panic_no_hang(what);
     let err = out.stderr_str();
-    assert_eq!(out.code(), Some(0), "{what}: exit status; stderr:\n{}", tail(&err));
-    assert_eq!(out.lines(), workload(0..N).1, "{what}: answers; stderr:\n{}", tail(&err));
+    assert_eq!(
+        out.code(),
+        Some(0),
+        "{what}: exit status; stderr:\n{}",
+        tail(&err)
+    );
+    assert_eq!(
+        out.lines(),
+        workload(0..N).1,
+        "{what}: answers; stderr:\n{}",
+        tail(&err)
+    );
     let w = warnings(&err);
-    assert_eq!(w.len(), 1, "{what}: expected exactly one warning, got:\n{}", tail(&err));
-    assert!(w[0].contains(&format!("disk cache at {}", store.display())), "{what}: warning does not name the store: {}", w[0]);
-    assert!(w[0].contains(why), "{what}: warning does not say {why:?}: {}", w[0]);
+    assert_eq!(
+        w.len(),
+        1,
+        "{what}: expected exactly one warning, got:\n{}",
+        tail(&err)
+    );
+    assert!(
+        w[0].contains(&format!("disk cache at {}", store.display())),
+        "{what}: warning does not name the store: {}",
+        w[0]
+    );
+    assert!(
+        w[0].contains(why),
+        "{what}: warning does not say {why:?}: {}",
+        w[0]
+    );
     let s = summary(&err);
     assert_eq!(field(&s, "queries"), u64::from(N), "{what}: {s}");
     assert_eq!(field(&s, "unknown"), 0, "{what}: {s}");
-    assert!(out.elapsed < Duration::from_secs(10), "{what}: took {:?}", out.elapsed);
+    assert!(
+        out.elapsed < Duration::from_secs(10),
+        "{what}: took {:?}",
+        out.elapsed
+    );
 }
 
 /// A store populated by a normal run of the workload (checkpointed: no WAL left).
@@ -104,20 +165,31 @@ fn populated(dir: &Path) -> PathBuf {
     let out = run_workload(&path.display().to_string(), None);
     out.assert_no_panic_no_hang("populating run");
     assert_eq!(out.code(), Some(0), "populating run: {}", out.stderr_str());
-    assert!(warnings(&out.stderr_str()).is_empty(), "populating run: {}", out.stderr_str());
-    assert_eq!(rows(&path), i64::from(N), "populating run did not store every result");
+    assert!(
+        warnings(&out.stderr_str()).is_empty(),
+        "populating run: {}",
+        out.stderr_str()
+    );
+    assert_eq!(
+        rows(&path),
+        i64::from(N),
+        "populating run did not store every result"
+    );
     assert!(!dir.join("results.sqlite3-wal").exists());
     path
 }
 
 fn rows(path: &Path) -> i64 {
     let c = rusqlite::Connection::open(path).expect("open store");
-    c.query_row("SELECT count(*) FROM results", [], |r| r.get(0)).expect("count")
+    c.query_row("SELECT count(*) FROM results", [], |r| r.get(0))
+        .expect("count")
 }
 
 fn integrity_ok(path: &Path) {
     let c = rusqlite::Connection::open(path).expect("open store");
-    let r: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0)).expect("integrity_check");
+    let r: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity_check");
     assert_eq!(r, "ok", "{}: integrity_check", path.display());
 }
 
@@ -127,7 +199,9 @@ fn bytes(path: &Path) -> Vec<u8> {
 
 /// Deterministic noise.
 fn garbage(n: usize, seed: u32) -> Vec<u8> {
-    (0..n as u32).map(|i| (i.wrapping_add(seed).wrapping_mul(2654435761) >> 13) as u8).collect()
+    (0..n as u32)
+        .map(|i| (i.wrapping_add(seed).wrapping_mul(2654435761) >> 13) as u8)
+        .collect()
 }
 
 #[test]
@@ -142,7 +216,11 @@ fn store_corrupt() {
     std::fs::write(&path, garbage(20_000, 1)).unwrap();
     let out = run_workload(&path.display().to_string(), None);
     assert_survived("garbage file", &out, &path, "corrupt");
-    assert_eq!(bytes(&path), garbage(20_000, 1), "smtproxy modified a file that is not its store");
+    assert_eq!(
+        bytes(&path),
+        garbage(20_000, 1),
+        "smtproxy modified a file that is not its store"
+    );
 
     // (2) A valid header over garbage pages (what a half-overwritten store looks like).
     let good = populated(dir.path());
@@ -176,12 +254,24 @@ fn store_truncated() {
     let good = populated(dir.path());
     let full = bytes(&good);
     let len = full.len();
-    for (name, cut) in [("half", len / 2 + 100), ("half, whole pages", len / 2 / 4096 * 4096)] {
+    for (name, cut) in [
+        ("half", len / 2 + 100),
+        ("half, whole pages", len / 2 / 4096 * 4096),
+    ] {
         let path = dir.path().join(format!("cut-{cut}.sqlite3"));
         std::fs::write(&path, &full[..cut]).unwrap();
         let out = run_workload(&path.display().to_string(), None);
-        assert_survived(&format!("store cut to {name} ({cut} of {len} bytes)"), &out, &path, "truncated");
-        assert_eq!(bytes(&path), full[..cut], "smtproxy modified the truncated store");
+        assert_survived(
+            &format!("store cut to {name} ({cut} of {len} bytes)"),
+            &out,
+            &path,
+            "truncated",
+        );
+        assert_eq!(
+            bytes(&path),
+            full[..cut],
+            "smtproxy modified the truncated store"
+        );
     }
 }
 
@@ -202,17 +292,40 @@ fn store_read_only() {
     std::fs::create_dir(&sub).unwrap();
     let path = populated(&sub);
     let before = bytes(&path);
-    let set = |p: &Path, mode: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
-    for (name, file_mode, dir_mode) in [("file 0444", 0o444, 0o755), ("directory 0555", 0o644, 0o555), ("both", 0o444, 0o555)] {
+    let set = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    for (name, file_mode, dir_mode) in [
+        ("file 0444", 0o444, 0o755),
+        ("directory 0555", 0o644, 0o555),
+        ("both", 0o444, 0o555),
+    ] {
         set(&path, file_mode);
         set(&sub, dir_mode);
         let out = run_workload(&path.display().to_string(), None);
         set(&sub, 0o755);
         set(&path, 0o644);
-        assert_survived(&format!("read-only store ({name})"), &out, &path, "read-only");
-        assert_eq!(bytes(&path), before, "{name}: the read-only store was modified");
-        let extra: Vec<_> = std::fs::read_dir(&sub).unwrap().flatten().map(|e| e.file_name()).filter(|n| n != "results.sqlite3").collect();
-        assert!(extra.is_empty(), "{name}: files created next to a read-only store: {extra:?}");
+        assert_survived(
+            &format!("read-only store ({name})"),
+            &out,
+            &path,
+            "read-only",
+        );
+        assert_eq!(
+            bytes(&path),
+            before,
+            "{name}: the read-only store was modified"
+        );
+        let extra: Vec<_> = std::fs::read_dir(&sub)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n != "results.sqlite3")
+            .collect();
+        assert!(
+            extra.is_empty(),
+            "{name}: files created next to a read-only store: {extra:?}"
+        );
     }
 }
 
@@ -228,28 +341,58 @@ fn store_locked_by_another_process() {
     // out the busy timeout once, then the tier is given up.
     let path = populated(dir.path());
     let other = rusqlite::Connection::open(&path).unwrap();
-    other.execute_batch("BEGIN EXCLUSIVE; INSERT INTO meta(name, value) VALUES ('held', 1);").unwrap();
+    other
+        .execute_batch("BEGIN EXCLUSIVE; INSERT INTO meta(name, value) VALUES ('held', 1);")
+        .unwrap();
     // The stored queries: all answered from the store, nothing to write.
     let out = run_workload(&path.display().to_string(), None);
     out.assert_no_panic_no_hang("locked WAL store, stored queries");
     assert_eq!(out.lines(), workload(0..N).1);
     let s = summary(&out.stderr_str());
-    assert_eq!(field(&s, "disk_hits"), u64::from(N), "reads must not be blocked by another writer: {s}");
-    assert!(warnings(&out.stderr_str()).is_empty(), "nothing to write, nothing to warn about: {}", out.stderr_str());
+    assert_eq!(
+        field(&s, "disk_hits"),
+        u64::from(N),
+        "reads must not be blocked by another writer: {s}"
+    );
+    assert!(
+        warnings(&out.stderr_str()).is_empty(),
+        "nothing to write, nothing to warn about: {}",
+        out.stderr_str()
+    );
     // New queries: results to write, and the lock is still held.
     let mut cmd = Command::new(bin());
-    cmd.args(["--solver", "z3", "--strategy", "hybrid", "--cache", &path.display().to_string(), "--stats"]);
+    cmd.args([
+        "--solver",
+        "z3",
+        "--strategy",
+        "hybrid",
+        "--cache",
+        &path.display().to_string(),
+        "--stats",
+    ]);
     let out = run_cmd(cmd, workload(N..2 * N).0.as_bytes(), T);
     out.assert_no_panic_no_hang("locked WAL store");
     assert_eq!(out.code(), Some(0), "{}", out.stderr_str());
-    assert_eq!(out.lines(), workload(N..2 * N).1, "locked WAL store: answers");
+    assert_eq!(
+        out.lines(),
+        workload(N..2 * N).1,
+        "locked WAL store: answers"
+    );
     let w = warnings(&out.stderr_str());
     assert_eq!(w.len(), 1, "locked WAL store: {}", out.stderr_str());
     assert!(w[0].contains("locked"), "{}", w[0]);
-    assert!(out.elapsed < Duration::from_secs(10), "locked WAL store: took {:?}", out.elapsed);
+    assert!(
+        out.elapsed < Duration::from_secs(10),
+        "locked WAL store: took {:?}",
+        out.elapsed
+    );
     other.execute_batch("ROLLBACK").unwrap();
     drop(other);
-    assert_eq!(rows(&path), i64::from(N), "entries lost or added under the lock");
+    assert_eq!(
+        rows(&path),
+        i64::from(N),
+        "entries lost or added under the lock"
+    );
     integrity_ok(&path);
 
     // (2) A rollback-journal SQLite store held EXCLUSIVE: not even readable.
@@ -265,7 +408,12 @@ fn store_locked_by_another_process() {
         )
         .unwrap();
     let out = run_workload(&path.display().to_string(), None);
-    assert_survived("store held EXCLUSIVE (rollback journal)", &out, &path, "locked");
+    assert_survived(
+        "store held EXCLUSIVE (rollback journal)",
+        &out,
+        &path,
+        "locked",
+    );
     other.execute_batch("ROLLBACK").unwrap();
 }
 
@@ -282,21 +430,41 @@ fn store_on_full_disk() {
     let path = dir.path().join("results.sqlite3");
     let out = run_workload(&path.display().to_string(), Some(48 << 10));
     assert!(
-        !matches!(out.status.map(|s| std::os::unix::process::ExitStatusExt::signal(&s)), Some(Some(libc::SIGXFSZ))),
+        !matches!(
+            out.status
+                .map(|s| std::os::unix::process::ExitStatusExt::signal(&s)),
+            Some(Some(libc::SIGXFSZ))
+        ),
         "smtproxy was killed by SIGXFSZ"
     );
-    assert_survived("full disk (RLIMIT_FSIZE 48 KiB)", &out, &path, "unavailable");
+    assert_survived(
+        "full disk (RLIMIT_FSIZE 48 KiB)",
+        &out,
+        &path,
+        "unavailable",
+    );
     let s = summary(&out.stderr_str());
     // What was written before the disk filled is intact and right.
     integrity_ok(&path);
     let kept = rows(&path);
-    assert!(kept > 0 && kept < i64::from(N), "the limit should cut the store short mid-run: {kept} of {N} entries ({s})");
+    assert!(
+        kept > 0 && kept < i64::from(N),
+        "the limit should cut the store short mid-run: {kept} of {N} entries ({s})"
+    );
     let out = run_workload(&path.display().to_string(), None);
     out.assert_no_panic_no_hang("run after the full disk");
     assert_eq!(out.lines(), workload(0..N).1, "answers after the full disk");
-    assert!(warnings(&out.stderr_str()).is_empty(), "{}", out.stderr_str());
+    assert!(
+        warnings(&out.stderr_str()).is_empty(),
+        "{}",
+        out.stderr_str()
+    );
     let s = summary(&out.stderr_str());
-    assert_eq!(field(&s, "disk_hits"), kept as u64, "every entry kept is found again: {s}");
+    assert_eq!(
+        field(&s, "disk_hits"),
+        kept as u64,
+        "every entry kept is found again: {s}"
+    );
     integrity_ok(&path);
     assert_eq!(rows(&path), i64::from(N));
 }
@@ -304,14 +472,23 @@ fn store_on_full_disk() {
 /// `smtproxy replay --check --quiet --strategy cache --cache STORE --json F LOG`.
 fn replay_cmd(store: &Path, log: &Path, json: &Path) -> Command {
     let mut c = Command::new(bin());
-    c.args(["replay", "--check", "--quiet", "--solver", "z3", "--strategy", "cache", "--cache"])
-        .arg(store)
-        .arg("--json")
-        .arg(json)
-        .arg(log)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    c.args([
+        "replay",
+        "--check",
+        "--quiet",
+        "--solver",
+        "z3",
+        "--strategy",
+        "cache",
+        "--cache",
+    ])
+    .arg(store)
+    .arg("--json")
+    .arg(json)
+    .arg(log)
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
     c
 }
 
@@ -344,15 +521,38 @@ fn eight_processes_one_store_then_consistent() {
     let children: Vec<_> = logs
         .iter()
         .enumerate()
-        .map(|(i, log)| (log, replay_cmd(&store, log, &dir.path().join(format!("cold-{i}.json"))).spawn().expect("spawn smtproxy")))
+        .map(|(i, log)| {
+            (
+                log,
+                replay_cmd(&store, log, &dir.path().join(format!("cold-{i}.json")))
+                    .spawn()
+                    .expect("spawn smtproxy"),
+            )
+        })
         .collect();
     for (log, c) in children {
         let out = c.wait_with_output().expect("wait");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{}: exit {:?}\n{}", log.display(), out.status, tail(&err));
-        assert!(warnings(&err).is_empty(), "{}: store trouble under concurrency:\n{}", log.display(), tail(&err));
+        assert!(
+            out.status.success(),
+            "{}: exit {:?}\n{}",
+            log.display(),
+            out.status,
+            tail(&err)
+        );
+        assert!(
+            warnings(&err).is_empty(),
+            "{}: store trouble under concurrency:\n{}",
+            log.display(),
+            tail(&err)
+        );
         let s = summary(&err);
-        assert_eq!(field(&s, "expected_mismatches"), 0, "{}: {s}", log.display());
+        assert_eq!(
+            field(&s, "expected_mismatches"),
+            0,
+            "{}: {s}",
+            log.display()
+        );
         assert_eq!(field(&s, "unknown"), 0, "{}: {s}", log.display());
     }
     let cold = t0.elapsed();
@@ -364,24 +564,58 @@ fn eight_processes_one_store_then_consistent() {
         let json = dir.path().join(format!("warm-{i}.json"));
         let out = replay_cmd(&store, log, &json).output().expect("run");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{} warm: {:?}\n{}", log.display(), out.status, tail(&err));
-        let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("json written")).expect("json");
-        assert_eq!(field(&s, "expected_mismatches"), 0, "{} warm: {s}", log.display());
+        assert!(
+            out.status.success(),
+            "{} warm: {:?}\n{}",
+            log.display(),
+            out.status,
+            tail(&err)
+        );
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).expect("json written"))
+                .expect("json");
+        assert_eq!(
+            field(&s, "expected_mismatches"),
+            0,
+            "{} warm: {s}",
+            log.display()
+        );
         assert_eq!(field(&s, "unknown"), 0, "{} warm: {s}", log.display());
-        assert!(field(&s, "disk_hits") > 0, "{} warm: no store hits: {s}", log.display());
+        assert!(
+            field(&s, "disk_hits") > 0,
+            "{} warm: no store hits: {s}",
+            log.display()
+        );
         // (For the KLEE logs the warm run may still solve a component or two: a store
         // entry written first by another process carries that process's model, and later
         // model reuse in this one can then go another way. The generated log shares no
         // query with the others and reuses no model, so all of it is in the store.)
         if log.ends_with("generated.smt2") {
-            assert_eq!(field(&s, "solver_checks"), 0, "{} warm: still asked the solver: {s}", log.display());
-            assert_eq!(field(&s, "disk_hits"), u64::from(N), "{} warm: {s}", log.display());
+            assert_eq!(
+                field(&s, "solver_checks"),
+                0,
+                "{} warm: still asked the solver: {s}",
+                log.display()
+            );
+            assert_eq!(
+                field(&s, "disk_hits"),
+                u64::from(N),
+                "{} warm: {s}",
+                log.display()
+            );
         }
     }
     assert!(rows(&store) >= stored, "entries disappeared");
     integrity_ok(&store);
-    eprintln!("8 concurrent cold runs {cold:?}, {stored} entries; all in {:?}", t0.elapsed());
-    assert!(t0.elapsed() < Duration::from_secs(60), "took {:?}", t0.elapsed());
+    eprintln!(
+        "8 concurrent cold runs {cold:?}, {stored} entries; all in {:?}",
+        t0.elapsed()
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        t0.elapsed()
+    );
 }
 
 /// Keys in a Redis server.
@@ -398,12 +632,23 @@ fn redis_killed_and_restarted_mid_session() {
         eprintln!("SKIPPED: z3 not installed");
         return;
     }
-    let Some(mut server) = Server::start() else { return };
+    let Some(mut server) = Server::start() else {
+        return;
+    };
     let port = server.port;
     let url = server.url();
     let home1 = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(bin());
-    cmd.args(["--solver", "z3", "--strategy", "hybrid", "--cache", &url, "--stats"]).env("XDG_CACHE_HOME", home1.path());
+    cmd.args([
+        "--solver",
+        "z3",
+        "--strategy",
+        "hybrid",
+        "--cache",
+        &url,
+        "--stats",
+    ])
+    .env("XDG_CACHE_HOME", home1.path());
     let mut s = Session::start_cmd(cmd);
     s.send("(set-logic QF_BV)\n(declare-const x (_ BitVec 16))\n(declare-const y (_ BitVec 16))");
     let ask = |s: &mut Session, range: std::ops::Range<u32>, what: &str| {
@@ -411,8 +656,16 @@ fn redis_killed_and_restarted_mid_session() {
             let (q, want) = query(i);
             s.send(&q);
             let t = Instant::now();
-            assert_eq!(s.ask("(check-sat)", Duration::from_secs(10)), want, "{what}: query {i}");
-            assert!(t.elapsed() < Duration::from_secs(2), "{what}: query {i} took {:?}", t.elapsed());
+            assert_eq!(
+                s.ask("(check-sat)", Duration::from_secs(10)),
+                want,
+                "{what}: query {i}"
+            );
+            assert!(
+                t.elapsed() < Duration::from_secs(2),
+                "{what}: query {i} took {:?}",
+                t.elapsed()
+            );
             s.send("(pop 1)");
         }
     };
@@ -420,7 +673,11 @@ fn redis_killed_and_restarted_mid_session() {
     ask(&mut s, 0..K, "Redis up");
     let t = Instant::now();
     while dbsize(&url) < i64::from(K) {
-        assert!(t.elapsed() < Duration::from_secs(10), "results never reached Redis ({} keys)", dbsize(&url));
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "results never reached Redis ({} keys)",
+            dbsize(&url)
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     server.stop();
@@ -431,7 +688,11 @@ fn redis_killed_and_restarted_mid_session() {
     // back reaches it (the writer retries after its back-off).
     let t = Instant::now();
     while dbsize(&url) < i64::from(2 * K) {
-        assert!(t.elapsed() < Duration::from_secs(10), "results never reached the restarted Redis ({} keys)", dbsize(&url));
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "results never reached the restarted Redis ({} keys)",
+            dbsize(&url)
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(s.ask("(echo \"done\")", Duration::from_secs(10)), "done");
@@ -450,14 +711,35 @@ fn redis_killed_and_restarted_mid_session() {
     let home2 = tempfile::tempdir().unwrap();
     let (script, want) = workload((K..3 * K).chain(0..K));
     let mut cmd = Command::new(bin());
-    cmd.args(["--solver", "z3", "--strategy", "hybrid", "--cache", &url, "--stats"]).env("XDG_CACHE_HOME", home2.path());
+    cmd.args([
+        "--solver",
+        "z3",
+        "--strategy",
+        "hybrid",
+        "--cache",
+        &url,
+        "--stats",
+    ])
+    .env("XDG_CACHE_HOME", home2.path());
     let out = run_cmd(cmd, script.as_bytes(), T);
     out.assert_no_panic_no_hang("second process");
     assert_eq!(out.code(), Some(0), "{}", out.stderr_str());
     assert_eq!(out.lines(), want, "second process: answers");
-    assert!(warnings(&out.stderr_str()).is_empty(), "{}", out.stderr_str());
+    assert!(
+        warnings(&out.stderr_str()).is_empty(),
+        "{}",
+        out.stderr_str()
+    );
     let s2 = summary(&out.stderr_str());
-    assert_eq!(field(&s2, "redis_hits"), u64::from(2 * K), "second process: {s2}");
+    assert_eq!(
+        field(&s2, "redis_hits"),
+        u64::from(2 * K),
+        "second process: {s2}"
+    );
     assert_eq!(field(&s2, "disk_hits"), 0, "second process: {s2}");
-    assert_eq!(field(&s2, "solver_checks"), u64::from(K), "second process: only the first queries need the solver: {s2}");
+    assert_eq!(
+        field(&s2, "solver_checks"),
+        u64::from(K),
+        "second process: only the first queries need the solver: {s2}"
+    );
 }

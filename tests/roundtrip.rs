@@ -41,7 +41,9 @@ fn printed_terms_parse_back_to_the_same_ids() {
         let mut store = TermStore::new();
         let mut sig = Signature::default();
         for frame in CommandReader::new(log.text.as_bytes()) {
-            let Frame::Command(c) = frame else { panic!("{}: framing error {frame:?}", path.display()) };
+            let Frame::Command(c) = frame else {
+                panic!("{}: framing error {frame:?}", path.display())
+            };
             let cmd = match parse_command(&mut store, &sig, &c.text) {
                 Ok(cmd) => cmd,
                 Err(e) => panic!("{}:{}: {} in {}", path.display(), c.line, e.msg, c.text),
@@ -51,7 +53,15 @@ fn printed_terms_parse_back_to_the_same_ids() {
                 Command::GetValue(ts) => ts.iter().map(|x| x.0).collect(),
                 Command::DeclareFun { name, params, ret } => {
                     let sym = store.sym(name);
-                    sig.add_fun(name, FunDef::Declared { sym, params: params.clone(), ret: *ret, kind: DeclKind::Free });
+                    sig.add_fun(
+                        name,
+                        FunDef::Declared {
+                            sym,
+                            params: params.clone(),
+                            ret: *ret,
+                            kind: DeclKind::Free,
+                        },
+                    );
                     vec![]
                 }
                 Command::Push(n) => {
@@ -72,9 +82,19 @@ fn printed_terms_parse_back_to_the_same_ids() {
             };
             for t in terms {
                 let text = print_term(&store, t, &ClientNames);
-                let back = parse_term(&mut store, &sig, &text)
-                    .unwrap_or_else(|e| panic!("{}: printed term does not parse: {} in {text}", path.display(), e.msg));
-                assert_eq!(back, t, "{}: round trip changed the term:\n{text}", path.display());
+                let back = parse_term(&mut store, &sig, &text).unwrap_or_else(|e| {
+                    panic!(
+                        "{}: printed term does not parse: {} in {text}",
+                        path.display(),
+                        e.msg
+                    )
+                });
+                assert_eq!(
+                    back,
+                    t,
+                    "{}: round trip changed the term:\n{text}",
+                    path.display()
+                );
                 checked += 1;
             }
         }

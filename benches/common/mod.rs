@@ -11,13 +11,17 @@ use std::path::{Path, PathBuf};
 
 /// The corpus directory (benches run with the package root as working directory).
 pub fn corpus_path(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("smt2-corpus/klee").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("smt2-corpus/klee")
+        .join(rel)
 }
 
 /// The decompressed text of a corpus log, e.g. `load("sbase-cut/all-queries.smt2.gz")`.
 pub fn load(rel: &str) -> String {
     let p = corpus_path(rel);
-    smtproxy::corpus::load(&p).unwrap_or_else(|e| panic!("cannot load {}: {e}", p.display())).text
+    smtproxy::corpus::load(&p)
+        .unwrap_or_else(|e| panic!("cannot load {}: {e}", p.display()))
+        .text
 }
 
 /// A short id for a log path (`sbase-cut/all`).
@@ -31,7 +35,15 @@ pub fn track(store: &mut TermStore, sig: &mut Signature, cmd: &Command) -> bool 
     match cmd {
         Command::DeclareFun { name, params, ret } => {
             let sym = store.sym(name);
-            sig.add_fun(name, FunDef::Declared { sym, params: params.clone(), ret: *ret, kind: DeclKind::Free });
+            sig.add_fun(
+                name,
+                FunDef::Declared {
+                    sym,
+                    params: params.clone(),
+                    ret: *ret,
+                    kind: DeclKind::Free,
+                },
+            );
         }
         Command::Exit | Command::Reset => {
             sig.clear();
@@ -77,19 +89,30 @@ pub struct Parsed {
 pub fn parse_queries(text: &str) -> Parsed {
     let mut store = TermStore::new();
     let mut sig = Signature::default();
-    let mut cur = Query { assertions: Vec::new(), consts: Vec::new(), script: Vec::new() };
+    let mut cur = Query {
+        assertions: Vec::new(),
+        consts: Vec::new(),
+        script: Vec::new(),
+    };
     let mut queries = Vec::new();
     for frame in CommandReader::new(text.as_bytes()) {
         let Frame::Command(raw) = frame else { continue };
-        let Ok(cmd) = parse_command(&mut store, &sig, &raw.text) else { continue };
+        let Ok(cmd) = parse_command(&mut store, &sig, &raw.text) else {
+            continue;
+        };
         if !track(&mut store, &mut sig, &cmd) {
-            cur = Query { assertions: Vec::new(), consts: Vec::new(), script: Vec::new() };
+            cur = Query {
+                assertions: Vec::new(),
+                consts: Vec::new(),
+                script: Vec::new(),
+            };
             continue;
         }
         match &cmd {
             Command::DeclareFun { name, params, .. } => {
                 if params.is_empty() {
-                    let leaf = parse_term(&mut store, &sig, name).expect("declared constant parses");
+                    let leaf =
+                        parse_term(&mut store, &sig, name).expect("declared constant parses");
                     cur.consts.push((name.clone(), leaf));
                 }
                 cur.script.push(raw.text.clone());
@@ -106,8 +129,11 @@ pub fn parse_queries(text: &str) -> Parsed {
 }
 
 /// The logs the query-level benches (canon, slice) run on.
-pub const QUERY_LOGS: &[&str] =
-    &["sbase-cut/all-queries.smt2.gz", "sbase-expr/solver-queries.smt2.gz", "regexp/solver-queries.smt2.gz"];
+pub const QUERY_LOGS: &[&str] = &[
+    "sbase-cut/all-queries.smt2.gz",
+    "sbase-expr/solver-queries.smt2.gz",
+    "regexp/solver-queries.smt2.gz",
+];
 
 /// Short criterion settings by default (the machine is shared); override on the command line.
 pub fn criterion() -> criterion::Criterion {

@@ -23,7 +23,10 @@ pub const READER_MAX_LEN: usize = 64 << 10;
 /// Run `f` on a thread with a big stack, as the smtproxy binary runs its engine (1 GiB
 /// there; deep nesting is expected to be handled), re-raising a panic on this thread.
 pub fn with_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let h = std::thread::Builder::new().stack_size(256 << 20).spawn(f).expect("spawn fuzz thread");
+    let h = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(f)
+        .expect("spawn fuzz thread");
     match h.join() {
         Ok(v) => v,
         Err(p) => std::panic::resume_unwind(p),
@@ -57,20 +60,46 @@ fn reader_inner(data: &[u8]) {
             }
         };
         // The framed text must be one balanced command that starts with '('.
-        assert!(raw.text.trim_start().starts_with('('), "framed command does not start with '(': {:?}", raw.text);
-        let Ok(cmd) = parse_command(&mut store, &sig, &raw.text) else { continue };
+        assert!(
+            raw.text.trim_start().starts_with('('),
+            "framed command does not start with '(': {:?}",
+            raw.text
+        );
+        let Ok(cmd) = parse_command(&mut store, &sig, &raw.text) else {
+            continue;
+        };
         match &cmd {
             Command::DeclareSort(name, arity) => sig.add_sort(name, SortDef::Declared(*arity)),
-            Command::DefineSort { name, params, body } => {
-                sig.add_sort(name, SortDef::Alias { params: params.clone(), body: body.clone() })
-            }
+            Command::DefineSort { name, params, body } => sig.add_sort(
+                name,
+                SortDef::Alias {
+                    params: params.clone(),
+                    body: body.clone(),
+                },
+            ),
             Command::DeclareFun { name, params, ret } => {
                 let sym = store.sym(name);
-                sig.add_fun(name, FunDef::Declared { sym, params: params.clone(), ret: *ret, kind: DeclKind::Free });
+                sig.add_fun(
+                    name,
+                    FunDef::Declared {
+                        sym,
+                        params: params.clone(),
+                        ret: *ret,
+                        kind: DeclKind::Free,
+                    },
+                );
             }
-            Command::DefineFun { name, params, body, .. } => {
+            Command::DefineFun {
+                name, params, body, ..
+            } => {
                 let params = params.iter().map(|(_, s, sym)| (*sym, *s)).collect();
-                sig.add_fun(name, FunDef::Macro { params, body: *body });
+                sig.add_fun(
+                    name,
+                    FunDef::Macro {
+                        params,
+                        body: *body,
+                    },
+                );
             }
             Command::Push(k) => {
                 for _ in 0..(*k).min(64) {
@@ -127,7 +156,13 @@ fn z3_engine(strategy: Strategy, out: SharedOut) -> Option<Engine> {
         }),
         _ => None,
     };
-    let cfg = Config { strategy, solver: spec, timeout: Some(Duration::from_secs(2)), cache, jobs: smtproxy::session::DEFAULT_JOBS };
+    let cfg = Config {
+        strategy,
+        solver: spec,
+        timeout: Some(Duration::from_secs(2)),
+        cache,
+        jobs: smtproxy::session::DEFAULT_JOBS,
+    };
     Engine::new(cfg, Box::new(out)).ok()
 }
 

@@ -28,7 +28,10 @@ struct Node<V> {
 
 impl<V> Node<V> {
     fn new() -> Self {
-        Node { value: None, children: BTreeMap::new() }
+        Node {
+            value: None,
+            children: BTreeMap::new(),
+        }
     }
 }
 
@@ -53,7 +56,12 @@ fn normalise(set: &[u64]) -> std::borrow::Cow<'_, [u64]> {
 impl<V> SetIndex<V> {
     /// An index holding at most `max_sets` sets (at least 1).
     pub fn new(max_sets: usize) -> Self {
-        SetIndex { root: Node::new(), len: 0, max_sets: max_sets.max(1), clears: 0 }
+        SetIndex {
+            root: Node::new(),
+            len: 0,
+            max_sets: max_sets.max(1),
+            clears: 0,
+        }
     }
 
     pub fn len(&self) -> usize {

@@ -61,30 +61,46 @@ impl Buffered {
 
 impl crate::signals::ExitFlush for Buffered {
     fn flush_at_exit(&self, deadline: Instant) {
-        let rows: Vec<(Key, Vec<u8>)> = self.lock().entries.iter().map(|(k, v)| (*k, v.clone())).collect();
+        let rows: Vec<(Key, Vec<u8>)> = self
+            .lock()
+            .entries
+            .iter()
+            .map(|(k, v)| (*k, v.clone()))
+            .collect();
         if rows.is_empty() {
             return;
         }
         let left = deadline.saturating_duration_since(Instant::now());
-        let r = Connection::open_with_flags(&self.path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .map_err(CacheError::from)
-            .and_then(|mut c| {
-                c.busy_timeout(left)?;
-                insert_rows(&mut c, rows.iter().map(|(k, v)| (k, v)))
-            });
+        let r = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(CacheError::from)
+        .and_then(|mut c| {
+            c.busy_timeout(left)?;
+            insert_rows(&mut c, rows.iter().map(|(k, v)| (k, v)))
+        });
         if let Err(e) = r {
-            eprintln!("smtproxy: warning: disk cache at {}: {} entries not saved ({e})", self.path.display(), rows.len());
+            eprintln!(
+                "smtproxy: warning: disk cache at {}: {} entries not saved ({e})",
+                self.path.display(),
+                rows.len()
+            );
         }
     }
 }
 
 /// One `BEGIN IMMEDIATE` transaction of `INSERT OR IGNORE`s, in key order.
-fn insert_rows<'a>(conn: &mut Connection, rows: impl Iterator<Item = (&'a Key, &'a Vec<u8>)>) -> Result<(), CacheError> {
+fn insert_rows<'a>(
+    conn: &mut Connection,
+    rows: impl Iterator<Item = (&'a Key, &'a Vec<u8>)>,
+) -> Result<(), CacheError> {
     let mut rows: Vec<(&Key, &Vec<u8>)> = rows.collect();
     rows.sort_unstable_by_key(|(k, _)| **k);
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     {
-        let mut stmt = tx.prepare_cached("INSERT OR IGNORE INTO results(key, value) VALUES (?1, ?2)")?;
+        let mut stmt =
+            tx.prepare_cached("INSERT OR IGNORE INTO results(key, value) VALUES (?1, ?2)")?;
         for (k, v) in rows {
             stmt.execute(params![&k.0[..], v])?;
         }
@@ -96,9 +112,7 @@ fn insert_rows<'a>(conn: &mut Connection, rows: impl Iterator<Item = (&'a Key, &
 /// `$XDG_CACHE_HOME/smtproxy/results.sqlite3`, else `$HOME/.cache/smtproxy/results.sqlite3`;
 /// `None` when neither variable gives an absolute directory.
 pub fn default_path() -> Option<PathBuf> {
-    let abs = |v: Option<std::ffi::OsString>| {
-        v.map(PathBuf::from).filter(|p| p.is_absolute())
-    };
+    let abs = |v: Option<std::ffi::OsString>| v.map(PathBuf::from).filter(|p| p.is_absolute());
     let base = abs(std::env::var_os("XDG_CACHE_HOME"))
         .or_else(|| abs(std::env::var_os("HOME")).map(|h| h.join(".cache")))?;
     Some(base.join("smtproxy").join("results.sqlite3"))
@@ -130,7 +144,10 @@ impl DiskStore {
         match std::fs::metadata(&path) {
             Ok(m) => {
                 if !m.is_file() {
-                    return Err(CacheError::Corrupt(format!("{} is not a regular file", path.display())));
+                    return Err(CacheError::Corrupt(format!(
+                        "{} is not a regular file",
+                        path.display()
+                    )));
                 }
                 if m.permissions().readonly() {
                     return Err(CacheError::ReadOnly(format!("file {}", path.display())));
@@ -165,10 +182,18 @@ impl DiskStore {
         if conn.is_readonly(rusqlite::DatabaseName::Main)? {
             return Err(CacheError::ReadOnly(format!("file {}", path.display())));
         }
-        let buffer = Arc::new(Buffered { path: path.clone(), pending: Mutex::new(Pending::default()) });
+        let buffer = Arc::new(Buffered {
+            path: path.clone(),
+            pending: Mutex::new(Pending::default()),
+        });
         let weak = Arc::downgrade(&buffer);
         crate::signals::on_exit_flush(weak);
-        Ok(DiskStore { conn, path, buffer, batch: batch.max(1) })
+        Ok(DiskStore {
+            conn,
+            path,
+            buffer,
+            batch: batch.max(1),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -190,20 +215,30 @@ impl DiskStore {
 
     /// Number of entries written to the file (excluding buffered ones).
     pub fn stored_len(&self) -> Result<u64, CacheError> {
-        Ok(self.conn.query_row("SELECT count(*) FROM results", [], |r| r.get::<_, i64>(0))? as u64)
+        Ok(self
+            .conn
+            .query_row("SELECT count(*) FROM results", [], |r| r.get::<_, i64>(0))?
+            as u64)
     }
 
     /// Test hook: caps the file size in pages so that writes fail like on a full disk.
     #[doc(hidden)]
     pub fn set_max_page_count(&self, pages: u32) -> Result<(), CacheError> {
-        self.conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
+        self.conn
+            .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
         Ok(())
     }
 
     fn write_pending(&mut self) -> Result<(), CacheError> {
         // Copied out so the lock is not held across SQLite calls (only this thread adds
         // entries, so clearing afterwards loses nothing).
-        let rows: Vec<(Key, Vec<u8>)> = self.buffer.lock().entries.iter().map(|(k, v)| (*k, v.clone())).collect();
+        let rows: Vec<(Key, Vec<u8>)> = self
+            .buffer
+            .lock()
+            .entries
+            .iter()
+            .map(|(k, v)| (*k, v.clone()))
+            .collect();
         if rows.is_empty() {
             return Ok(());
         }
@@ -220,7 +255,11 @@ fn setup(conn: &Connection) -> Result<(), CacheError> {
     conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
     // Fast path: an initialised store needs no write lock.
     let existing: Option<i64> = match conn
-        .query_row("SELECT value FROM meta WHERE name = 'format_version'", [], |r| r.get(0))
+        .query_row(
+            "SELECT value FROM meta WHERE name = 'format_version'",
+            [],
+            |r| r.get(0),
+        )
         .optional()
     {
         Ok(v) => v,
@@ -240,14 +279,25 @@ fn setup(conn: &Connection) -> Result<(), CacheError> {
             .inspect_err(|_| {
                 let _ = conn.execute_batch("ROLLBACK;");
             })?;
-            conn.query_row("SELECT value FROM meta WHERE name = 'format_version'", [], |r| r.get(0))?
+            conn.query_row(
+                "SELECT value FROM meta WHERE name = 'format_version'",
+                [],
+                |r| r.get(0),
+            )?
         }
     };
     if version != FORMAT_VERSION as i64 {
-        return Err(CacheError::Version { found: version.clamp(0, 255) as u8, expected: FORMAT_VERSION });
+        return Err(CacheError::Version {
+            found: version.clamp(0, 255) as u8,
+            expected: FORMAT_VERSION,
+        });
     }
     // Touch the results table so that a damaged schema shows up now, not later.
-    conn.query_row("SELECT count(*) FROM (SELECT 1 FROM results LIMIT 1)", [], |_| Ok(()))?;
+    conn.query_row(
+        "SELECT count(*) FROM (SELECT 1 FROM results LIMIT 1)",
+        [],
+        |_| Ok(()),
+    )?;
     Ok(())
 }
 
@@ -275,15 +325,22 @@ fn check_header(path: &Path) -> Result<(), CacheError> {
         n => return Err(corrupt(format!("bad page size {n}"))),
     };
     if len % page_size != 0 {
-        return Err(corrupt(format!("truncated ({len} bytes is not a whole number of {page_size}-byte pages)")));
+        return Err(corrupt(format!(
+            "truncated ({len} bytes is not a whole number of {page_size}-byte pages)"
+        )));
     }
     let be = |i: usize| u32::from_be_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
     let (change, pages, valid_for) = (be(24), be(28) as u64, be(92));
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");
-    let wal_pending = std::fs::metadata(PathBuf::from(wal)).map(|m| m.len() > 0).unwrap_or(false);
+    let wal_pending = std::fs::metadata(PathBuf::from(wal))
+        .map(|m| m.len() > 0)
+        .unwrap_or(false);
     if pages != 0 && change == valid_for && !wal_pending && len / page_size < pages {
-        return Err(corrupt(format!("truncated ({} of {pages} pages)", len / page_size)));
+        return Err(corrupt(format!(
+            "truncated ({} of {pages} pages)",
+            len / page_size
+        )));
     }
     Ok(())
 }
@@ -293,7 +350,9 @@ impl Store for DiskStore {
         if let Some(v) = self.buffer.lock().entries.get(k) {
             return Entry::decode(v).map(Some);
         }
-        let mut stmt = self.conn.prepare_cached("SELECT value FROM results WHERE key = ?1")?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT value FROM results WHERE key = ?1")?;
         let v: Option<Vec<u8>> = stmt.query_row([&k.0[..]], |r| r.get(0)).optional()?;
         match v {
             None => Ok(None),
@@ -352,7 +411,11 @@ mod tests {
         {
             let mut s = DiskStore::open(&p).unwrap();
             for i in 0..200 {
-                let e = if i % 2 == 0 { Entry::sat(Some(format!("((x0 #x{i:02x}))"))) } else { Entry::unsat() };
+                let e = if i % 2 == 0 {
+                    Entry::sat(Some(format!("((x0 #x{i:02x}))")))
+                } else {
+                    Entry::unsat()
+                };
                 s.put(&key(i), &e).unwrap();
             }
             // Buffered entries are visible before flush.
@@ -362,7 +425,10 @@ mod tests {
         } // drop flushes
         let mut s = DiskStore::open(&p).unwrap();
         assert_eq!(s.stored_len().unwrap(), 200);
-        assert_eq!(s.get(&key(0)).unwrap(), Some(Entry::sat(Some("((x0 #x00))".into()))));
+        assert_eq!(
+            s.get(&key(0)).unwrap(),
+            Some(Entry::sat(Some("((x0 #x00))".into())))
+        );
         assert_eq!(s.get(&key(1)).unwrap(), Some(Entry::unsat()));
         assert_eq!(s.get(&key(1000)).unwrap(), None);
     }

@@ -15,7 +15,12 @@ pub struct MemoryStore {
 
 impl MemoryStore {
     pub fn new(max_entries: usize, max_bytes: usize) -> MemoryStore {
-        MemoryStore { map: LruCache::unbounded(), max_entries, max_bytes, bytes: 0 }
+        MemoryStore {
+            map: LruCache::unbounded(),
+            max_entries,
+            max_bytes,
+            bytes: 0,
+        }
     }
 
     pub fn len(&self) -> usize {

@@ -114,11 +114,17 @@ const V_UNSAT: u8 = 2;
 
 impl Entry {
     pub fn sat(model: Option<String>) -> Entry {
-        Entry { verdict: Verdict::Sat, model }
+        Entry {
+            verdict: Verdict::Sat,
+            model,
+        }
     }
 
     pub fn unsat() -> Entry {
-        Entry { verdict: Verdict::Unsat, model: None }
+        Entry {
+            verdict: Verdict::Unsat,
+            model: None,
+        }
     }
 
     /// The versioned binary form (see the module source for the layout).
@@ -148,7 +154,10 @@ impl Entry {
         let bad = |why: &str| CacheError::BadEntry(why.to_string());
         let (&version, rest) = bytes.split_first().ok_or_else(|| bad("empty"))?;
         if version != FORMAT_VERSION {
-            return Err(CacheError::Version { found: version, expected: FORMAT_VERSION });
+            return Err(CacheError::Version {
+                found: version,
+                expected: FORMAT_VERSION,
+            });
         }
         if rest.len() < 2 {
             return Err(bad("truncated header"));
@@ -246,7 +255,9 @@ mod tests {
             Entry::unsat(),
             Entry::sat(None),
             Entry::sat(Some(String::new())),
-            Entry::sat(Some("((x0 #x01) (a0 ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00)))".into())),
+            Entry::sat(Some(
+                "((x0 #x01) (a0 ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00)))".into(),
+            )),
             Entry::sat(Some("ünïcode ✓".into())),
         ] {
             assert_eq!(Entry::decode(&e.encode()).unwrap(), e);
@@ -257,16 +268,28 @@ mod tests {
     fn entry_unknown_version_rejected() {
         let mut b = Entry::sat(Some("m".into())).encode();
         b[0] = 2;
-        assert!(matches!(Entry::decode(&b), Err(CacheError::Version { found: 2, expected: 1 })));
+        assert!(matches!(
+            Entry::decode(&b),
+            Err(CacheError::Version {
+                found: 2,
+                expected: 1
+            })
+        ));
         b[0] = 0;
-        assert!(matches!(Entry::decode(&b), Err(CacheError::Version { found: 0, .. })));
+        assert!(matches!(
+            Entry::decode(&b),
+            Err(CacheError::Version { found: 0, .. })
+        ));
     }
 
     #[test]
     fn entry_malformed_rejected() {
         let good = Entry::sat(Some("model".into())).encode();
         for cut in 0..good.len() {
-            assert!(Entry::decode(&good[..cut]).is_err(), "prefix {cut} accepted");
+            assert!(
+                Entry::decode(&good[..cut]).is_err(),
+                "prefix {cut} accepted"
+            );
         }
         let mut extra = good.clone();
         extra.push(0);

@@ -48,14 +48,20 @@ struct Link {
 
 impl Link {
     fn new(client: Client) -> Link {
-        Link { client, conn: None, retry_at: None }
+        Link {
+            client,
+            conn: None,
+            retry_at: None,
+        }
     }
 
     fn connection(&mut self) -> Result<&mut Connection, CacheError> {
         if self.conn.is_none() {
             if let Some(t) = self.retry_at {
                 if Instant::now() < t {
-                    return Err(CacheError::Unavailable("server unreachable, backing off".into()));
+                    return Err(CacheError::Unavailable(
+                        "server unreachable, backing off".into(),
+                    ));
                 }
             }
             // The redis crate bounds the TCP connect by the timeout but then runs its
@@ -65,20 +71,26 @@ impl Link {
             // per RETRY_INTERVAL, and the tiered cache gives up on the tier at once).
             let client = self.client.clone();
             let (tx, rx) = mpsc::sync_channel(1);
-            let spawned = std::thread::Builder::new().name("smtproxy-redis-connect".into()).spawn(move || {
-                let c = client.get_connection_with_timeout(IO_TIMEOUT).and_then(|c| {
-                    c.set_read_timeout(Some(IO_TIMEOUT))?;
-                    c.set_write_timeout(Some(IO_TIMEOUT))?;
-                    Ok(c)
+            let spawned = std::thread::Builder::new()
+                .name("smtproxy-redis-connect".into())
+                .spawn(move || {
+                    let c = client
+                        .get_connection_with_timeout(IO_TIMEOUT)
+                        .and_then(|c| {
+                            c.set_read_timeout(Some(IO_TIMEOUT))?;
+                            c.set_write_timeout(Some(IO_TIMEOUT))?;
+                            Ok(c)
+                        });
+                    let _ = tx.send(c);
                 });
-                let _ = tx.send(c);
-            });
             let result = match spawned {
                 Err(e) => Err(CacheError::Io(e)),
                 Ok(_) => match rx.recv_timeout(2 * IO_TIMEOUT) {
                     Ok(Ok(c)) => Ok(c),
                     Ok(Err(e)) => Err(e.into()),
-                    Err(_) => Err(CacheError::Unavailable("connection set-up timed out".into())),
+                    Err(_) => Err(CacheError::Unavailable(
+                        "connection set-up timed out".into(),
+                    )),
                 },
             };
             match result {
@@ -103,7 +115,10 @@ impl Link {
         }
     }
 
-    fn run<T>(&mut self, f: impl FnOnce(&mut Connection) -> RedisResult<T>) -> Result<T, CacheError> {
+    fn run<T>(
+        &mut self,
+        f: impl FnOnce(&mut Connection) -> RedisResult<T>,
+    ) -> Result<T, CacheError> {
         let c = self.connection()?;
         match f(c) {
             Ok(v) => Ok(v),
@@ -151,7 +166,13 @@ impl RedisStore {
         std::thread::Builder::new()
             .name("smtproxy-redis-writer".into())
             .spawn(move || writer(Link::new(client), rx, sh))?;
-        Ok(RedisStore { url: url.to_string(), link, tx: Some(tx), shared, dropped_reported: 0 })
+        Ok(RedisStore {
+            url: url.to_string(),
+            link,
+            tx: Some(tx),
+            shared,
+            dropped_reported: 0,
+        })
     }
 
     pub fn url(&self) -> &str {
@@ -170,7 +191,10 @@ impl RedisStore {
 
     fn flush_within(&mut self, limit: Duration) -> Result<(), CacheError> {
         let deadline = Instant::now() + limit;
-        let tx = self.tx.as_ref().ok_or_else(|| CacheError::Unavailable("writer stopped".into()))?;
+        let tx = self
+            .tx
+            .as_ref()
+            .ok_or_else(|| CacheError::Unavailable("writer stopped".into()))?;
         let (rtx, rrx) = mpsc::sync_channel(1);
         let mut msg = Msg::Flush(rtx);
         loop {
@@ -178,7 +202,9 @@ impl RedisStore {
                 Ok(()) => break,
                 Err(TrySendError::Full(m)) => {
                     if Instant::now() >= deadline {
-                        return Err(CacheError::Unavailable("flush timed out (queue full)".into()));
+                        return Err(CacheError::Unavailable(
+                            "flush timed out (queue full)".into(),
+                        ));
                     }
                     msg = m;
                     std::thread::sleep(Duration::from_millis(2));
@@ -247,7 +273,9 @@ fn writer(mut link: Link, rx: Receiver<Msg>, shared: Arc<Shared>) {
                 Err(_) => break,
             }
         } else {
-            let wait = link.backing_off().map_or(Duration::ZERO, |t| t.saturating_duration_since(Instant::now()));
+            let wait = link.backing_off().map_or(Duration::ZERO, |t| {
+                t.saturating_duration_since(Instant::now())
+            });
             match rx.recv_timeout(wait) {
                 Ok(m) => Some(m),
                 Err(RecvTimeoutError::Timeout) => None,
@@ -270,11 +298,14 @@ fn writer(mut link: Link, rx: Receiver<Msg>, shared: Arc<Shared>) {
                     bound_backlog(&mut batch, &shared);
                 }
                 Msg::Flush(reply) => {
-                    let done = link.backing_off().is_none() && send_batch(&mut link, &mut batch, &shared);
+                    let done =
+                        link.backing_off().is_none() && send_batch(&mut link, &mut batch, &shared);
                     if !done {
                         // The server is unreachable now: give up what is held rather than
                         // keep the caller (usually the exit) waiting for it.
-                        shared.dropped.fetch_add(batch.len() as u64, Ordering::Relaxed);
+                        shared
+                            .dropped
+                            .fetch_add(batch.len() as u64, Ordering::Relaxed);
                         batch.clear();
                     }
                     let _ = reply.try_send(());
@@ -299,7 +330,10 @@ impl Store for RedisStore {
     }
 
     fn put(&mut self, k: &Key, e: &Entry) -> Result<(), CacheError> {
-        let tx = self.tx.as_ref().ok_or_else(|| CacheError::Unavailable("writer stopped".into()))?;
+        let tx = self
+            .tx
+            .as_ref()
+            .ok_or_else(|| CacheError::Unavailable("writer stopped".into()))?;
         match tx.try_send(Msg::Set(redis_key(k), e.encode())) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
@@ -310,7 +344,9 @@ impl Store for RedisStore {
             }
         }
         if self.shared.down.load(Ordering::Relaxed) {
-            return Err(CacheError::Unavailable("writes to the server are failing".into()));
+            return Err(CacheError::Unavailable(
+                "writes to the server are failing".into(),
+            ));
         }
         Ok(())
     }

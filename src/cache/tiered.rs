@@ -108,10 +108,20 @@ impl TieredCache {
     }
 
     /// A cache over stores the caller opened itself (e.g. with non-default timeouts).
-    pub fn from_parts(mem: MemoryStore, disk: Option<DiskStore>, redis: Option<RedisStore>) -> TieredCache {
+    pub fn from_parts(
+        mem: MemoryStore,
+        disk: Option<DiskStore>,
+        redis: Option<RedisStore>,
+    ) -> TieredCache {
         TieredCache {
-            disk_label: disk.as_ref().map(|d| format!("disk cache at {}", d.path().display())).unwrap_or_default(),
-            redis_label: redis.as_ref().map(|r| format!("redis cache at {}", redact(r.url()))).unwrap_or_default(),
+            disk_label: disk
+                .as_ref()
+                .map(|d| format!("disk cache at {}", d.path().display()))
+                .unwrap_or_default(),
+            redis_label: redis
+                .as_ref()
+                .map(|r| format!("redis cache at {}", redact(r.url())))
+                .unwrap_or_default(),
             mem,
             disk,
             redis,
@@ -314,7 +324,12 @@ mod tests {
 
     #[test]
     fn tiered_memory_only() {
-        let cfg = CacheConfig { mem_entries: 10, mem_bytes: 1 << 20, disk: None, redis: None };
+        let cfg = CacheConfig {
+            mem_entries: 10,
+            mem_bytes: 1 << 20,
+            disk: None,
+            redis: None,
+        };
         let mut c = TieredCache::new(&cfg);
         let k = Key([7; 16]);
         assert_eq!(c.get(&k), None);
@@ -332,7 +347,12 @@ mod tests {
         let p = dir.path().join("c.sqlite3");
         let k = Key([3; 16]);
         let e = Entry::sat(Some("((x0 #x01))".into()));
-        let cfg = CacheConfig { mem_entries: 10, mem_bytes: 1 << 20, disk: Some(p.clone()), redis: None };
+        let cfg = CacheConfig {
+            mem_entries: 10,
+            mem_bytes: 1 << 20,
+            disk: Some(p.clone()),
+            redis: None,
+        };
         {
             let mut c = TieredCache::new(&cfg);
             c.put(&k, &e);

@@ -198,7 +198,10 @@ fn plan(text: &str) -> Plan {
     match reader::command_head(text) {
         Some("echo") => {
             let s = reader::skip_ws_comments(text);
-            let body = s.get(1..).map(reader::skip_ws_comments).and_then(|b| b.strip_prefix("echo"));
+            let body = s
+                .get(1..)
+                .map(reader::skip_ws_comments)
+                .and_then(|b| b.strip_prefix("echo"));
             match body.and_then(reader::parse_string_literal) {
                 Some((msg, rest)) if reader::skip_ws_comments(rest).starts_with(')') => {
                     Plan::Local(Response::Other(reader::quote_string(&msg)))
@@ -208,7 +211,10 @@ fn plan(text: &str) -> Plan {
         }
         Some("set-option") => {
             let s = reader::skip_ws_comments(text);
-            let body = s.get(1..).map(reader::skip_ws_comments).and_then(|b| b.strip_prefix("set-option"));
+            let body = s
+                .get(1..)
+                .map(reader::skip_ws_comments)
+                .and_then(|b| b.strip_prefix("set-option"));
             match body.map(reader::skip_ws_comments) {
                 Some(b) if b.starts_with(":print-success") => Plan::Local(Response::Success),
                 _ => Plan::Send,
@@ -246,7 +252,10 @@ pub enum LeanEvent {
 const MARKER_PREFIX: &str = "sp!sync-";
 
 fn marker_id(form: &str) -> Option<u64> {
-    let f = form.strip_prefix('"').and_then(|f| f.strip_suffix('"')).unwrap_or(form);
+    let f = form
+        .strip_prefix('"')
+        .and_then(|f| f.strip_suffix('"'))
+        .unwrap_or(form);
     f.strip_prefix(MARKER_PREFIX)?.parse().ok()
 }
 
@@ -337,7 +346,11 @@ impl Solver {
         Ok(Solver {
             spec: spec.clone(),
             proc,
-            framer: if lean { Framer::verbatim() } else { Framer::new() },
+            framer: if lean {
+                Framer::verbatim()
+            } else {
+                Framer::new()
+            },
             dead: false,
             exit: None,
             busy: Duration::ZERO,
@@ -417,7 +430,8 @@ impl Solver {
     /// Returns the marker's number.
     pub fn lean_mark(&mut self, print_success: bool) -> u64 {
         self.marks_sent += 1;
-        self.marks_success.push_back(print_success && self.spec.kind == SolverKind::Cvc5);
+        self.marks_success
+            .push_back(print_success && self.spec.kind == SolverKind::Cvc5);
         let m = format!(" (echo \"{MARKER_PREFIX}{}\")\n", self.marks_sent);
         self.advance(m.as_bytes());
         self.wbuf.extend_from_slice(m.as_bytes());
@@ -463,20 +477,28 @@ impl Solver {
                 if let Some(n) = marker_id(&text) {
                     if n != self.marks_seen + 1 {
                         self.kill();
-                        return Err(DriverError::Protocol(format!("marker {n} arrived, {} expected", self.marks_seen + 1)));
+                        return Err(DriverError::Protocol(format!(
+                            "marker {n} arrived, {} expected",
+                            self.marks_seen + 1
+                        )));
                     }
                     self.marks_seen = n;
                     self.skip_nl = true;
                     self.skip_success = self.marks_success.pop_front().unwrap_or(false);
                     return Ok(LeanEvent::Marker { n, before: gap });
                 }
-                if std::mem::take(&mut self.skip_success) && text == "success" && gap.iter().all(u8::is_ascii_whitespace) {
+                if std::mem::take(&mut self.skip_success)
+                    && text == "success"
+                    && gap.iter().all(u8::is_ascii_whitespace)
+                {
                     self.skip_nl = true;
                     continue;
                 }
                 if text == ")" {
                     self.kill();
-                    return Err(DriverError::Protocol("unbalanced `)` in solver output".into()));
+                    return Err(DriverError::Protocol(
+                        "unbalanced `)` in solver output".into(),
+                    ));
                 }
                 let mut raw = gap;
                 if text.starts_with("(error") && text.contains(MARKER_PREFIX) {
@@ -539,7 +561,11 @@ impl Solver {
     /// Send one complete command (a newline is appended) and read exactly one
     /// response. `deadline` bounds the wait; past it the solver is killed and
     /// `Timeout` returned.
-    pub fn command(&mut self, text: &str, deadline: Option<Duration>) -> Result<Response, DriverError> {
+    pub fn command(
+        &mut self,
+        text: &str,
+        deadline: Option<Duration>,
+    ) -> Result<Response, DriverError> {
         self.ensure_framed()?;
         let t0 = Instant::now();
         let r = self.command_inner(text, t0, deadline);
@@ -547,7 +573,12 @@ impl Solver {
         r
     }
 
-    fn command_inner(&mut self, text: &str, t0: Instant, deadline: Option<Duration>) -> Result<Response, DriverError> {
+    fn command_inner(
+        &mut self,
+        text: &str,
+        t0: Instant,
+        deadline: Option<Duration>,
+    ) -> Result<Response, DriverError> {
         match plan(text) {
             Plan::Local(r) => Ok(r),
             Plan::Send => {
@@ -562,9 +593,13 @@ impl Solver {
             }
             Plan::Exit => {
                 self.send_command(text)?;
-                let r = match self.read_response(t0, Some(deadline.unwrap_or(Duration::from_secs(2)))) {
+                let r = match self
+                    .read_response(t0, Some(deadline.unwrap_or(Duration::from_secs(2))))
+                {
                     Ok(r) => r,
-                    Err(DriverError::Died { .. }) | Err(DriverError::Timeout { .. }) => Response::Success,
+                    Err(DriverError::Died { .. }) | Err(DriverError::Timeout { .. }) => {
+                        Response::Success
+                    }
                     Err(e) => return Err(e),
                 };
                 self.kill();
@@ -595,7 +630,9 @@ impl Solver {
         loop {
             if let Some(frame) = self.framer.next_frame() {
                 if frame == ")" {
-                    return Err(DriverError::Protocol("unbalanced `)` in solver output".into()));
+                    return Err(DriverError::Protocol(
+                        "unbalanced `)` in solver output".into(),
+                    ));
                 }
                 return Ok(Some(Response::parse(&frame)));
             }
@@ -621,7 +658,11 @@ impl Solver {
 
     /// The answers to `(reset)`, print-success and the sentinel: up to three, ending with
     /// the sentinel's `(:name ...)`; the first error if any, else `Success`.
-    fn read_reset(&mut self, t0: Instant, deadline: Option<Duration>) -> Result<Response, DriverError> {
+    fn read_reset(
+        &mut self,
+        t0: Instant,
+        deadline: Option<Duration>,
+    ) -> Result<Response, DriverError> {
         let mut first_err = None;
         for _ in 0..3 {
             let r = self.read_response(t0, deadline)?;
@@ -640,7 +681,11 @@ impl Solver {
     /// Send several commands, then read one response each (pipelined). Stops at
     /// the first `Died`/`Timeout`, returning that error. `deadline` bounds the
     /// whole batch.
-    pub fn batch(&mut self, cmds: &[String], deadline: Option<Duration>) -> Result<Vec<Response>, DriverError> {
+    pub fn batch(
+        &mut self,
+        cmds: &[String],
+        deadline: Option<Duration>,
+    ) -> Result<Vec<Response>, DriverError> {
         self.ensure_framed()?;
         let t0 = Instant::now();
         let r = self.batch_inner(cmds, t0, deadline);
@@ -648,7 +693,12 @@ impl Solver {
         r
     }
 
-    fn batch_inner(&mut self, cmds: &[String], t0: Instant, deadline: Option<Duration>) -> Result<Vec<Response>, DriverError> {
+    fn batch_inner(
+        &mut self,
+        cmds: &[String],
+        t0: Instant,
+        deadline: Option<Duration>,
+    ) -> Result<Vec<Response>, DriverError> {
         let mut out = Vec::with_capacity(cmds.len());
         let mut i = 0;
         while i < cmds.len() {
@@ -733,7 +783,10 @@ impl Solver {
     }
 
     fn died_error(&self) -> DriverError {
-        DriverError::Died { exit: self.exit, stderr: self.proc.stderr_tail() }
+        DriverError::Died {
+            exit: self.exit,
+            stderr: self.proc.stderr_tail(),
+        }
     }
 
     /// Reap after the solver was found gone (EOF or exited).
@@ -772,15 +825,23 @@ impl Solver {
     }
 
     /// Read one framed response; `deadline` counts from `t0`.
-    fn read_response(&mut self, t0: Instant, deadline: Option<Duration>) -> Result<Response, DriverError> {
+    fn read_response(
+        &mut self,
+        t0: Instant,
+        deadline: Option<Duration>,
+    ) -> Result<Response, DriverError> {
         loop {
             if let Some(frame) = self.framer.next_frame() {
                 if frame == ")" {
-                    return Err(DriverError::Protocol("unbalanced `)` in solver output".into()));
+                    return Err(DriverError::Protocol(
+                        "unbalanced `)` in solver output".into(),
+                    ));
                 }
                 return Ok(Response::parse(&frame));
             }
-            let chunk = self.proc.read_chunk(deadline.map(|d| d.saturating_sub(t0.elapsed())));
+            let chunk = self
+                .proc
+                .read_chunk(deadline.map(|d| d.saturating_sub(t0.elapsed())));
             if let (Chunk::Timeout, Some(d)) = (&chunk, deadline) {
                 self.kill();
                 return Err(DriverError::Timeout { after: d });
@@ -818,7 +879,11 @@ impl Drop for Solver {
 
 impl std::fmt::Debug for Solver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Solver").field("spec", &self.spec).field("pid", &self.pid()).field("dead", &self.dead).finish()
+        f.debug_struct("Solver")
+            .field("spec", &self.spec)
+            .field("pid", &self.pid())
+            .field("dead", &self.dead)
+            .finish()
     }
 }
 
@@ -833,11 +898,26 @@ mod tests {
         assert_eq!(Response::parse("unsat"), Response::Unsat);
         assert_eq!(Response::parse("unknown"), Response::Unknown);
         assert_eq!(Response::parse("unsupported"), Response::Unsupported);
-        assert_eq!(Response::parse("(error \"a \"\"b\"\"\")"), Response::Error("a \"b\"".into()));
-        assert_eq!(Response::parse("(error \"line 1\nmore\")"), Response::Error("line 1\nmore".into()));
-        assert_eq!(Response::parse("((x 1))"), Response::Other("((x 1))".into()));
-        assert_eq!(Response::parse("(errors x)"), Response::Other("(errors x)".into()));
-        assert_eq!(Response::parse("(error |odd|)"), Response::Error("|odd|".into()));
+        assert_eq!(
+            Response::parse("(error \"a \"\"b\"\"\")"),
+            Response::Error("a \"b\"".into())
+        );
+        assert_eq!(
+            Response::parse("(error \"line 1\nmore\")"),
+            Response::Error("line 1\nmore".into())
+        );
+        assert_eq!(
+            Response::parse("((x 1))"),
+            Response::Other("((x 1))".into())
+        );
+        assert_eq!(
+            Response::parse("(errors x)"),
+            Response::Other("(errors x)".into())
+        );
+        assert_eq!(
+            Response::parse("(error |odd|)"),
+            Response::Error("|odd|".into())
+        );
     }
 
     #[test]
@@ -853,8 +933,14 @@ mod tests {
             Plan::Local(Response::Other(s)) => assert_eq!(s, "\"a\"\"b\""),
             _ => panic!("echo not local"),
         }
-        assert!(matches!(plan("( set-option  :print-success false)"), Plan::Local(Response::Success)));
-        assert!(matches!(plan("(set-option :produce-models true)"), Plan::Send));
+        assert!(matches!(
+            plan("( set-option  :print-success false)"),
+            Plan::Local(Response::Success)
+        ));
+        assert!(matches!(
+            plan("(set-option :produce-models true)"),
+            Plan::Send
+        ));
         assert!(matches!(plan("(reset)"), Plan::Reset));
         assert!(matches!(plan("(reset-assertions)"), Plan::Send));
         assert!(matches!(plan("(exit)"), Plan::Exit));
@@ -869,14 +955,23 @@ mod tests {
         assert_eq!(marker_id("sat"), None);
         // cvc5 quotes the input line, quotes unescaped.
         let e = "(error \"Parse Error: <stdin>:2.12: x\n\n  (assert (> y 0)) (echo \"sp!sync-3\")\n             ^\n\")";
-        assert_eq!(strip_markers(e), "(error \"Parse Error: <stdin>:2.12: x\n\n  (assert (> y 0))\n             ^\n\")");
+        assert_eq!(
+            strip_markers(e),
+            "(error \"Parse Error: <stdin>:2.12: x\n\n  (assert (> y 0))\n             ^\n\")"
+        );
         let e = "(error \"  (assert y) (echo \"sp!sync-3\") and (echo \"sp!sync-x\")\")";
-        assert_eq!(strip_markers(e), "(error \"  (assert y) and (echo \"sp!sync-x\")\")");
+        assert_eq!(
+            strip_markers(e),
+            "(error \"  (assert y) and (echo \"sp!sync-x\")\")"
+        );
     }
 
     #[test]
     fn not_installed_message_is_one_line() {
-        let e = DriverError::NotInstalled { solver: "z3".into(), hint: SolverKind::Z3.install_hint().into() };
+        let e = DriverError::NotInstalled {
+            solver: "z3".into(),
+            hint: SolverKind::Z3.install_hint().into(),
+        };
         let m = e.to_string();
         assert!(!m.contains('\n'));
         assert!(m.contains("pip install z3-solver"), "{m}");

@@ -18,8 +18,8 @@
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
 use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -75,9 +75,15 @@ impl Proc {
             .process_group(0);
         let spawned = crate::signals::spawn_group(|| cmd.spawn(), |c: &Child| c.id());
         let mut child = match spawned {
-            Some(r) => r.map_err(|source| DriverError::Spawn { program: program.clone(), source })?,
+            Some(r) => r.map_err(|source| DriverError::Spawn {
+                program: program.clone(),
+                source,
+            })?,
             None => {
-                let source = std::io::Error::new(std::io::ErrorKind::Interrupted, "smtproxy is stopping on a signal");
+                let source = std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "smtproxy is stopping on a signal",
+                );
                 return Err(DriverError::Spawn { program, source });
             }
         };
@@ -89,7 +95,9 @@ impl Proc {
             let _ = signal_group(pid, libc::SIGKILL);
             crate::signals::remove_group(pid as i32);
             let _ = child.wait();
-            return Err(DriverError::Protocol(format!("{program}: stdio pipes missing after spawn")));
+            return Err(DriverError::Protocol(format!(
+                "{program}: stdio pipes missing after spawn"
+            )));
         };
 
         set_nonblocking(stdin.as_raw_fd()).map_err(DriverError::Io)?;
@@ -121,7 +129,16 @@ impl Proc {
             })
             .map_err(DriverError::Io)?;
 
-        Ok(Proc { child, pid, stdin: Some(stdin), stdout, unwritten: Vec::new(), stderr, status: None, buf: vec![0u8; 64 * 1024] })
+        Ok(Proc {
+            child,
+            pid,
+            stdin: Some(stdin),
+            stdout,
+            unwritten: Vec::new(),
+            stderr,
+            status: None,
+            buf: vec![0u8; 64 * 1024],
+        })
     }
 
     pub fn pid(&self) -> u32 {
@@ -141,7 +158,9 @@ impl Proc {
 
     /// Write queued stdin bytes until the pipe is full; false on a broken pipe.
     fn flush_stdin(&mut self) -> bool {
-        let Some(stdin) = self.stdin.as_mut() else { return self.unwritten.is_empty() };
+        let Some(stdin) = self.stdin.as_mut() else {
+            return self.unwritten.is_empty();
+        };
         let mut done = 0;
         while done < self.unwritten.len() {
             match stdin.write(&self.unwritten[done..]) {
@@ -184,7 +203,11 @@ impl Proc {
                 }
             };
             let mut fds = [
-                libc::pollfd { fd: self.stdout.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+                libc::pollfd {
+                    fd: self.stdout.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
                 libc::pollfd {
                     fd: self.stdin.as_ref().map(|s| s.as_raw_fd()).unwrap_or(-1),
                     events: if want_write { libc::POLLOUT } else { 0 },
@@ -352,7 +375,14 @@ fn leader_exited_nowait(pid: u32) -> bool {
     // SAFETY: siginfo_t is plain old data; zeroed is a valid value.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointer to a siginfo_t we own.
-    let r = unsafe { libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT) };
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            id,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
     if r != 0 {
         // ECHILD: already reaped (or not our child): treat as exited.
         return true;

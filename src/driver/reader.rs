@@ -80,12 +80,23 @@ fn is_delim(b: u8) -> bool {
 
 impl Framer {
     pub fn new() -> Self {
-        Framer { buf: Vec::new(), base: 0, pos: 0, start: 0, depth: 0, state: State::Idle, keep: false }
+        Framer {
+            buf: Vec::new(),
+            base: 0,
+            pos: 0,
+            start: 0,
+            depth: 0,
+            state: State::Idle,
+            keep: false,
+        }
     }
 
     /// A framer that keeps every byte for [`Framer::next_raw`] and [`Framer::take_settled`].
     pub fn verbatim() -> Self {
-        Framer { keep: true, ..Framer::new() }
+        Framer {
+            keep: true,
+            ..Framer::new()
+        }
     }
 
     /// Verbatim mode: the next complete frame as (bytes before it since the last frame or
@@ -359,7 +370,9 @@ pub fn command_head(text: &str) -> Option<&str> {
     let s = skip_ws_comments(text);
     let s = s.strip_prefix('(')?;
     let s = skip_ws_comments(s);
-    let end = s.find(|c: char| c.is_ascii_whitespace() || matches!(c, '(' | ')' | '"' | ';')).unwrap_or(s.len());
+    let end = s
+        .find(|c: char| c.is_ascii_whitespace() || matches!(c, '(' | ')' | '"' | ';'))
+        .unwrap_or(s.len());
     if end == 0 {
         None
     } else {
@@ -396,7 +409,13 @@ mod tests {
     #[test]
     fn atoms_and_lists() {
         let input = "success\nsat\n((x 1))\n(error \"a \"\"q\"\" (b\")\nunsat\n";
-        let want = vec!["success", "sat", "((x 1))", "(error \"a \"\"q\"\" (b\")", "unsat"];
+        let want = vec![
+            "success",
+            "sat",
+            "((x 1))",
+            "(error \"a \"\"q\"\" (b\")",
+            "unsat",
+        ];
         assert_eq!(frames_bytewise(input), want);
         assert_eq!(frames_whole(input), want);
     }
@@ -431,7 +450,10 @@ mod tests {
     #[test]
     fn string_closing_before_paren() {
         // `"` followed directly by `)` must close both string and list.
-        assert_eq!(frames_bytewise("(error \"x\")sat\n"), vec!["(error \"x\")", "sat"]);
+        assert_eq!(
+            frames_bytewise("(error \"x\")sat\n"),
+            vec!["(error \"x\")", "sat"]
+        );
         assert_eq!(frames_bytewise("(a \"\")\n"), vec!["(a \"\")"]);
     }
 
@@ -457,7 +479,11 @@ mod tests {
             }
         }
         assert_eq!(got.map(|g| g.len()), Some(s.trim_end().len()));
-        assert!(t.elapsed() < std::time::Duration::from_secs(2), "framing too slow: {:?}", t.elapsed());
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(2),
+            "framing too slow: {:?}",
+            t.elapsed()
+        );
     }
 
     #[test]
@@ -476,12 +502,19 @@ mod tests {
         assert_eq!(f.pending(), 0, "trailing whitespace is discarded");
         f.push(b"sat\n");
         assert_eq!(f.next_frame().as_deref(), Some("sat"));
-        assert!(t.elapsed() < std::time::Duration::from_secs(1), "too slow: {:?}", t.elapsed());
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(1),
+            "too slow: {:?}",
+            t.elapsed()
+        );
     }
 
     #[test]
     fn helpers() {
-        assert_eq!(parse_string_literal(" \"a\"\"b\" rest"), Some(("a\"b".to_string(), " rest")));
+        assert_eq!(
+            parse_string_literal(" \"a\"\"b\" rest"),
+            Some(("a\"b".to_string(), " rest"))
+        );
         assert_eq!(parse_string_literal("\"abc"), None);
         assert_eq!(quote_string("a\"b"), "\"a\"\"b\"");
         assert_eq!(command_head("  ; c\n ( echo \"x\")"), Some("echo"));

@@ -72,7 +72,10 @@ impl SolverKind {
     /// Guess the kind from a program's file name (`z3`, `z3-4.12`, `cvc5-Linux`,
     /// `yices-smt2`, ...).
     pub fn guess(program: &Path) -> SolverKind {
-        let name = program.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+        let name = program
+            .file_name()
+            .map(|n| n.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
         if name.starts_with("z3") {
             SolverKind::Z3
         } else if name.starts_with("cvc5") {
@@ -115,7 +118,11 @@ impl SolverSpec {
     pub fn name(&self) -> &str {
         match self.kind {
             SolverKind::Z3 | SolverKind::Cvc5 | SolverKind::Yices => self.kind.as_str(),
-            SolverKind::Custom => self.program.file_name().and_then(|n| n.to_str()).unwrap_or("solver"),
+            SolverKind::Custom => self
+                .program
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("solver"),
         }
     }
 
@@ -131,16 +138,26 @@ impl SolverSpec {
 }
 
 fn current_exe_canonical() -> Option<PathBuf> {
-    std::env::current_exe().ok().and_then(|p| p.canonicalize().ok())
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.canonicalize().ok())
 }
 
 /// `resolve` with an explicit PATH value and executable to exclude (testable
 /// without touching the process environment).
-pub fn resolve_with(name: Option<&str>, path_var: &OsStr, exclude: Option<&Path>) -> Result<SolverSpec, DriverError> {
+pub fn resolve_with(
+    name: Option<&str>,
+    path_var: &OsStr,
+    exclude: Option<&Path>,
+) -> Result<SolverSpec, DriverError> {
     let known = |kind: SolverKind| -> Result<SolverSpec, DriverError> {
         let bin = kind.binary().unwrap_or("solver");
         match find_in_path(bin, path_var, exclude) {
-            Some(program) => Ok(SolverSpec { kind, program, args: kind.default_args() }),
+            Some(program) => Ok(SolverSpec {
+                kind,
+                program,
+                args: kind.default_args(),
+            }),
             None => Err(not_installed(kind.as_str(), kind)),
         }
     };
@@ -152,7 +169,10 @@ pub fn resolve_with(name: Option<&str>, path_var: &OsStr, exclude: Option<&Path>
         }
         return Err(DriverError::NotInstalled {
             solver: "z3".into(),
-            hint: format!("no SMT solver (z3, cvc5, yices-smt2) found on PATH; {}", SolverKind::Z3.install_hint()),
+            hint: format!(
+                "no SMT solver (z3, cvc5, yices-smt2) found on PATH; {}",
+                SolverKind::Z3.install_hint()
+            ),
         });
     };
     match name {
@@ -163,13 +183,18 @@ pub fn resolve_with(name: Option<&str>, path_var: &OsStr, exclude: Option<&Path>
     }
     let words = split_command_line(name);
     let Some((cmd, args)) = words.split_first() else {
-        return Err(DriverError::NotInstalled { solver: String::new(), hint: "empty solver command".into() });
+        return Err(DriverError::NotInstalled {
+            solver: String::new(),
+            hint: "empty solver command".into(),
+        });
     };
     let cmd_path = Path::new(cmd);
     let kind = SolverKind::guess(cmd_path);
     let program = if cmd.contains('/') {
         if std::fs::metadata(cmd_path).is_ok_and(|m| m.is_file()) && !is_executable_file(cmd_path) {
-            return Err(DriverError::NotExecutable { program: cmd.clone() });
+            return Err(DriverError::NotExecutable {
+                program: cmd.clone(),
+            });
         }
         let ok = is_executable_file(cmd_path)
             && !(exclude.is_some() && cmd_path.canonicalize().ok().as_deref() == exclude);
@@ -184,12 +209,23 @@ pub fn resolve_with(name: Option<&str>, path_var: &OsStr, exclude: Option<&Path>
     let Some(program) = program else {
         return Err(not_installed(cmd, kind));
     };
-    let args = if args.is_empty() { kind.default_args() } else { args.to_vec() };
-    Ok(SolverSpec { kind, program, args })
+    let args = if args.is_empty() {
+        kind.default_args()
+    } else {
+        args.to_vec()
+    };
+    Ok(SolverSpec {
+        kind,
+        program,
+        args,
+    })
 }
 
 fn not_installed(solver: &str, kind: SolverKind) -> DriverError {
-    DriverError::NotInstalled { solver: solver.to_string(), hint: kind.install_hint().to_string() }
+    DriverError::NotInstalled {
+        solver: solver.to_string(),
+        hint: kind.install_hint().to_string(),
+    }
 }
 
 /// Split a command line on whitespace, honouring '...' and "..." quoting and
@@ -277,7 +313,11 @@ pub fn find_in_path(name: &str, path_var: &OsStr, exclude: Option<&Path>) -> Opt
     };
     let mut first_script: Option<PathBuf> = None;
     for dir in std::env::split_paths(path_var) {
-        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
         let cand = dir.join(name);
         if !is_executable_file(&cand) || is_me(&cand) {
             continue;
@@ -372,17 +412,29 @@ mod tests {
 
     #[test]
     fn split() {
-        assert_eq!(split_command_line("z3 -in  -smt2"), vec!["z3", "-in", "-smt2"]);
-        assert_eq!(split_command_line("'/a b/z3' \"x y\" a\\ b"), vec!["/a b/z3", "x y", "a b"]);
+        assert_eq!(
+            split_command_line("z3 -in  -smt2"),
+            vec!["z3", "-in", "-smt2"]
+        );
+        assert_eq!(
+            split_command_line("'/a b/z3' \"x y\" a\\ b"),
+            vec!["/a b/z3", "x y", "a b"]
+        );
         assert_eq!(split_command_line("  "), Vec::<String>::new());
         assert_eq!(split_command_line("x ''"), vec!["x", ""]);
     }
 
     #[test]
     fn guess_kind() {
-        assert_eq!(SolverKind::guess(Path::new("/opt/z3-4.12/bin/z3")), SolverKind::Z3);
+        assert_eq!(
+            SolverKind::guess(Path::new("/opt/z3-4.12/bin/z3")),
+            SolverKind::Z3
+        );
         assert_eq!(SolverKind::guess(Path::new("cvc5-Linux")), SolverKind::Cvc5);
-        assert_eq!(SolverKind::guess(Path::new("yices-smt2")), SolverKind::Yices);
+        assert_eq!(
+            SolverKind::guess(Path::new("yices-smt2")),
+            SolverKind::Yices
+        );
         assert_eq!(SolverKind::guess(Path::new("mathsat")), SolverKind::Custom);
     }
 }

@@ -85,8 +85,18 @@ fn hash_bytes(b: &[u8]) -> u64 {
 fn is_commutative(op: Op) -> bool {
     matches!(
         op,
-        Op::And | Op::Or | Op::Xor | Op::Eq | Op::Distinct | Op::BvAdd | Op::BvMul | Op::BvAnd | Op::BvOr | Op::BvXor
-            | Op::Add | Op::Mul
+        Op::And
+            | Op::Or
+            | Op::Xor
+            | Op::Eq
+            | Op::Distinct
+            | Op::BvAdd
+            | Op::BvMul
+            | Op::BvAnd
+            | Op::BvOr
+            | Op::BvXor
+            | Op::Add
+            | Op::Mul
     )
 }
 
@@ -104,7 +114,10 @@ struct Hasher<'a> {
 
 impl Hasher<'_> {
     fn sort_hash(&mut self, store: &TermStore, s: SortId) -> u64 {
-        *self.sort_h.entry(s).or_insert_with(|| hash_bytes(store.sorts.to_text(s).as_bytes()))
+        *self
+            .sort_h
+            .entry(s)
+            .or_insert_with(|| hash_bytes(store.sorts.to_text(s).as_bytes()))
     }
     /// Own hash of a node given its argument hashes.
     fn node_hash(&mut self, store: &TermStore, t: TermId, arg_h: &mut [u64]) -> u64 {
@@ -119,7 +132,16 @@ impl Hasher<'_> {
                 h = mix(h, hash_bytes(store.sym_name(s).as_bytes()));
             }
             Op::BvWide(l) | Op::Num(l) | Op::Dec(l) | Op::Str(l) | Op::Other(l) | Op::Annot(l) => {
-                h = mix(h, hash_bytes(format!("{:?}", n.op).split('(').next().unwrap_or("").as_bytes()));
+                h = mix(
+                    h,
+                    hash_bytes(
+                        format!("{:?}", n.op)
+                            .split('(')
+                            .next()
+                            .unwrap_or("")
+                            .as_bytes(),
+                    ),
+                );
                 h = mix(h, hash_bytes(format!("{:?}", store.get_lit(l)).as_bytes()));
             }
             Op::Forall(b) | Op::Exists(b) => {
@@ -143,7 +165,11 @@ impl Hasher<'_> {
 }
 
 /// All nodes reachable from `roots` that are not yet in `memo`, ascending (topological).
-fn unvisited_reachable(store: &TermStore, roots: &[TermId], memo: &FxHashMap<TermId, u64>) -> Vec<TermId> {
+fn unvisited_reachable(
+    store: &TermStore,
+    roots: &[TermId],
+    memo: &FxHashMap<TermId, u64>,
+) -> Vec<TermId> {
     let mut seen: FxHashSet<TermId> = FxHashSet::default();
     let mut stack: Vec<TermId> = roots.to_vec();
     let mut out = Vec::new();
@@ -158,7 +184,12 @@ fn unvisited_reachable(store: &TermStore, roots: &[TermId], memo: &FxHashMap<Ter
     out
 }
 
-fn hash_all(store: &TermStore, roots: &[TermId], hs: &mut Hasher, memo: &mut FxHashMap<TermId, u64>) {
+fn hash_all(
+    store: &TermStore,
+    roots: &[TermId],
+    hs: &mut Hasher,
+    memo: &mut FxHashMap<TermId, u64>,
+) {
     let mut buf = Vec::new();
     for x in unvisited_reachable(store, roots, memo) {
         buf.clear();
@@ -274,8 +305,11 @@ impl Norm {
                     match var {
                         None => (BTreeMap::new(), scale),
                         Some((m, k)) => {
-                            let m: BTreeMap<TermId, BigInt> =
-                                m.into_iter().map(|(x, c)| (x, c * &scale)).filter(|(_, c)| !c.is_zero()).collect();
+                            let m: BTreeMap<TermId, BigInt> = m
+                                .into_iter()
+                                .map(|(x, c)| (x, c * &scale))
+                                .filter(|(_, c)| !c.is_zero())
+                                .collect();
                             (m, k * scale)
                         }
                     }
@@ -356,9 +390,21 @@ fn linear_atom(store: &mut TermStore, op: Op, (m, k): Lin) -> TermId {
     // Equalities are sign-free: `P = N` with the positive and the negated negative part on
     // each side (constant on the side that keeps it non-negative); `=` is commutative, so
     // `S = 0` and `-S = 0` get the same form.
-    let pos: BTreeMap<TermId, BigInt> = m.iter().filter(|(_, c)| c.is_positive()).map(|(x, c)| (*x, c.clone())).collect();
-    let neg: BTreeMap<TermId, BigInt> = m.iter().filter(|(_, c)| c.is_negative()).map(|(x, c)| (*x, -c.clone())).collect();
-    let (kp, kn) = if k.is_positive() { (k, BigInt::zero()) } else { (BigInt::zero(), -k) };
+    let pos: BTreeMap<TermId, BigInt> = m
+        .iter()
+        .filter(|(_, c)| c.is_positive())
+        .map(|(x, c)| (*x, c.clone()))
+        .collect();
+    let neg: BTreeMap<TermId, BigInt> = m
+        .iter()
+        .filter(|(_, c)| c.is_negative())
+        .map(|(x, c)| (*x, -c.clone()))
+        .collect();
+    let (kp, kn) = if k.is_positive() {
+        (k, BigInt::zero())
+    } else {
+        (BigInt::zero(), -k)
+    };
     let p = build_sum(store, &pos, &kp);
     let n = build_sum(store, &neg, &kn);
     let e = store.intern(Op::Eq, vec![p, n], SortStore::BOOL);
@@ -381,7 +427,10 @@ fn neg_of(store: &mut TermStore, x: TermId) -> TermId {
 /// Normalise all of `roots` bottom-up; returns the map old -> new.
 fn normalise(store: &mut TermStore, roots: &[TermId]) -> FxHashMap<TermId, TermId> {
     let nodes = reachable(store, roots);
-    let mut nm = Norm { map: FxHashMap::default(), lin: FxHashMap::default() };
+    let mut nm = Norm {
+        map: FxHashMap::default(),
+        lin: FxHashMap::default(),
+    };
     for x in nodes {
         let n = store.node(x).clone();
         let args: Vec<TermId> = n.args.iter().map(|a| nm.map[a]).collect();
@@ -475,14 +524,26 @@ fn rewrite(
 
 /// Name-independent hashes of every node reachable from `roots`, refined by the contexts in
 /// which each free constant occurs.
-fn refined_hashes(store: &TermStore, roots: &[TermId], bound: &FxHashSet<Sym>) -> FxHashMap<TermId, u64> {
+fn refined_hashes(
+    store: &TermStore,
+    roots: &[TermId],
+    bound: &FxHashSet<Sym>,
+) -> FxHashMap<TermId, u64> {
     let nodes = reachable(store, roots);
-    let leaves: Vec<TermId> = nodes.iter().copied().filter(|&x| is_free_leaf(store, x, bound)).collect();
+    let leaves: Vec<TermId> = nodes
+        .iter()
+        .copied()
+        .filter(|&x| is_free_leaf(store, x, bound))
+        .collect();
     let mut colors: FxHashMap<TermId, u64> = leaves.iter().map(|&x| (x, 0x1EAF)).collect();
     let mut memo = FxHashMap::default();
     for round in 0..3 {
         memo = FxHashMap::default();
-        let mut hs = Hasher { sort_h: FxHashMap::default(), colors: &colors, bound };
+        let mut hs = Hasher {
+            sort_h: FxHashMap::default(),
+            colors: &colors,
+            bound,
+        };
         hash_all(store, roots, &mut hs, &mut memo);
         if round == 2 || leaves.is_empty() {
             break;
@@ -502,7 +563,12 @@ fn refined_hashes(store: &TermStore, roots: &[TermId], bound: &FxHashSet<Sym>) -
         };
         let mut height: FxHashMap<TermId, u32> = FxHashMap::default();
         for &x in &nodes {
-            let h = store.args(x).iter().map(|a| height[a] + 1).max().unwrap_or(0);
+            let h = store
+                .args(x)
+                .iter()
+                .map(|a| height[a] + 1)
+                .max()
+                .unwrap_or(0);
             height.insert(x, h);
         }
         let mut by_height: Vec<TermId> = nodes.clone();
@@ -531,7 +597,10 @@ fn refined_hashes(store: &TermStore, roots: &[TermId], bound: &FxHashSet<Sym>) -
             let comm = is_commutative(store.op(p));
             let base = mix(h, memo[&p]);
             for (k, &a) in store.args(p).iter().enumerate() {
-                contrib.entry(class(a)).or_default().push(mix(base, if comm { 0 } else { k as u64 + 1 }));
+                contrib
+                    .entry(class(a))
+                    .or_default()
+                    .push(mix(base, if comm { 0 } else { k as u64 + 1 }));
             }
         }
         let mut new = FxHashMap::default();
@@ -544,7 +613,11 @@ fn refined_hashes(store: &TermStore, roots: &[TermId], bound: &FxHashSet<Sym>) -
 }
 
 /// Rebuild bottom-up with commutative arguments sorted by (hash, id).
-fn sort_args(store: &mut TermStore, roots: &[TermId], hash: &FxHashMap<TermId, u64>) -> FxHashMap<TermId, TermId> {
+fn sort_args(
+    store: &mut TermStore,
+    roots: &[TermId],
+    hash: &FxHashMap<TermId, u64>,
+) -> FxHashMap<TermId, TermId> {
     let nodes = reachable(store, roots);
     let mut map: FxHashMap<TermId, TermId> = FxHashMap::default();
     for x in nodes {
@@ -553,12 +626,17 @@ fn sort_args(store: &mut TermStore, roots: &[TermId], hash: &FxHashMap<TermId, u
             map.insert(x, x);
             continue;
         }
-        let mut args: Vec<(u64, TermId, TermId)> = n.args.iter().map(|a| (hash[a], *a, map[a])).collect();
+        let mut args: Vec<(u64, TermId, TermId)> =
+            n.args.iter().map(|a| (hash[a], *a, map[a])).collect();
         if is_commutative(n.op) {
             args.sort_unstable();
         }
         let args: Vec<TermId> = args.into_iter().map(|(_, _, n)| n).collect();
-        let new = if args[..] == n.args[..] { x } else { store.intern(n.op, args, n.sort) };
+        let new = if args[..] == n.args[..] {
+            x
+        } else {
+            store.intern(n.op, args, n.sort)
+        };
         map.insert(x, new);
     }
     map
@@ -579,7 +657,11 @@ fn rename(store: &mut TermStore, roots: &[TermId], sub: &FxHashMap<TermId, TermI
             continue;
         }
         let args: Vec<TermId> = n.args.iter().map(|a| map[a]).collect();
-        let new = if args[..] == n.args[..] { x } else { store.intern(n.op, args, n.sort) };
+        let new = if args[..] == n.args[..] {
+            x
+        } else {
+            store.intern(n.op, args, n.sort)
+        };
         map.insert(x, new);
     }
     roots.iter().map(|r| map[r]).collect()
@@ -596,7 +678,11 @@ pub fn canonicalize(store: &mut TermStore, comp: &[TermId]) -> Canonical {
         match store.op(c) {
             Op::True => {}
             Op::False => {
-                return Canonical { conjuncts: vec![TermStore::FALSE], renaming: vec![], text: "(assert false)\n".into() };
+                return Canonical {
+                    conjuncts: vec![TermStore::FALSE],
+                    renaming: vec![],
+                    text: "(assert false)\n".into(),
+                };
             }
             Op::And => stack.extend(store.args(c).iter().rev().copied()),
             _ => cs.push(c),
@@ -605,7 +691,11 @@ pub fn canonicalize(store: &mut TermStore, comp: &[TermId]) -> Canonical {
     let mut seen = FxHashSet::default();
     cs.retain(|c| seen.insert(*c));
     if cs.is_empty() {
-        return Canonical { conjuncts: vec![], renaming: vec![], text: String::new() };
+        return Canonical {
+            conjuncts: vec![],
+            renaming: vec![],
+            text: String::new(),
+        };
     }
     let all = reachable(store, &cs);
     let bound = bound_syms(store, &all);
@@ -633,7 +723,11 @@ pub fn canonicalize(store: &mut TermStore, comp: &[TermId]) -> Canonical {
         let c = store.mk_sym_app(s, vec![], sort);
         sub.insert(l, c);
         renaming.push((l, c));
-        let _ = writeln!(decls, "(declare-fun sp!c{i} () {})", store.sorts.to_text(sort));
+        let _ = writeln!(
+            decls,
+            "(declare-fun sp!c{i} () {})",
+            store.sorts.to_text(sort)
+        );
     }
     let renamed = rename(store, &sorted, &sub);
     // 5. text
@@ -652,7 +746,11 @@ pub fn canonicalize(store: &mut TermStore, comp: &[TermId]) -> Canonical {
     for x in reachable(store, &lines.iter().map(|l| l.1).collect::<Vec<_>>()) {
         if let Op::Sym(s) = store.op(x) {
             if !store.args(x).is_empty() && fseen.insert(s) {
-                let params: Vec<String> = store.args(x).iter().map(|&a| store.sorts.to_text(store.sort(a))).collect();
+                let params: Vec<String> = store
+                    .args(x)
+                    .iter()
+                    .map(|&a| store.sorts.to_text(store.sort(a)))
+                    .collect();
                 funs.push(format!(
                     "(declare-fun {} ({}) {})",
                     quote_symbol(&backend_name(store.sym_name(s))),
@@ -672,7 +770,11 @@ pub fn canonicalize(store: &mut TermStore, comp: &[TermId]) -> Canonical {
         text.push_str(l);
         text.push_str(")\n");
     }
-    Canonical { conjuncts: lines.into_iter().map(|l| l.1).collect(), renaming, text }
+    Canonical {
+        conjuncts: lines.into_iter().map(|l| l.1).collect(),
+        renaming,
+        text,
+    }
 }
 
 // ---------------------------------------------------------------- printing
@@ -763,12 +865,18 @@ fn print_tree(store: &TermStore, t: TermId, names: &FxHashMap<TermId, String>, o
                 continue;
             }
             Op::Bv(v) => {
-                bv_literal(&BigUint::from(v), store.sorts.bv_width(n.sort).unwrap_or(64), out);
+                bv_literal(
+                    &BigUint::from(v),
+                    store.sorts.bv_width(n.sort).unwrap_or(64),
+                    out,
+                );
                 continue;
             }
             Op::BvWide(l) | Op::Num(l) | Op::Dec(l) | Op::Str(l) => {
                 match (n.op, store.get_lit(l)) {
-                    (Op::BvWide(_), Lit::Nat(v)) => bv_literal(v, store.sorts.bv_width(n.sort).unwrap_or(0), out),
+                    (Op::BvWide(_), Lit::Nat(v)) => {
+                        bv_literal(v, store.sorts.bv_width(n.sort).unwrap_or(0), out)
+                    }
                     (_, Lit::Nat(v)) => out.push_str(&v.to_string()),
                     (_, Lit::Dec(d)) => out.push_str(d),
                     (_, Lit::Str(s)) => string_literal(s, out),
@@ -807,12 +915,21 @@ fn print_tree(store: &TermStore, t: TermId, names: &FxHashMap<TermId, String>, o
                 continue;
             }
             Op::Forall(b) | Op::Exists(b) => {
-                let mut h = String::from(if matches!(n.op, Op::Forall(_)) { "forall (" } else { "exists (" });
+                let mut h = String::from(if matches!(n.op, Op::Forall(_)) {
+                    "forall ("
+                } else {
+                    "exists ("
+                });
                 for (i, (s, sort)) in store.binders[b as usize].iter().enumerate() {
                     if i > 0 {
                         h.push(' ');
                     }
-                    let _ = write!(h, "({} {})", quote_symbol(&backend_name(store.sym_name(*s))), store.sorts.to_text(*sort));
+                    let _ = write!(
+                        h,
+                        "({} {})",
+                        quote_symbol(&backend_name(store.sym_name(*s))),
+                        store.sorts.to_text(*sort)
+                    );
                 }
                 h.push(')');
                 h
@@ -856,5 +973,3 @@ pub fn conjunct_keys_client(store: &TermStore, conjuncts: &[TermId]) -> Vec<u64>
     v.dedup();
     v
 }
-
-

@@ -166,7 +166,12 @@ impl<'a> Evaluator<'a> {
         }
         let mut stack = std::mem::take(&mut self.stack);
         stack.clear();
-        stack.push(Frame { t: root, i: 0, aux: root, undet: false });
+        stack.push(Frame {
+            t: root,
+            i: 0,
+            aux: root,
+            undet: false,
+        });
         let r = self.run(&mut stack);
         self.stack = stack;
         r?;
@@ -184,7 +189,12 @@ impl<'a> Evaluator<'a> {
                     if stack.len() >= MAX_STACK {
                         return Err(EvalError::Depth);
                     }
-                    stack.push(Frame { t: a, i: 0, aux: a, undet: false });
+                    stack.push(Frame {
+                        t: a,
+                        i: 0,
+                        aux: a,
+                        undet: false,
+                    });
                 }
                 Step::Done(v) => {
                     stack.pop();
@@ -249,7 +259,11 @@ impl<'a> Evaluator<'a> {
         }
         // Undetermined condition: determined only if both branches agree.
         let (Some(a), Some(b)) = (self.memo.get(&args[1]), self.memo.get(&args[2])) else {
-            return Ok(Step::Push(if self.memo.contains_key(&args[1]) { args[2] } else { args[1] }));
+            return Ok(Step::Push(if self.memo.contains_key(&args[1]) {
+                args[2]
+            } else {
+                args[1]
+            }));
         };
         Ok(Step::Done(match (a, b) {
             (Some(a), Some(b)) if values_equal(a, b) => Some(a.clone()),
@@ -257,7 +271,12 @@ impl<'a> Evaluator<'a> {
         }))
     }
 
-    fn step_connective(&mut self, fr: &mut Frame, op: Op, args: &[TermId]) -> Result<Step, EvalError> {
+    fn step_connective(
+        &mut self,
+        fr: &mut Frame,
+        op: Op,
+        args: &[TermId],
+    ) -> Result<Step, EvalError> {
         let n = args.len();
         for (k, &a) in args.iter().enumerate().skip(fr.i as usize) {
             match self.memo.get(&a) {
@@ -267,10 +286,16 @@ impl<'a> Evaluator<'a> {
                 }
                 Some(None) => fr.undet = true,
                 Some(Some(Value::Bool(b))) => {
-                    let b = if op == Op::Implies && k + 1 < n { !*b } else { *b };
+                    let b = if op == Op::Implies && k + 1 < n {
+                        !*b
+                    } else {
+                        *b
+                    };
                     match (op, b) {
                         (Op::And, false) => return Ok(Step::Done(Some(Value::Bool(false)))),
-                        (Op::Or | Op::Implies, true) => return Ok(Step::Done(Some(Value::Bool(true)))),
+                        (Op::Or | Op::Implies, true) => {
+                            return Ok(Step::Done(Some(Value::Bool(true))))
+                        }
                         _ => {}
                     }
                 }
@@ -278,7 +303,11 @@ impl<'a> Evaluator<'a> {
             }
         }
         fr.i = n as u32;
-        Ok(Step::Done(if fr.undet { None } else { Some(Value::Bool(op == Op::And)) }))
+        Ok(Step::Done(if fr.undet {
+            None
+        } else {
+            Some(Value::Bool(op == Op::And))
+        }))
     }
 
     /// `select`: stage 0 evaluates the index; stage 1 walks the array term (`aux`) down its
@@ -296,12 +325,16 @@ impl<'a> Evaluator<'a> {
             }
         }
         if fr.i == 1 {
-            let Some(Some(j)) = self.memo.get(&args[1]) else { return unsupported("internal: select index") };
+            let Some(Some(j)) = self.memo.get(&args[1]) else {
+                return unsupported("internal: select index");
+            };
             loop {
                 let cur = fr.aux;
                 match self.memo.get(&cur) {
                     Some(None) => return Ok(Step::Done(None)),
-                    Some(Some(Value::Array(a))) => return Ok(Step::Done(Some(a.select(j).clone()))),
+                    Some(Some(Value::Array(a))) => {
+                        return Ok(Step::Done(Some(a.select(j).clone())))
+                    }
                     Some(Some(_)) => return unsupported("select from a non-array value"),
                     None => {}
                 }
@@ -359,7 +392,10 @@ impl<'a> Evaluator<'a> {
                 _ => return unsupported("bad numeral"),
             },
             Op::Dec(l) => match store.get_lit(l) {
-                Lit::Dec(d) => Value::Real(super::value::parse_decimal(d).ok_or_else(|| EvalError::Unsupported("bad decimal".into()))?),
+                Lit::Dec(d) => Value::Real(
+                    super::value::parse_decimal(d)
+                        .ok_or_else(|| EvalError::Unsupported("bad decimal".into()))?,
+                ),
                 _ => return unsupported("bad decimal"),
             },
             Op::Sym(s) => {
@@ -413,7 +449,9 @@ impl<'a> Evaluator<'a> {
                 Value::Bool(r)
             }
             Op::ConstArray => {
-                let Sort::Array(i, _) = *store.sorts.get(node.sort) else { return unsupported("const array sort") };
+                let Sort::Array(i, _) = *store.sorts.get(node.sort) else {
+                    return unsupported("const array sort");
+                };
                 let mut a = ArrayVal::constant(arg(0)?.clone());
                 if !a.normalise_finite(&store.sorts, i) {
                     return unsupported("array over a finite index sort that cannot be enumerated");
@@ -421,8 +459,12 @@ impl<'a> Evaluator<'a> {
                 Value::Array(a)
             }
             Op::Store => {
-                let Value::Array(a) = arg(0)? else { return unsupported("store into a non-array value") };
-                let Sort::Array(isort, _) = *store.sorts.get(node.sort) else { return unsupported("store sort") };
+                let Value::Array(a) = arg(0)? else {
+                    return unsupported("store into a non-array value");
+                };
+                let Sort::Array(isort, _) = *store.sorts.get(node.sort) else {
+                    return unsupported("store sort");
+                };
                 let mut a = a.clone();
                 a.store(arg(1)?.clone(), arg(2)?.clone());
                 if !a.normalise_finite(&store.sorts, isort) {
@@ -432,10 +474,22 @@ impl<'a> Evaluator<'a> {
             }
             Op::Select => {
                 // Normally handled by step_select; kept for completeness.
-                let Value::Array(a) = arg(0)? else { return unsupported("select from a non-array value") };
+                let Value::Array(a) = arg(0)? else {
+                    return unsupported("select from a non-array value");
+                };
                 a.select(arg(1)?).clone()
             }
-            Op::Neg | Op::Sub | Op::Add | Op::Mul | Op::RealDiv | Op::IntDiv | Op::Mod | Op::Abs | Op::ToReal | Op::ToInt | Op::IsInt
+            Op::Neg
+            | Op::Sub
+            | Op::Add
+            | Op::Mul
+            | Op::RealDiv
+            | Op::IntDiv
+            | Op::Mod
+            | Op::Abs
+            | Op::ToReal
+            | Op::ToInt
+            | Op::IsInt
             | Op::Divisible(_) => {
                 let mut vals: Vec<&Value> = Vec::with_capacity(args.len());
                 for k in 0..args.len() {
@@ -490,7 +544,9 @@ impl<'a> Evaluator<'a> {
         if !self.complete {
             return Ok(None);
         }
-        let Some(d) = Value::default_of(sorts, sort) else { return unsupported("symbol of an unmodelled sort") };
+        let Some(d) = Value::default_of(sorts, sort) else {
+            return unsupported("symbol of an unmodelled sort");
+        };
         self.completed.push((t, d.clone()));
         Ok(Some(d))
     }
@@ -507,7 +563,11 @@ impl<'a> Evaluator<'a> {
         if let Some(tab) = table {
             if !self.checked_funs.contains(&s) {
                 let ok = tab.entries.iter().all(|(k, v)| {
-                    k.len() == args.len() && k.iter().zip(args).all(|(kv, &a)| kv.has_sort(sorts, store.sort(a))) && v.has_sort(sorts, ret)
+                    k.len() == args.len()
+                        && k.iter()
+                            .zip(args)
+                            .all(|(kv, &a)| kv.has_sort(sorts, store.sort(a)))
+                        && v.has_sort(sorts, ret)
                 }) && tab.default.as_ref().is_none_or(|d| d.has_sort(sorts, ret));
                 if !ok {
                     return unsupported("model function table does not match the function's sorts");
@@ -534,14 +594,19 @@ impl<'a> Evaluator<'a> {
         if let Some((_, v)) = self.fun_completed.iter().find(|(f, _)| *f == s) {
             return Ok(Some(v.clone()));
         }
-        let Some(d) = Value::default_of(sorts, ret) else { return unsupported("function of an unmodelled sort") };
+        let Some(d) = Value::default_of(sorts, ret) else {
+            return unsupported("function of an unmodelled sort");
+        };
         self.fun_completed.push((s, d.clone()));
         Ok(Some(d))
     }
 }
 
 fn bv_width(store: &TermStore, s: SortId) -> Result<u32, EvalError> {
-    store.sorts.bv_width(s).ok_or_else(|| EvalError::Unsupported("bit-vector literal of a non-bit-vector sort".into()))
+    store
+        .sorts
+        .bv_width(s)
+        .ok_or_else(|| EvalError::Unsupported("bit-vector literal of a non-bit-vector sort".into()))
 }
 
 fn as_bool(v: &Value) -> Result<bool, EvalError> {
@@ -554,7 +619,9 @@ fn as_bool(v: &Value) -> Result<bool, EvalError> {
 /// Equality of two values of one sort (Int and Real compare numerically).
 fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Int(i), Value::Real(r)) | (Value::Real(r), Value::Int(i)) => r.is_integer() && r.numer() == i,
+        (Value::Int(i), Value::Real(r)) | (Value::Real(r), Value::Int(i)) => {
+            r.is_integer() && r.numer() == i
+        }
         _ => a == b,
     }
 }
@@ -679,15 +746,21 @@ fn bv_parts(v: &Value) -> Result<(u32, &BvVal), EvalError> {
 
 fn small(v: &Value) -> Result<u64, EvalError> {
     match v {
-        Value::Bv { v: BvVal::Small(x), .. } => Ok(*x),
+        Value::Bv {
+            v: BvVal::Small(x), ..
+        } => Ok(*x),
         _ => unsupported("expected a narrow bit-vector value"),
     }
 }
 
 fn big(v: &Value) -> Result<Cow<'_, BigUint>, EvalError> {
     match v {
-        Value::Bv { v: BvVal::Small(x), .. } => Ok(Cow::Owned(BigUint::from(*x))),
-        Value::Bv { v: BvVal::Wide(x), .. } => Ok(Cow::Borrowed(x)),
+        Value::Bv {
+            v: BvVal::Small(x), ..
+        } => Ok(Cow::Owned(BigUint::from(*x))),
+        Value::Bv {
+            v: BvVal::Wide(x), ..
+        } => Ok(Cow::Borrowed(x)),
         _ => unsupported("expected a bit-vector value"),
     }
 }
@@ -953,7 +1026,9 @@ fn bv_op(store: &TermStore, op: Op, sort: SortId, vals: &[&Value]) -> Result<Val
         Op::ZeroExtend(k) => {
             let rw = w0 + k;
             return Ok(match a0 {
-                Value::Bv { v: BvVal::Small(x), .. } => Value::bv_u64(rw, *x),
+                Value::Bv {
+                    v: BvVal::Small(x), ..
+                } => Value::bv_u64(rw, *x),
                 _ => Value::bv_big(rw, big(a0)?.into_owned()),
             });
         }
@@ -1003,7 +1078,12 @@ fn bv_op(store: &TermStore, op: Op, sort: SortId, vals: &[&Value]) -> Result<Val
             }
             Ok(acc & m)
         };
-        let r = |x: u64| Ok(Value::Bv { width: w, v: BvVal::Small(x & m) });
+        let r = |x: u64| {
+            Ok(Value::Bv {
+                width: w,
+                v: BvVal::Small(x & m),
+            })
+        };
         let cmp = |x: bool| Ok(Value::Bool(x));
         return match op {
             Op::BvNot => r(!a),
@@ -1103,15 +1183,28 @@ mod tests {
 
     impl Env {
         fn new() -> Self {
-            Env { store: TermStore::new(), sig: Signature::default() }
+            Env {
+                store: TermStore::new(),
+                sig: Signature::default(),
+            }
         }
         /// Declare with SMT-LIB text; returns the leaf for constants (or the app-less Sym term).
         fn declare(&mut self, text: &str) -> (Sym, SortId) {
-            let Ok(Command::DeclareFun { name, params, ret }) = parse_command(&mut self.store, &self.sig, text) else {
+            let Ok(Command::DeclareFun { name, params, ret }) =
+                parse_command(&mut self.store, &self.sig, text)
+            else {
                 panic!("bad declaration {text}")
             };
             let sym = self.store.sym(&name);
-            self.sig.add_fun(&name, FunDef::Declared { sym, params, ret, kind: DeclKind::Free });
+            self.sig.add_fun(
+                &name,
+                FunDef::Declared {
+                    sym,
+                    params,
+                    ret,
+                    kind: DeclKind::Free,
+                },
+            );
             (sym, ret)
         }
         fn constant(&mut self, text: &str) -> TermId {
@@ -1125,13 +1218,20 @@ mod tests {
             let t = self.term(text);
             Value::from_term(&self.store, t).unwrap_or_else(|| panic!("not a value: {text}"))
         }
-        fn eval_in(&mut self, model: &Model, complete: bool, text: &str) -> Result<Option<Value>, EvalError> {
+        fn eval_in(
+            &mut self,
+            model: &Model,
+            complete: bool,
+            text: &str,
+        ) -> Result<Option<Value>, EvalError> {
             let t = self.term(text);
             Evaluator::new(&self.store, model, complete).eval(t)
         }
         fn eval(&mut self, text: &str) -> Value {
             let m = Model::new();
-            self.eval_in(&m, false, text).unwrap_or_else(|e| panic!("{text}: {e}")).unwrap_or_else(|| panic!("{text}: undetermined"))
+            self.eval_in(&m, false, text)
+                .unwrap_or_else(|e| panic!("{text}: {e}"))
+                .unwrap_or_else(|| panic!("{text}: undetermined"))
         }
         /// Assert that `text` evaluates to the value of the literal `expect`.
         fn check(&mut self, text: &str, expect: &str) {
@@ -1148,11 +1248,23 @@ mod tests {
         e.check("(bvurem #x05 #x00)", "#x05");
         e.check("(bvudiv #b1 #b0)", "#b1");
         e.check("(bvurem #b1 #b0)", "#b1");
-        e.check("(bvudiv #x0000000000000007 #x0000000000000000)", "#xffffffffffffffff");
-        e.check("(bvurem #x0000000000000007 #x0000000000000000)", "#x0000000000000007");
-        e.check("(bvudiv (_ bv7 65) (_ bv0 65))", "#b11111111111111111111111111111111111111111111111111111111111111111");
+        e.check(
+            "(bvudiv #x0000000000000007 #x0000000000000000)",
+            "#xffffffffffffffff",
+        );
+        e.check(
+            "(bvurem #x0000000000000007 #x0000000000000000)",
+            "#x0000000000000007",
+        );
+        e.check(
+            "(bvudiv (_ bv7 65) (_ bv0 65))",
+            "#b11111111111111111111111111111111111111111111111111111111111111111",
+        );
         e.check("(bvurem (_ bv7 65) (_ bv0 65))", "(_ bv7 65)");
-        e.check("(bvudiv (_ bv7 128) (_ bv0 128))", "#xffffffffffffffffffffffffffffffff");
+        e.check(
+            "(bvudiv (_ bv7 128) (_ bv0 128))",
+            "#xffffffffffffffffffffffffffffffff",
+        );
         // signed: by zero, positive dividend -> all ones; negative dividend -> 1
         e.check("(bvsdiv #x05 #x00)", "#xff");
         e.check("(bvsdiv #xfb #x00)", "#x01");
@@ -1160,7 +1272,10 @@ mod tests {
         e.check("(bvsrem #xfb #x00)", "#xfb");
         e.check("(bvsmod #xfb #x00)", "#xfb");
         e.check("(bvsmod #x05 #x00)", "#x05");
-        e.check("(bvsdiv (_ bv5 65) (_ bv0 65))", "(_ bv36893488147419103231 65)");
+        e.check(
+            "(bvsdiv (_ bv5 65) (_ bv0 65))",
+            "(_ bv36893488147419103231 65)",
+        );
         e.check("(bvsdiv (bvneg (_ bv5 128)) (_ bv0 128))", "(_ bv1 128)");
         e.check("(bvsdiv #b1 #b0)", "#b1");
         e.check("(bvsdiv #b0 #b0)", "#b1");
@@ -1185,11 +1300,23 @@ mod tests {
         e.check("(bvsdiv #x80 #xff)", "#x80");
         e.check("(bvsrem #x80 #xff)", "#x00");
         e.check("(bvsmod #x80 #xff)", "#x00");
-        e.check("(bvsdiv #x8000000000000000 #xffffffffffffffff)", "#x8000000000000000");
-        e.check("(bvsdiv (concat #b1 (_ bv0 64)) (bvnot (_ bv0 65)))", "(_ bv18446744073709551616 65)");
+        e.check(
+            "(bvsdiv #x8000000000000000 #xffffffffffffffff)",
+            "#x8000000000000000",
+        );
+        e.check(
+            "(bvsdiv (concat #b1 (_ bv0 64)) (bvnot (_ bv0 65)))",
+            "(_ bv18446744073709551616 65)",
+        );
         e.check("(bvsmod (bvneg (_ bv7 128)) (_ bv2 128))", "(_ bv1 128)");
-        e.check("(bvsrem (bvneg (_ bv7 128)) (_ bv2 128))", "#xffffffffffffffffffffffffffffffff");
-        e.check("(bvsmod (_ bv7 65) (bvneg (_ bv2 65)))", "(_ bv36893488147419103231 65)");
+        e.check(
+            "(bvsrem (bvneg (_ bv7 128)) (_ bv2 128))",
+            "#xffffffffffffffffffffffffffffffff",
+        );
+        e.check(
+            "(bvsmod (_ bv7 65) (bvneg (_ bv2 65)))",
+            "(_ bv36893488147419103231 65)",
+        );
         // width 1: #b1 is -1
         e.check("(bvsdiv #b1 #b1)", "#b1");
         e.check("(bvsrem #b1 #b1)", "#b0");
@@ -1208,16 +1335,43 @@ mod tests {
         e.check("(bvashr #x80 #x08)", "#xff");
         e.check("(bvashr #x80 #xff)", "#xff");
         e.check("(bvashr #x40 #x09)", "#x00");
-        e.check("(bvshl #x0000000000000001 #x0000000000000040)", "#x0000000000000000");
-        e.check("(bvshl #x0000000000000001 #x000000000000003f)", "#x8000000000000000");
-        e.check("(bvashr #x8000000000000000 #x000000000000003f)", "#xffffffffffffffff");
-        e.check("(bvashr #x8000000000000000 #xffffffffffffffff)", "#xffffffffffffffff");
-        e.check("(bvlshr #x8000000000000000 #x0000000000000040)", "#x0000000000000000");
-        e.check("(bvshl (_ bv1 65) (_ bv64 65))", "(_ bv18446744073709551616 65)");
+        e.check(
+            "(bvshl #x0000000000000001 #x0000000000000040)",
+            "#x0000000000000000",
+        );
+        e.check(
+            "(bvshl #x0000000000000001 #x000000000000003f)",
+            "#x8000000000000000",
+        );
+        e.check(
+            "(bvashr #x8000000000000000 #x000000000000003f)",
+            "#xffffffffffffffff",
+        );
+        e.check(
+            "(bvashr #x8000000000000000 #xffffffffffffffff)",
+            "#xffffffffffffffff",
+        );
+        e.check(
+            "(bvlshr #x8000000000000000 #x0000000000000040)",
+            "#x0000000000000000",
+        );
+        e.check(
+            "(bvshl (_ bv1 65) (_ bv64 65))",
+            "(_ bv18446744073709551616 65)",
+        );
         e.check("(bvshl (_ bv1 65) (_ bv65 65))", "(_ bv0 65)");
-        e.check("(bvashr (concat #b1 (_ bv0 64)) (_ bv64 65))", "(_ bv36893488147419103231 65)");
-        e.check("(bvashr (concat #b1 (_ bv0 64)) (_ bv1 65))", "(_ bv27670116110564327424 65)");
-        e.check("(bvashr (concat #b1 (_ bv0 64)) (_ bv100 65))", "(_ bv36893488147419103231 65)");
+        e.check(
+            "(bvashr (concat #b1 (_ bv0 64)) (_ bv64 65))",
+            "(_ bv36893488147419103231 65)",
+        );
+        e.check(
+            "(bvashr (concat #b1 (_ bv0 64)) (_ bv1 65))",
+            "(_ bv27670116110564327424 65)",
+        );
+        e.check(
+            "(bvashr (concat #b1 (_ bv0 64)) (_ bv100 65))",
+            "(_ bv36893488147419103231 65)",
+        );
         e.check("(bvlshr (bvnot (_ bv0 128)) (_ bv127 128))", "(_ bv1 128)");
         e.check("(bvshl #b1 #b1)", "#b0");
         e.check("(bvashr #b1 #b1)", "#b1");
@@ -1226,8 +1380,14 @@ mod tests {
         e.check("((_ rotate_left 11) #x81)", "#x0c");
         e.check("((_ rotate_right 1) #x81)", "#xc0");
         e.check("((_ rotate_right 9) #x81)", "#xc0");
-        e.check("((_ rotate_left 1) #x8000000000000001)", "#x0000000000000003");
-        e.check("((_ rotate_right 1) (_ bv1 65))", "(_ bv18446744073709551616 65)");
+        e.check(
+            "((_ rotate_left 1) #x8000000000000001)",
+            "#x0000000000000003",
+        );
+        e.check(
+            "((_ rotate_right 1) (_ bv1 65))",
+            "(_ bv18446744073709551616 65)",
+        );
         e.check("((_ rotate_left 5) #b1)", "#b1");
     }
 
@@ -1236,23 +1396,44 @@ mod tests {
         let mut e = Env::new();
         e.check("(concat #x12 #x34)", "#x1234");
         e.check("(concat #b1 #x12 #b0)", "#b1000100100");
-        e.check("(concat #xffffffffffffffff #x0000000000000001)", "#xffffffffffffffff0000000000000001");
+        e.check(
+            "(concat #xffffffffffffffff #x0000000000000001)",
+            "#xffffffffffffffff0000000000000001",
+        );
         e.check("(concat #x0000000000000001 #b1)", "(_ bv3 65)");
         e.check("((_ extract 7 4) #xa5)", "#xa");
         e.check("((_ extract 0 0) #xa5)", "#b1");
         e.check("((_ extract 63 63) #x8000000000000000)", "#b1");
-        e.check("((_ extract 64 1) (concat #b1 #x0000000000000003))", "#x8000000000000001");
-        e.check("((_ extract 127 64) #xffffffffffffffff0000000000000001)", "#xffffffffffffffff");
+        e.check(
+            "((_ extract 64 1) (concat #b1 #x0000000000000003))",
+            "#x8000000000000001",
+        );
+        e.check(
+            "((_ extract 127 64) #xffffffffffffffff0000000000000001)",
+            "#xffffffffffffffff",
+        );
         e.check("((_ zero_extend 8) #xff)", "#x00ff");
         e.check("((_ zero_extend 0) #xff)", "#xff");
         e.check("((_ sign_extend 8) #xff)", "#xffff");
         e.check("((_ sign_extend 8) #x7f)", "#x007f");
         e.check("((_ sign_extend 63) #b1)", "#xffffffffffffffff");
-        e.check("((_ sign_extend 1) #x8000000000000000)", "(_ bv27670116110564327424 65)");
-        e.check("((_ sign_extend 64) #x8000000000000000)", "#xffffffffffffffff8000000000000000");
-        e.check("((_ zero_extend 64) #x8000000000000000)", "#x00000000000000008000000000000000");
+        e.check(
+            "((_ sign_extend 1) #x8000000000000000)",
+            "(_ bv27670116110564327424 65)",
+        );
+        e.check(
+            "((_ sign_extend 64) #x8000000000000000)",
+            "#xffffffffffffffff8000000000000000",
+        );
+        e.check(
+            "((_ zero_extend 64) #x8000000000000000)",
+            "#x00000000000000008000000000000000",
+        );
         e.check("((_ repeat 3) #b10)", "#b101010");
-        e.check("((_ repeat 2) #xdeadbeefdeadbeef)", "#xdeadbeefdeadbeefdeadbeefdeadbeef");
+        e.check(
+            "((_ repeat 2) #xdeadbeefdeadbeef)",
+            "#xdeadbeefdeadbeefdeadbeefdeadbeef",
+        );
         e.check("((_ repeat 1) #xab)", "#xab");
         e.check("(bvcomp #xab #xab)", "#b1");
         e.check("(bvcomp #xab #xac)", "#b0");
@@ -1267,11 +1448,23 @@ mod tests {
         e.check("(bvsub #x00 #x01)", "#xff");
         e.check("(bvsub #x10 #x01 #x02)", "#x0d");
         e.check("(bvmul #x10 #x10)", "#x00");
-        e.check("(bvmul #xffffffffffffffff #xffffffffffffffff)", "#x0000000000000001");
-        e.check("(bvadd #xffffffffffffffff #x0000000000000001)", "#x0000000000000000");
+        e.check(
+            "(bvmul #xffffffffffffffff #xffffffffffffffff)",
+            "#x0000000000000001",
+        );
+        e.check(
+            "(bvadd #xffffffffffffffff #x0000000000000001)",
+            "#x0000000000000000",
+        );
         e.check("(bvadd (bvnot (_ bv0 65)) (_ bv1 65))", "(_ bv0 65)");
-        e.check("(bvsub (_ bv0 128) (_ bv1 128))", "#xffffffffffffffffffffffffffffffff");
-        e.check("(bvmul (bvnot (_ bv0 128)) (bvnot (_ bv0 128)))", "(_ bv1 128)");
+        e.check(
+            "(bvsub (_ bv0 128) (_ bv1 128))",
+            "#xffffffffffffffffffffffffffffffff",
+        );
+        e.check(
+            "(bvmul (bvnot (_ bv0 128)) (bvnot (_ bv0 128)))",
+            "(_ bv1 128)",
+        );
         e.check("(bvneg #x80)", "#x80");
         e.check("(bvneg #x00)", "#x00");
         e.check("(bvneg #b1)", "#b1");
@@ -1284,10 +1477,16 @@ mod tests {
         e.check("(bvnand #x0f #x3c)", "#xf3");
         e.check("(bvnor #x0f #x30)", "#xc0");
         e.check("(bvxnor #x0f #x3c)", "#xcc");
-        e.check("(bvxnor (_ bv5 65) (_ bv5 65))", "(_ bv36893488147419103231 65)");
+        e.check(
+            "(bvxnor (_ bv5 65) (_ bv5 65))",
+            "(_ bv36893488147419103231 65)",
+        );
         e.check("(bvudiv #x07 #x02)", "#x03");
         e.check("(bvurem #x07 #x02)", "#x01");
-        e.check("(bvudiv #xffffffffffffffffffffffffffffffff #x00000000000000000000000000000010)", "#x0fffffffffffffffffffffffffffffff");
+        e.check(
+            "(bvudiv #xffffffffffffffffffffffffffffffff #x00000000000000000000000000000010)",
+            "#x0fffffffffffffffffffffffffffffff",
+        );
     }
 
     #[test]
@@ -1394,8 +1593,18 @@ mod tests {
     fn division_by_zero_is_unsupported() {
         let mut e = Env::new();
         let m = Model::new();
-        for t in ["(div 1 0)", "(mod 1 0)", "(/ 1.0 0.0)", "(/ 1 0)", "(/ 2 1 0)", "(= (div 5 (- 1 1)) 3)"] {
-            assert!(matches!(e.eval_in(&m, true, t), Err(EvalError::Unsupported(_))), "{t}");
+        for t in [
+            "(div 1 0)",
+            "(mod 1 0)",
+            "(/ 1.0 0.0)",
+            "(/ 1 0)",
+            "(/ 2 1 0)",
+            "(= (div 5 (- 1 1)) 3)",
+        ] {
+            assert!(
+                matches!(e.eval_in(&m, true, t), Err(EvalError::Unsupported(_))),
+                "{t}"
+            );
         }
         // not needed in an untaken branch or a decided connective
         e.check("(ite true 1 (div 1 0))", "1");
@@ -1408,17 +1617,33 @@ mod tests {
         let mut e = Env::new();
         let m = Model::new();
         for t in ["(forall ((x Int)) (> x 0))", "(exists ((b Bool)) b)"] {
-            assert!(matches!(e.eval_in(&m, true, t), Err(EvalError::Unsupported(_))), "{t}");
+            assert!(
+                matches!(e.eval_in(&m, true, t), Err(EvalError::Unsupported(_))),
+                "{t}"
+            );
         }
-        e.sig.add_sort("U", crate::term::signature::SortDef::Declared(0));
+        e.sig
+            .add_sort("U", crate::term::signature::SortDef::Declared(0));
         e.constant("(declare-fun u () U)");
         for t in ["(= u u)", "(ite true u u)"] {
-            assert!(matches!(e.eval_in(&m, true, t), Err(EvalError::Unsupported(_))), "{t}");
-            assert!(matches!(e.eval_in(&m, false, t), Err(EvalError::Unsupported(_)) | Ok(None)), "{t}");
+            assert!(
+                matches!(e.eval_in(&m, true, t), Err(EvalError::Unsupported(_))),
+                "{t}"
+            );
+            assert!(
+                matches!(
+                    e.eval_in(&m, false, t),
+                    Err(EvalError::Unsupported(_)) | Ok(None)
+                ),
+                "{t}"
+            );
         }
         let s = e.store.mk_str("abc");
         let t = e.store.mk_other("str.len", vec![s], SortStore::INT);
-        assert!(matches!(Evaluator::new(&e.store, &m, true).eval(t), Err(EvalError::Unsupported(_))));
+        assert!(matches!(
+            Evaluator::new(&e.store, &m, true).eval(t),
+            Err(EvalError::Unsupported(_))
+        ));
     }
 
     #[test]
@@ -1428,14 +1653,29 @@ mod tests {
         let p = e.constant("(declare-fun p () Bool)");
         let a = e.constant("(declare-fun a () (Array (_ BitVec 32) (_ BitVec 8)))");
         let mut m = Model::new();
-        assert_eq!(e.eval_in(&m, false, "(and p false)"), Ok(Some(Value::Bool(false))));
-        assert_eq!(e.eval_in(&m, false, "(or true p)"), Ok(Some(Value::Bool(true))));
+        assert_eq!(
+            e.eval_in(&m, false, "(and p false)"),
+            Ok(Some(Value::Bool(false)))
+        );
+        assert_eq!(
+            e.eval_in(&m, false, "(or true p)"),
+            Ok(Some(Value::Bool(true)))
+        );
         assert_eq!(e.eval_in(&m, false, "(and p true)"), Ok(None));
         assert_eq!(e.eval_in(&m, false, "(bvadd x #x01)"), Ok(None));
-        assert_eq!(e.eval_in(&m, false, "(ite p #x01 #x01)"), Ok(Some(Value::bv_u64(8, 1))));
+        assert_eq!(
+            e.eval_in(&m, false, "(ite p #x01 #x01)"),
+            Ok(Some(Value::bv_u64(8, 1)))
+        );
         assert_eq!(e.eval_in(&m, false, "(ite p #x01 #x02)"), Ok(None));
-        assert_eq!(e.eval_in(&m, false, "(select (store a #x00000001 #x07) #x00000001)"), Ok(Some(Value::bv_u64(8, 7))));
-        assert_eq!(e.eval_in(&m, false, "(select (store a #x00000001 #x07) #x00000002)"), Ok(None));
+        assert_eq!(
+            e.eval_in(&m, false, "(select (store a #x00000001 #x07) #x00000001)"),
+            Ok(Some(Value::bv_u64(8, 7)))
+        );
+        assert_eq!(
+            e.eval_in(&m, false, "(select (store a #x00000001 #x07) #x00000002)"),
+            Ok(None)
+        );
         // completion
         let t = e.term("(and (= x #x00) (not p) (= (select a #x00000005) #x00))");
         let mut ev = Evaluator::new(&e.store, &m, true);
@@ -1463,9 +1703,15 @@ mod tests {
         assert!(ev.completions().is_empty());
         // wrong sort in the model is refused
         m.set(x, Value::Bool(true));
-        assert!(matches!(Evaluator::new(&e.store, &m, false).eval(t), Err(EvalError::Unsupported(_))));
+        assert!(matches!(
+            Evaluator::new(&e.store, &m, false).eval(t),
+            Err(EvalError::Unsupported(_))
+        ));
         m.set(x, Value::bv_u64(16, 3));
-        assert!(matches!(Evaluator::new(&e.store, &m, false).eval(t), Err(EvalError::Unsupported(_))));
+        assert!(matches!(
+            Evaluator::new(&e.store, &m, false).eval(t),
+            Err(EvalError::Unsupported(_))
+        ));
     }
 
     #[test]
@@ -1474,8 +1720,14 @@ mod tests {
         let r = e.constant("(declare-fun r () Real)");
         let mut m = Model::new();
         m.set(r, Value::Int(BigInt::from(2)));
-        assert_eq!(e.eval_in(&m, false, "(= (* r 1.5) 3.0)"), Ok(Some(Value::Bool(true))));
-        assert_eq!(e.eval_in(&m, false, "r"), Ok(Some(Value::Real(BigRational::from_integer(2.into())))));
+        assert_eq!(
+            e.eval_in(&m, false, "(= (* r 1.5) 3.0)"),
+            Ok(Some(Value::Bool(true)))
+        );
+        assert_eq!(
+            e.eval_in(&m, false, "r"),
+            Ok(Some(Value::Real(BigRational::from_integer(2.into()))))
+        );
     }
 
     #[test]
@@ -1484,17 +1736,32 @@ mod tests {
         let a = e.constant("(declare-fun a () (Array (_ BitVec 32) (_ BitVec 8)))");
         let b = e.constant("(declare-fun b () (Array Int Int))");
         let mut m = Model::new();
-        let av = e.value("(store ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00) #x00000001 #x05)");
+        let av =
+            e.value("(store ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00) #x00000001 #x05)");
         m.set(a, av.clone());
         m.set(b, e.value("((as const (Array Int Int)) 7)"));
-        let check = |e: &mut Env, t: &str, v: bool| assert_eq!(e.eval_in(&m, false, t), Ok(Some(Value::Bool(v))), "{t}");
+        let check = |e: &mut Env, t: &str, v: bool| {
+            assert_eq!(e.eval_in(&m, false, t), Ok(Some(Value::Bool(v))), "{t}")
+        };
         check(&mut e, "(= (select a #x00000001) #x05)", true);
         check(&mut e, "(= (select a #x00000002) #x00)", true);
-        check(&mut e, "(= (select (store a #x00000002 #x09) #x00000002) #x09)", true);
-        check(&mut e, "(= (store a #x00000001 #x00) ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00))", true);
+        check(
+            &mut e,
+            "(= (select (store a #x00000002 #x09) #x00000002) #x09)",
+            true,
+        );
+        check(
+            &mut e,
+            "(= (store a #x00000001 #x00) ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00))",
+            true,
+        );
         check(&mut e, "(= (store a #x00000001 #x05) a)", true);
         check(&mut e, "(= (store a #x00000003 #x05) a)", false);
-        check(&mut e, "(= (store (store a #x00000003 #x05) #x00000003 #x00) a)", true);
+        check(
+            &mut e,
+            "(= (store (store a #x00000003 #x05) #x00000003 #x00) a)",
+            true,
+        );
         check(&mut e, "(= b ((as const (Array Int Int)) 7))", true);
         check(&mut e, "(= (store b 1 7) b)", true);
         check(&mut e, "(= (select (store (store b 1 2) 1 3) 1) 3)", true);
@@ -1516,8 +1783,18 @@ mod tests {
             true,
         );
         // value of a store chain
-        let v = e.eval_in(&m, false, "(store (store a #x00000002 #x09) #x00000001 #x00)").unwrap().unwrap();
-        assert_eq!(v, e.value("(store ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00) #x00000002 #x09)"));
+        let v = e
+            .eval_in(
+                &m,
+                false,
+                "(store (store a #x00000002 #x09) #x00000001 #x00)",
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            v,
+            e.value("(store ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00) #x00000002 #x09)")
+        );
         // nested arrays
         check(
             &mut e,
@@ -1532,12 +1809,25 @@ mod tests {
         let (f, _) = e.declare("(declare-fun f ((_ BitVec 8) Int) (_ BitVec 8))");
         let (g, _) = e.declare("(declare-fun g (Int) Int)");
         let mut m = Model::new();
-        m.set_fun_entry(f, vec![Value::bv_u64(8, 1), Value::Int(2.into())], Value::bv_u64(8, 9));
-        assert_eq!(e.eval_in(&m, false, "(f #x01 2)"), Ok(Some(Value::bv_u64(8, 9))));
+        m.set_fun_entry(
+            f,
+            vec![Value::bv_u64(8, 1), Value::Int(2.into())],
+            Value::bv_u64(8, 9),
+        );
+        assert_eq!(
+            e.eval_in(&m, false, "(f #x01 2)"),
+            Ok(Some(Value::bv_u64(8, 9)))
+        );
         assert_eq!(e.eval_in(&m, false, "(f #x01 3)"), Ok(None));
         m.set_fun_default(f, Value::bv_u64(8, 4));
-        assert_eq!(e.eval_in(&m, false, "(f #x01 3)"), Ok(Some(Value::bv_u64(8, 4))));
-        assert_eq!(e.eval_in(&m, false, "(f (bvadd #x00 #x01) (+ 1 1))"), Ok(Some(Value::bv_u64(8, 9))));
+        assert_eq!(
+            e.eval_in(&m, false, "(f #x01 3)"),
+            Ok(Some(Value::bv_u64(8, 4)))
+        );
+        assert_eq!(
+            e.eval_in(&m, false, "(f (bvadd #x00 #x01) (+ 1 1))"),
+            Ok(Some(Value::bv_u64(8, 9)))
+        );
         // completion of a function without a table
         let t = e.term("(= (g 5) (g 6))");
         let mut ev = Evaluator::new(&e.store, &m, true);
@@ -1545,7 +1835,10 @@ mod tests {
         assert_eq!(ev.fun_completions(), vec![(g, Value::Int(0.into()))]);
         // ill-sorted table refused
         m.set_fun_entry(f, vec![Value::bv_u64(8, 1)], Value::bv_u64(8, 9));
-        assert!(matches!(e.eval_in(&m, false, "(f #x01 2)"), Err(EvalError::Unsupported(_))));
+        assert!(matches!(
+            e.eval_in(&m, false, "(f #x01 2)"),
+            Err(EvalError::Unsupported(_))
+        ));
     }
 
     #[test]
@@ -1577,8 +1870,14 @@ mod tests {
             assert_eq!(e.store.sort(back), sort, "{text}");
             assert_eq!(Value::from_term(&e.store, back), Some(v.clone()), "{text}");
         }
-        assert_eq!(e.value("(- (/ 1 3))"), Value::Real(BigRational::new((-1).into(), 3.into())));
-        assert_eq!(e.value("(/ 6 4)"), Value::Real(BigRational::new(3.into(), 2.into())));
+        assert_eq!(
+            e.value("(- (/ 1 3))"),
+            Value::Real(BigRational::new((-1).into(), 3.into()))
+        );
+        assert_eq!(
+            e.value("(/ 6 4)"),
+            Value::Real(BigRational::new(3.into(), 2.into()))
+        );
         assert_eq!(e.value("(- 5)"), Value::Int((-5).into()));
         // deterministic store order, default entries dropped
         let v = e.value("(store (store (store ((as const (Array Int Int)) 0) 3 4) 1 2) 5 0)");
@@ -1590,7 +1889,10 @@ mod tests {
         );
         let v = Value::Real(BigRational::new((-1).into(), 3.into()));
         let t = v.to_term(&mut e.store, SortStore::REAL);
-        assert_eq!(crate::smt2::printer::print_tree(&e.store, t, &crate::smt2::printer::ClientNames), "(- (/ 1.0 3.0))");
+        assert_eq!(
+            crate::smt2::printer::print_tree(&e.store, t, &crate::smt2::printer::ClientNames),
+            "(- (/ 1.0 3.0))"
+        );
         // not values
         let x = e.constant("(declare-fun x () Int)");
         assert_eq!(Value::from_term(&e.store, x), None);
@@ -1623,7 +1925,10 @@ mod tests {
         let mut ev = Evaluator::new(&store, &m, false);
         assert_eq!(ev.eval(t).unwrap(), Some(Value::bv_u64(8, 0x5a)));
         // 50_000 additions of 1 = 0x50 mod 256
-        assert_eq!(ev.eval(u).unwrap(), Some(Value::bv_u64(8, (0x5a + 50_000u64) & 0xff)));
+        assert_eq!(
+            ev.eval(u).unwrap(),
+            Some(Value::bv_u64(8, (0x5a + 50_000u64) & 0xff))
+        );
         assert!(!ev.is_true(f).unwrap());
         // deep Boolean chain through the short-circuit path
         let p = store.mk_const("p", SortStore::BOOL);
@@ -1633,7 +1938,10 @@ mod tests {
             b = store.mk_and(vec![nb, TermStore::TRUE]);
         }
         m.set(p, Value::Bool(true));
-        assert_eq!(Evaluator::new(&store, &m, false).eval(b).unwrap(), Some(Value::Bool(true)));
+        assert_eq!(
+            Evaluator::new(&store, &m, false).eval(b).unwrap(),
+            Some(Value::Bool(true))
+        );
     }
 
     #[test]
@@ -1644,7 +1952,13 @@ mod tests {
         let mut conj = Vec::new();
         for i in 0..12u32 {
             let rd = |k: u32| format!("(select arr #x{:08x})", 4 * i + k);
-            let word = format!("(concat {} (concat {} (concat {} {})))", rd(3), rd(2), rd(1), rd(0));
+            let word = format!(
+                "(concat {} (concat {} (concat {} {})))",
+                rd(3),
+                rd(2),
+                rd(1),
+                rd(0)
+            );
             conj.push(format!(
                 "(not (bvslt (bvadd ((_ sign_extend 32) {word}) #x{:016x}) (bvmul ((_ zero_extend 32) {word}) #x0000000000000003)))",
                 i
@@ -1668,8 +1982,15 @@ mod tests {
         }
         times.sort();
         let median = times[times.len() / 2];
-        eprintln!("klee-like query ({} nodes in store): median {:?}", e.store.len(), median);
+        eprintln!(
+            "klee-like query ({} nodes in store): median {:?}",
+            e.store.len(),
+            median
+        );
         assert!(r.unwrap().is_some());
-        assert!(median < std::time::Duration::from_millis(2), "median {median:?}");
+        assert!(
+            median < std::time::Duration::from_millis(2),
+            "median {median:?}"
+        );
     }
 }

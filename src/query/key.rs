@@ -41,7 +41,11 @@ mod tests {
 
     #[test]
     fn key_golden() {
-        let k = key("(declare-fun sp!c0 () (_ BitVec 8))\n(assert (bvult sp!c0 #x05))\n", "QF_ABV", &[]);
+        let k = key(
+            "(declare-fun sp!c0 () (_ BitVec 8))\n(assert (bvult sp!c0 #x05))\n",
+            "QF_ABV",
+            &[],
+        );
         assert_eq!(key_hex(&k), "52d0b464c555ebbcc85011706d970512");
     }
 

@@ -38,7 +38,10 @@ enum Res {
 }
 
 fn is_literal(op: Op) -> bool {
-    matches!(op, Op::True | Op::False | Op::Bv(_) | Op::BvWide(_) | Op::Num(_) | Op::Dec(_) | Op::Str(_))
+    matches!(
+        op,
+        Op::True | Op::False | Op::Bv(_) | Op::BvWide(_) | Op::Num(_) | Op::Dec(_) | Op::Str(_)
+    )
 }
 
 /// The resources `t` reads (see module doc), without duplicates.
@@ -106,9 +109,20 @@ pub fn slice(store: &TermStore, conjuncts: &[TermId]) -> Vec<Component> {
     let n = conjuncts.len();
     let res: Vec<Vec<Res>> = conjuncts.iter().map(|&c| resources(store, c)).collect();
     // Arrays read as a whole anywhere: all their cells collapse into the whole symbol.
-    let whole: FxHashSet<Sym> =
-        res.iter().flatten().filter_map(|r| if let Res::Whole(s) = r { Some(*s) } else { None }).collect();
-    let mut uf = Uf { parent: (0..n).collect() };
+    let whole: FxHashSet<Sym> = res
+        .iter()
+        .flatten()
+        .filter_map(|r| {
+            if let Res::Whole(s) = r {
+                Some(*s)
+            } else {
+                None
+            }
+        })
+        .collect();
+    let mut uf = Uf {
+        parent: (0..n).collect(),
+    };
     let mut owner: FxHashMap<Res, usize> = FxHashMap::default();
     for (ci, rs) in res.iter().enumerate() {
         for &r in rs {
@@ -129,7 +143,9 @@ pub fn slice(store: &TermStore, conjuncts: &[TermId]) -> Vec<Component> {
     for (ci, &c) in conjuncts.iter().enumerate() {
         let r = uf.find(ci);
         let k = *comp_of_root.entry(r).or_insert_with(|| {
-            comps.push(Component { conjuncts: Vec::new() });
+            comps.push(Component {
+                conjuncts: Vec::new(),
+            });
             comps.len() - 1
         });
         comps[k].conjuncts.push(c);
@@ -185,17 +201,25 @@ pub fn sliceable(store: &TermStore, sig: &Signature, conjuncts: &[TermId]) -> bo
             continue;
         }
         let n = store.node(x);
-        let ok_sort = *sort_ok.entry(n.sort).or_insert_with(|| store.sorts.is_modelled(n.sort));
+        let ok_sort = *sort_ok
+            .entry(n.sort)
+            .or_insert_with(|| store.sorts.is_modelled(n.sort));
         if !ok_sort {
             return false;
         }
         match n.op {
-            Op::Other(_) | Op::Forall(_) | Op::Exists(_) | Op::Str(_) | Op::Annot(_) => return false,
+            Op::Other(_) | Op::Forall(_) | Op::Exists(_) | Op::Str(_) | Op::Annot(_) => {
+                return false
+            }
             Op::Sym(s) => {
                 let name = store.sym_name(s);
                 match sig.fun(name) {
-                    Some(FunDef::Declared { sym, params, ret, kind: DeclKind::Free })
-                        if *sym == s && params.len() == n.args.len() && *ret == n.sort => {}
+                    Some(FunDef::Declared {
+                        sym,
+                        params,
+                        ret,
+                        kind: DeclKind::Free,
+                    }) if *sym == s && params.len() == n.args.len() && *ret == n.sort => {}
                     _ => return false,
                 }
             }

@@ -61,7 +61,10 @@ pub fn mask_big(w: u32) -> BigUint {
 impl ArrayVal {
     /// The constant array.
     pub fn constant(default: Value) -> Self {
-        ArrayVal { default: Box::new(default), entries: BTreeMap::new() }
+        ArrayVal {
+            default: Box::new(default),
+            entries: BTreeMap::new(),
+        }
     }
     pub fn default_value(&self) -> &Value {
         &self.default
@@ -97,8 +100,12 @@ impl ArrayVal {
             return true;
         }
         let k = self.entries.len() as u64;
-        let Some(n) = domain_size(sorts, index) else { return true };
-        let Some(dom) = enumerate_domain(sorts, index, n) else { return false };
+        let Some(n) = domain_size(sorts, index) else {
+            return true;
+        };
+        let Some(dom) = enumerate_domain(sorts, index, n) else {
+            return false;
+        };
         let mut counts: BTreeMap<&Value, u64> = BTreeMap::new();
         *counts.entry(&self.default).or_insert(0) += n.saturating_sub(k);
         for v in self.entries.values() {
@@ -150,7 +157,14 @@ pub fn domain_size(sorts: &SortStore, s: SortId) -> Option<u64> {
 fn enumerate_domain(sorts: &SortStore, s: SortId, n: u64) -> Option<Vec<Value>> {
     match sorts.get(s) {
         Sort::Bool => Some(vec![Value::Bool(false), Value::Bool(true)]),
-        Sort::BitVec(w) if *w <= 32 => Some((0..n).map(|x| Value::Bv { width: *w, v: BvVal::Small(x) }).collect()),
+        Sort::BitVec(w) if *w <= 32 => Some(
+            (0..n)
+                .map(|x| Value::Bv {
+                    width: *w,
+                    v: BvVal::Small(x),
+                })
+                .collect(),
+        ),
         _ => None,
     }
 }
@@ -160,25 +174,45 @@ impl Value {
     #[inline]
     pub fn bv_u64(width: u32, v: u64) -> Value {
         if width <= 64 {
-            Value::Bv { width, v: BvVal::Small(v & mask64(width)) }
+            Value::Bv {
+                width,
+                v: BvVal::Small(v & mask64(width)),
+            }
         } else {
-            Value::Bv { width, v: BvVal::Wide(BigUint::from(v)) }
+            Value::Bv {
+                width,
+                v: BvVal::Wide(BigUint::from(v)),
+            }
         }
     }
     /// A bit-vector value from `v` modulo 2^width.
     pub fn bv_big(width: u32, v: BigUint) -> Value {
-        let v = if v.bits() > width as u64 { v & mask_big(width) } else { v };
-        if width <= 64 {
-            Value::Bv { width, v: BvVal::Small(v.to_u64().unwrap_or(0)) }
+        let v = if v.bits() > width as u64 {
+            v & mask_big(width)
         } else {
-            Value::Bv { width, v: BvVal::Wide(v) }
+            v
+        };
+        if width <= 64 {
+            Value::Bv {
+                width,
+                v: BvVal::Small(v.to_u64().unwrap_or(0)),
+            }
+        } else {
+            Value::Bv {
+                width,
+                v: BvVal::Wide(v),
+            }
         }
     }
     /// The bits of a bit-vector value as a `BigUint`.
     pub fn bv_biguint(&self) -> Option<BigUint> {
         match self {
-            Value::Bv { v: BvVal::Small(x), .. } => Some(BigUint::from(*x)),
-            Value::Bv { v: BvVal::Wide(x), .. } => Some(x.clone()),
+            Value::Bv {
+                v: BvVal::Small(x), ..
+            } => Some(BigUint::from(*x)),
+            Value::Bv {
+                v: BvVal::Wide(x), ..
+            } => Some(x.clone()),
             _ => None,
         }
     }
@@ -222,7 +256,11 @@ impl Value {
             (Value::Real(_), Sort::Real) => true,
             (Value::Array(a), Sort::Array(i, e)) => {
                 let (i, e) = (*i, *e);
-                if !a.default.has_sort(sorts, e) || !a.entries.iter().all(|(k, v)| k.has_sort(sorts, i) && v.has_sort(sorts, e) && v != &*a.default) {
+                if !a.default.has_sort(sorts, e)
+                    || !a.entries.iter().all(|(k, v)| {
+                        k.has_sort(sorts, i) && v.has_sort(sorts, e) && v != &*a.default
+                    })
+                {
                     return false;
                 }
                 if !a.may_need_finite_normalisation(sorts, i) {
@@ -239,7 +277,9 @@ impl Value {
     /// reduced, arrays normalised. None when the value does not belong to the sort.
     pub fn conform(&self, sorts: &SortStore, s: SortId) -> Option<Value> {
         match (self, sorts.get(s)) {
-            (Value::Bool(_), Sort::Bool) | (Value::Int(_), Sort::Int) | (Value::Real(_), Sort::Real) => Some(self.clone()),
+            (Value::Bool(_), Sort::Bool)
+            | (Value::Int(_), Sort::Int)
+            | (Value::Real(_), Sort::Real) => Some(self.clone()),
             (Value::Int(i), Sort::Real) => Some(Value::Real(BigRational::from_integer(i.clone()))),
             (Value::Bv { width, v }, Sort::BitVec(w)) if width == w => Some(match v {
                 BvVal::Small(x) => Value::bv_u64(*w, *x),
@@ -265,8 +305,14 @@ impl Value {
     pub fn to_term(&self, store: &mut TermStore, sort: SortId) -> TermId {
         match self {
             Value::Bool(b) => store.mk_bool(*b),
-            Value::Bv { width, v: BvVal::Small(x) } => store.mk_bv_u64(*x, *width),
-            Value::Bv { width, v: BvVal::Wide(x) } => store.mk_bv(x, *width),
+            Value::Bv {
+                width,
+                v: BvVal::Small(x),
+            } => store.mk_bv_u64(*x, *width),
+            Value::Bv {
+                width,
+                v: BvVal::Wide(x),
+            } => store.mk_bv(x, *width),
             Value::Int(i) => {
                 if sort == SortStore::REAL {
                     real_term(store, &BigRational::from_integer(i.clone()))
@@ -315,9 +361,13 @@ impl Value {
                 Lit::Nat(n) => Value::bv_big(store.sorts.bv_width(sort)?, n.clone()),
                 _ => return None,
             },
-            Op::Num(_) | Op::Dec(_) | Op::Neg | Op::RealDiv | Op::ToReal => numeric_literal(store, t, 0)?,
+            Op::Num(_) | Op::Dec(_) | Op::Neg | Op::RealDiv | Op::ToReal => {
+                numeric_literal(store, t, 0)?
+            }
             Op::ConstArray | Op::Store => {
-                let Sort::Array(isort, esort) = *store.sorts.get(sort) else { return None };
+                let Sort::Array(isort, esort) = *store.sorts.get(sort) else {
+                    return None;
+                };
                 // Walk the store spine down to the constant array, then apply the stores
                 // innermost first.
                 let mut spine = Vec::new();
@@ -329,7 +379,8 @@ impl Value {
                 if store.op(cur) != Op::ConstArray {
                     return None;
                 }
-                let d = Value::from_term(store, store.args(cur)[0])?.conform(&store.sorts, esort)?;
+                let d =
+                    Value::from_term(store, store.args(cur)[0])?.conform(&store.sorts, esort)?;
                 let mut a = ArrayVal::constant(d);
                 for &s in spine.iter().rev() {
                     let args = store.args(s);
@@ -396,7 +447,10 @@ fn to_rational(v: Value) -> Option<BigRational> {
 /// `12.50` -> 25/2.
 pub fn parse_decimal(text: &str) -> Option<BigRational> {
     let (int, frac) = text.split_once('.').unwrap_or((text, ""));
-    if int.is_empty() || !int.bytes().all(|c| c.is_ascii_digit()) || !frac.bytes().all(|c| c.is_ascii_digit()) {
+    if int.is_empty()
+        || !int.bytes().all(|c| c.is_ascii_digit())
+        || !frac.bytes().all(|c| c.is_ascii_digit())
+    {
         return None;
     }
     let digits = format!("{int}{frac}");
@@ -431,7 +485,12 @@ fn natural_sort(v: &Value, sorts: &mut SortStore) -> SortId {
         Value::Int(_) => SortStore::INT,
         Value::Real(_) => SortStore::REAL,
         Value::Array(a) => {
-            let i = a.entries.keys().next().map(|k| natural_sort(k, sorts)).unwrap_or(SortStore::INT);
+            let i = a
+                .entries
+                .keys()
+                .next()
+                .map(|k| natural_sort(k, sorts))
+                .unwrap_or(SortStore::INT);
             let e = natural_sort(&a.default, sorts);
             sorts.array(i, e)
         }
@@ -444,16 +503,40 @@ mod tests {
 
     #[test]
     fn bv_canonical() {
-        assert_eq!(Value::bv_u64(8, 0x1ff), Value::Bv { width: 8, v: BvVal::Small(0xff) });
-        assert_eq!(Value::bv_big(8, BigUint::from(0x1ffu32)), Value::bv_u64(8, 0xff));
+        assert_eq!(
+            Value::bv_u64(8, 0x1ff),
+            Value::Bv {
+                width: 8,
+                v: BvVal::Small(0xff)
+            }
+        );
+        assert_eq!(
+            Value::bv_big(8, BigUint::from(0x1ffu32)),
+            Value::bv_u64(8, 0xff)
+        );
         let big = (BigUint::one() << 70usize) + BigUint::from(5u8);
-        assert_eq!(Value::bv_big(65, big), Value::Bv { width: 65, v: BvVal::Wide(BigUint::from(5u8)) });
-        assert_eq!(Value::bv_u64(64, u64::MAX), Value::Bv { width: 64, v: BvVal::Small(u64::MAX) });
+        assert_eq!(
+            Value::bv_big(65, big),
+            Value::Bv {
+                width: 65,
+                v: BvVal::Wide(BigUint::from(5u8))
+            }
+        );
+        assert_eq!(
+            Value::bv_u64(64, u64::MAX),
+            Value::Bv {
+                width: 64,
+                v: BvVal::Small(u64::MAX)
+            }
+        );
     }
 
     #[test]
     fn decimal_parse() {
-        assert_eq!(parse_decimal("12.50"), Some(BigRational::new(25.into(), 2.into())));
+        assert_eq!(
+            parse_decimal("12.50"),
+            Some(BigRational::new(25.into(), 2.into()))
+        );
         assert_eq!(parse_decimal("0.0"), Some(BigRational::zero()));
         assert_eq!(parse_decimal("x.0"), None);
     }

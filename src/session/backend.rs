@@ -23,7 +23,16 @@ pub struct SolverHandle {
 
 impl SolverHandle {
     pub fn new(spec: SolverSpec, timeout: Option<Duration>) -> Self {
-        SolverHandle { spec, solver: None, timeout, generation: 0, restarts: 0, busy: Duration::ZERO, checks: 0, lean: false }
+        SolverHandle {
+            spec,
+            solver: None,
+            timeout,
+            generation: 0,
+            restarts: 0,
+            busy: Duration::ZERO,
+            checks: 0,
+            lean: false,
+        }
     }
     pub fn spec(&self) -> &SolverSpec {
         &self.spec
@@ -46,14 +55,20 @@ impl SolverHandle {
 
     fn ensure(&mut self) -> Result<&mut Solver, DriverError> {
         if self.live().is_none() {
-            let s = if self.lean { Solver::start_lean(&self.spec)? } else { Solver::start(&self.spec)? };
+            let s = if self.lean {
+                Solver::start_lean(&self.spec)?
+            } else {
+                Solver::start(&self.spec)?
+            };
             if self.generation > 0 {
                 self.restarts += 1;
             }
             self.generation += 1;
             self.solver = Some(s);
         }
-        self.solver.as_mut().ok_or_else(|| DriverError::Protocol("solver not running".into()))
+        self.solver
+            .as_mut()
+            .ok_or_else(|| DriverError::Protocol("solver not running".into()))
     }
 
     /// Make sure a process is running; returns its generation.
@@ -87,7 +102,10 @@ impl SolverHandle {
     /// get-value after a check-sat must never be answered by a solver that has not seen
     /// the query).
     pub fn cmd_in_generation(&mut self, gen: u64, text: &str) -> Result<Response, DriverError> {
-        let gone = || DriverError::Died { exit: None, stderr: "the solver process that answered the check-sat is gone".into() };
+        let gone = || DriverError::Died {
+            exit: None,
+            stderr: "the solver process that answered the check-sat is gone".into(),
+        };
         if self.generation != gen {
             return Err(gone());
         }
@@ -115,7 +133,11 @@ impl SolverHandle {
     }
 
     /// A check-sat under a given deadline.
-    pub fn check_with(&mut self, text: &str, deadline: Option<Duration>) -> Result<Response, DriverError> {
+    pub fn check_with(
+        &mut self,
+        text: &str,
+        deadline: Option<Duration>,
+    ) -> Result<Response, DriverError> {
         let t0 = Instant::now();
         self.checks += 1;
         let r = self.ensure()?.command(text, deadline);
@@ -129,7 +151,10 @@ impl SolverHandle {
         self.checks += 1;
         let r = match self.live() {
             Some(s) => s.send_nowait(text),
-            None => Err(DriverError::Died { exit: None, stderr: "the solver process is gone".into() }),
+            None => Err(DriverError::Died {
+                exit: None,
+                stderr: "the solver process is gone".into(),
+            }),
         };
         self.after(r)
     }
@@ -166,7 +191,10 @@ impl SolverHandle {
     }
 
     fn after<T>(&mut self, r: Result<T, DriverError>) -> Result<T, DriverError> {
-        if matches!(r, Err(DriverError::Died { .. } | DriverError::Timeout { .. } | DriverError::Io(_))) {
+        if matches!(
+            r,
+            Err(DriverError::Died { .. } | DriverError::Timeout { .. } | DriverError::Io(_))
+        ) {
             self.kill();
         }
         r

@@ -85,7 +85,12 @@ pub enum Planned {
 
 impl CachePlanner {
     pub fn new(cfg: Option<&CacheConfig>, policy: MissPolicy) -> Self {
-        let cfg = cfg.cloned().unwrap_or(CacheConfig { mem_entries: 100_000, mem_bytes: 256 << 20, disk: None, redis: None });
+        let cfg = cfg.cloned().unwrap_or(CacheConfig {
+            mem_entries: 100_000,
+            mem_bytes: 256 << 20,
+            disk: None,
+            redis: None,
+        });
         CachePlanner {
             store_tiers: Some(TieredCache::new(&cfg)),
             policy,
@@ -184,8 +189,11 @@ impl CachePlanner {
             // Exact canonical key in the stores.
             let canon = canonicalize(store, &comp.conjuncts);
             let k = Key(key(&canon.text, logic, &[]));
-            let mut order: Vec<(usize, TermId)> =
-                canon.renaming.iter().map(|&(client, can)| (canon_index(store, can), client)).collect();
+            let mut order: Vec<(usize, TermId)> = canon
+                .renaming
+                .iter()
+                .map(|&(client, can)| (canon_index(store, can), client))
+                .collect();
             order.sort_unstable();
             if let Some(e) = self.store_tiers.as_mut().and_then(|t| t.get(&k)) {
                 match e.verdict {
@@ -196,7 +204,11 @@ impl CachePlanner {
                         return Ok(Planned::Own(Answer::Unsat, None));
                     }
                     Verdict::Sat => {
-                        if let Some(m) = e.model.as_deref().and_then(|t| decode_model(store, t, &order)) {
+                        if let Some(m) = e
+                            .model
+                            .as_deref()
+                            .and_then(|t| decode_model(store, t, &order))
+                        {
                             if satisfies(store, &m, &comp.conjuncts) {
                                 merge(store, &mut model, &m, &comp.conjuncts);
                                 let i = self.remember(&ids, m);
@@ -223,7 +235,13 @@ impl CachePlanner {
                     self.unsat_sets.insert(&ids, ());
                     self.learn(exact, Known::Unsat);
                     if let Some(t) = self.store_tiers.as_mut() {
-                        t.put(&k, &Entry { verdict: Verdict::Unsat, model: None });
+                        t.put(
+                            &k,
+                            &Entry {
+                                verdict: Verdict::Unsat,
+                                model: None,
+                            },
+                        );
                     }
                     return Ok(Planned::Own(Answer::Unsat, None));
                 }
@@ -234,12 +252,21 @@ impl CachePlanner {
                         return Ok(Planned::NotModelled);
                     };
                     if !satisfies(store, &m, &comp.conjuncts) {
-                        stats.note("a backend model did not evaluate to true; answering from the backend".into());
+                        stats.note(
+                            "a backend model did not evaluate to true; answering from the backend"
+                                .into(),
+                        );
                         return Ok(Planned::NotModelled);
                     }
                     if let Some(text) = encode_model(store, &m, &order) {
                         if let Some(t) = self.store_tiers.as_mut() {
-                            t.put(&k, &Entry { verdict: Verdict::Sat, model: Some(text) });
+                            t.put(
+                                &k,
+                                &Entry {
+                                    verdict: Verdict::Sat,
+                                    model: Some(text),
+                                },
+                            );
                         }
                     }
                     merge(store, &mut model, &m, &comp.conjuncts);
@@ -262,7 +289,10 @@ impl CachePlanner {
             }
             return Ok(Planned::Own(Answer::Sat, Some(model)));
         }
-        stats.note("combined component models did not satisfy the query; answering from the backend".into());
+        stats.note(
+            "combined component models did not satisfy the query; answering from the backend"
+                .into(),
+        );
         Ok(Planned::NotModelled)
     }
 
@@ -295,7 +325,10 @@ impl CachePlanner {
             .iter()
             .map(|&c| {
                 *self.conj_ids.entry(c).or_insert_with(|| {
-                    crate::query::canon::conjunct_keys_client(store, &[c]).first().copied().unwrap_or(0)
+                    crate::query::canon::conjunct_keys_client(store, &[c])
+                        .first()
+                        .copied()
+                        .unwrap_or(0)
                 })
             })
             .collect();
@@ -311,7 +344,11 @@ impl CachePlanner {
         self.model_tries += 1;
         self.model_wins += u32::from(won);
         if self.model_tries >= 128 {
-            self.recent_budget = if self.model_wins * 8 >= self.model_tries { RECENT_MODELS } else { RECENT_MODELS / 4 };
+            self.recent_budget = if self.model_wins * 8 >= self.model_tries {
+                RECENT_MODELS
+            } else {
+                RECENT_MODELS / 4
+            };
             self.model_tries = 0;
             self.model_wins = 0;
         }
@@ -319,7 +356,12 @@ impl CachePlanner {
 
     fn find_model(&self, store: &TermStore, ids: &[u64], conj: &[TermId]) -> Option<Model> {
         let mut tried: FxHashSet<u32> = FxHashSet::default();
-        let cands = self.sat_sets.find_supersets(ids, 8).into_iter().copied().chain(self.recent.iter().take(self.recent_budget).copied());
+        let cands = self
+            .sat_sets
+            .find_supersets(ids, 8)
+            .into_iter()
+            .copied()
+            .chain(self.recent.iter().take(self.recent_budget).copied());
         for i in cands {
             if !tried.insert(i) {
                 continue;
@@ -345,10 +387,29 @@ impl CachePlanner {
         leaves: &[TermId],
         stats: &mut Stats,
     ) -> Result<(Answer, Option<Model>), DriverError> {
-        let used: FxHashSet<String> =
-            leaves.iter().filter_map(|&l| match store.op(l) { Op::Sym(s) => Some(store.sym_name(s).to_string()), _ => None }).collect();
-        let decls: Vec<Decl> = client_q.decls.iter().filter(|d| used.contains(&d.name)).cloned().collect();
-        let q = Query { assertions: conj, base: client_q.base, assumptions: &[], decls: &decls, defs: &[], preamble: client_q.preamble, logic: client_q.logic, sig: client_q.sig };
+        let used: FxHashSet<String> = leaves
+            .iter()
+            .filter_map(|&l| match store.op(l) {
+                Op::Sym(s) => Some(store.sym_name(s).to_string()),
+                _ => None,
+            })
+            .collect();
+        let decls: Vec<Decl> = client_q
+            .decls
+            .iter()
+            .filter(|d| used.contains(&d.name))
+            .cloned()
+            .collect();
+        let q = Query {
+            assertions: conj,
+            base: client_q.base,
+            assumptions: &[],
+            decls: &decls,
+            defs: &[],
+            preamble: client_q.preamble,
+            logic: client_q.logic,
+            sig: client_q.sig,
+        };
         let (a, h, stack_names): (Answer, &mut SolverHandle, bool) = match self.policy {
             MissPolicy::Stack { race } => match stack.check(main, aux, race, store, &q, stats)? {
                 (a, Via::Incremental) => (a, main, true),
@@ -357,9 +418,20 @@ impl CachePlanner {
             MissPolicy::Fresh => (fresh_check(main, store, &q, stats)?, main, false),
         };
         if a != Answer::Sat || leaves.is_empty() {
-            return Ok((a, if a == Answer::Sat { Some(Model::new()) } else { None }));
+            return Ok((
+                a,
+                if a == Answer::Sat {
+                    Some(Model::new())
+                } else {
+                    None
+                },
+            ));
         }
-        let names: &dyn crate::smt2::printer::Names = if stack_names { stack.names() } else { &BackendNames };
+        let names: &dyn crate::smt2::printer::Names = if stack_names {
+            stack.names()
+        } else {
+            &BackendNames
+        };
         let mut cmd = String::from("(get-value (");
         for (i, &l) in leaves.iter().enumerate() {
             if i > 0 {
@@ -375,16 +447,24 @@ impl CachePlanner {
             Ok(Response::Other(t)) => t,
             Ok(_) => return Ok((a, None)),
             Err(e) => {
-                stats.note(format!("the solver died before it gave its model ({e}); solving again"));
+                stats.note(format!(
+                    "the solver died before it gave its model ({e}); solving again"
+                ));
                 return Ok((a, None));
             }
         };
-        let Ok(values) = super::planner::split_values(&text, leaves.len()) else { return Ok((a, None)) };
+        let Ok(values) = super::planner::split_values(&text, leaves.len()) else {
+            return Ok((a, None));
+        };
         let mut m = Model::new();
         let empty = Signature::default();
         for (&l, v) in leaves.iter().zip(values) {
-            let Ok(t) = parse_term(store, &empty, &v) else { return Ok((a, None)) };
-            let Some(val) = Value::from_term(store, t) else { return Ok((a, None)) };
+            let Ok(t) = parse_term(store, &empty, &v) else {
+                return Ok((a, None));
+            };
+            let Some(val) = Value::from_term(store, t) else {
+                return Ok((a, None));
+            };
             m.set(l, val);
         }
         Ok((a, Some(m)))
@@ -411,7 +491,12 @@ fn has_functions(store: &TermStore, cs: &[TermId]) -> bool {
 /// The index `i` of a canonical constant `\0c<i>`.
 fn canon_index(store: &TermStore, leaf: TermId) -> usize {
     match store.op(leaf) {
-        Op::Sym(s) => store.sym_name(s).rsplit('c').next().and_then(|d| d.parse().ok()).unwrap_or(usize::MAX),
+        Op::Sym(s) => store
+            .sym_name(s)
+            .rsplit('c')
+            .next()
+            .and_then(|d| d.parse().ok())
+            .unwrap_or(usize::MAX),
         _ => usize::MAX,
     }
 }
@@ -509,7 +594,11 @@ fn decode_model(store: &mut TermStore, text: &str, order: &[(usize, TermId)]) ->
 
 /// Values for get-value from an own model; completions are added to the model so later
 /// answers of the same check-sat agree.
-pub fn own_values(store: &mut TermStore, model: &mut Model, terms: &[TermId]) -> Result<Vec<String>, String> {
+pub fn own_values(
+    store: &mut TermStore,
+    model: &mut Model,
+    terms: &[TermId],
+) -> Result<Vec<String>, String> {
     let mut out = Vec::with_capacity(terms.len());
     let mut vals = Vec::with_capacity(terms.len());
     let completions;
@@ -536,7 +625,12 @@ pub fn own_values(store: &mut TermStore, model: &mut Model, terms: &[TermId]) ->
 }
 
 /// A get-model answer from an own model, over the client's declared constants.
-pub fn own_model(store: &mut TermStore, model: &mut Model, decls: &[Decl], dialect: crate::smt2::response::Dialect) -> Result<String, String> {
+pub fn own_model(
+    store: &mut TermStore,
+    model: &mut Model,
+    decls: &[Decl],
+    dialect: crate::smt2::response::Dialect,
+) -> Result<String, String> {
     let mut entries = Vec::new();
     let mut seen: FxHashMap<String, ()> = FxHashMap::default();
     for d in decls.iter().rev() {

@@ -62,7 +62,10 @@ impl ClientState {
         self.frames.len() - 1
     }
     pub fn assertions(&self) -> Vec<TermId> {
-        self.frames.iter().flat_map(|f| f.assertions.iter().copied()).collect()
+        self.frames
+            .iter()
+            .flat_map(|f| f.assertions.iter().copied())
+            .collect()
     }
     pub fn decls(&self) -> impl Iterator<Item = &Decl> {
         self.frames.iter().flat_map(|f| f.decls.iter())

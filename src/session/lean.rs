@@ -84,11 +84,21 @@ pub(super) enum Kind {
 /// The shape of a command's output; `ps`: print-success is on in the solver when it runs.
 pub(super) fn classify(head: &str, ps: bool, dialect: Dialect) -> Kind {
     let kind = match head {
-        "set-logic" | "set-option" | "set-info" | "declare-sort" | "define-sort" | "declare-fun" | "declare-const"
-        | "define-fun" | "define-fun-rec" | "define-funs-rec" | "declare-datatype" | "declare-datatypes" | "push"
-        | "pop" | "assert" | "reset" | "reset-assertions" => Kind::Silent,
-        "check-sat" | "check-sat-assuming" | "get-value" | "get-model" | "get-info" | "get-option" | "get-assertions"
-        | "get-assignment" | "get-unsat-core" | "get-unsat-assumptions" | "get-proof" => Kind::Answer,
+        "set-logic" | "set-option" | "set-info" | "declare-sort" | "define-sort"
+        | "declare-fun" | "declare-const" | "define-fun" | "define-fun-rec" | "define-funs-rec"
+        | "declare-datatype" | "declare-datatypes" | "push" | "pop" | "assert" | "reset"
+        | "reset-assertions" => Kind::Silent,
+        "check-sat"
+        | "check-sat-assuming"
+        | "get-value"
+        | "get-model"
+        | "get-info"
+        | "get-option"
+        | "get-assertions"
+        | "get-assignment"
+        | "get-unsat-core"
+        | "get-unsat-assumptions"
+        | "get-proof" => Kind::Answer,
         _ => Kind::Alone,
     };
     // With print-success on a silent command prints `success` or an error, except
@@ -132,8 +142,16 @@ impl FormInfo {
     fn new(text: String, dialect: Dialect) -> FormInfo {
         let is_err = text.starts_with("(error");
         let err_like = is_err || text == "unsupported";
-        let pos = if is_err && dialect != Dialect::Cvc5 { error_position(&text) } else { None };
-        FormInfo { text, err_like, pos }
+        let pos = if is_err && dialect != Dialect::Cvc5 {
+            error_position(&text)
+        } else {
+            None
+        };
+        FormInfo {
+            text,
+            err_like,
+            pos,
+        }
     }
 }
 
@@ -158,7 +176,11 @@ fn error_position(msg: &str) -> Option<(usize, usize)> {
 /// Which form (index) each command printed. `complete`: the batch's marker arrived, so
 /// every form is known. Returns the assignment and how many commands are observed (the
 /// rest of a batch cut short by a death are not).
-pub(super) fn align(cmds: &[LeanCmd], forms: &[FormInfo], complete: bool) -> (Vec<Vec<usize>>, usize) {
+pub(super) fn align(
+    cmds: &[LeanCmd],
+    forms: &[FormInfo],
+    complete: bool,
+) -> (Vec<Vec<usize>>, usize) {
     let n = cmds.len();
     let mut out = vec![Vec::new(); n];
     if n == 1 && cmds[0].kind == Kind::Alone {
@@ -206,7 +228,11 @@ pub(super) fn align(cmds: &[LeanCmd], forms: &[FormInfo], complete: bool) -> (Ve
             last_taken = Some(i);
         }
     }
-    let observed = if complete { n } else { last_taken.map_or(0, |i| i + 1) };
+    let observed = if complete {
+        n
+    } else {
+        last_taken.map_or(0, |i| i + 1)
+    };
     (out, observed)
 }
 
@@ -230,7 +256,12 @@ pub(super) fn gap(bline: usize, bcol: usize, line: usize, col: usize) -> String 
 /// text between the previous frame and the command when the solver's input is at the
 /// place where that text began (or at the start of the next line, as after a marker: then
 /// the rest of that line is left out), else whitespace from `gap`.
-pub(super) fn lead_in(b: (usize, usize), client_gap: Option<&(String, (usize, usize))>, line: usize, col: usize) -> String {
+pub(super) fn lead_in(
+    b: (usize, usize),
+    client_gap: Option<&(String, (usize, usize))>,
+    line: usize,
+    col: usize,
+) -> String {
     if let Some((g, at)) = client_gap {
         if b == *at {
             return g.clone();
@@ -309,7 +340,10 @@ impl Engine {
                 Ok(Command::Exit) => {
                     let mut outs = self.lean_sync();
                     self.success();
-                    outs.push(Outcome { exit: true, ..Default::default() });
+                    outs.push(Outcome {
+                        exit: true,
+                        ..Default::default()
+                    });
                     return outs;
                 }
                 // Counted mode keeps print-success on in the solver: the client's is ours.
@@ -328,7 +362,9 @@ impl Engine {
                     outs.push(Outcome::default());
                     return outs;
                 }
-                Ok(Command::SetOption(k, v)) if k == ":print-success" => ps_after = Some(v == "true"),
+                Ok(Command::SetOption(k, v)) if k == ":print-success" => {
+                    ps_after = Some(v == "true")
+                }
                 _ => {}
             }
         }
@@ -337,7 +373,12 @@ impl Engine {
         // it (the client's commands then go to a rebuilt one, not into a dead pipe).
         let idle = self.lean.inflight.is_empty();
         let h = &mut self.planner.main;
-        if self.pass_stale || (idle && !h.is_alive()) || !h.is_running() || h.generation != self.pass_gen || !h.lean {
+        if self.pass_stale
+            || (idle && !h.is_alive())
+            || !h.is_running()
+            || h.generation != self.pass_gen
+            || !h.lean
+        {
             outs.extend(self.lean_sync());
             if let Err(e) = self.lean_rebuild() {
                 self.emit(&response::error(&format!("solver failed: {e}")));
@@ -357,7 +398,16 @@ impl Engine {
             self.lean_close();
         }
         let quiet = counted && !self.lean.ps;
-        self.lean_send(LeanCmd { text, line, col, gap, kind, start: (0, 0), attempts: 0, quiet });
+        self.lean_send(LeanCmd {
+            text,
+            line,
+            col,
+            gap,
+            kind,
+            start: (0, 0),
+            attempts: 0,
+            quiet,
+        });
         if let Some(ps) = ps_after {
             self.lean.ps = ps;
         } else if head_is_reset && self.dialect == Dialect::Cvc5 {
@@ -417,7 +467,9 @@ impl Engine {
                 match s.lean_next(left) {
                     Ok(LeanEvent::Marker { n: m, .. }) if m == n => break Ok(()),
                     Ok(LeanEvent::Silence) if left.is_some_and(|l| l.is_zero()) => {
-                        break Err(DriverError::Timeout { after: deadline.unwrap_or_default() })
+                        break Err(DriverError::Timeout {
+                            after: deadline.unwrap_or_default(),
+                        })
                     }
                     Ok(_) => {}
                     Err(e) => break Err(e),
@@ -521,7 +573,10 @@ impl Engine {
             return;
         }
         if !self.out_closed {
-            let r = self.out.write_all(&self.lean.out).and_then(|_| self.out.flush());
+            let r = self
+                .out
+                .write_all(&self.lean.out)
+                .and_then(|_| self.out.flush());
             if r.is_err() {
                 self.out_closed = true;
             }
@@ -556,7 +611,11 @@ impl Engine {
             self.stats.solver += dt;
             match ev {
                 Ok(LeanEvent::Form { raw, form }) => {
-                    let quiet = self.lean.inflight.get(self.lean.forms.len()).is_some_and(|c| c.quiet);
+                    let quiet = self
+                        .lean
+                        .inflight
+                        .get(self.lean.forms.len())
+                        .is_some_and(|c| c.quiet);
                     if quiet && form == "success" && raw.ends_with(b"success") {
                         self.lean_out(&raw[..raw.len() - 7]);
                         self.lean.skip_nl = true;
@@ -572,7 +631,13 @@ impl Engine {
                     self.lean.forms.push(FormInfo::new(form, self.dialect));
                     progress = Instant::now();
                     probe = None;
-                    if self.counted() && self.lean.batches.front().is_some_and(|b| b.1 == self.lean.forms.len()) {
+                    if self.counted()
+                        && self
+                            .lean
+                            .batches
+                            .front()
+                            .is_some_and(|b| b.1 == self.lean.forms.len())
+                    {
                         outs.extend(self.lean_settle_front());
                     }
                 }
@@ -583,7 +648,11 @@ impl Engine {
                         let p = self.planner.main.solver_mut().and_then(|s| s.idle_probe());
                         let stuck = p.is_some() && p == probe;
                         probe = p;
-                        stuck.then(|| DriverError::Protocol("solver stopped executing commands after an error".into()))
+                        stuck.then(|| {
+                            DriverError::Protocol(
+                                "solver stopped executing commands after an error".into(),
+                            )
+                        })
                     } else {
                         None
                     };
@@ -607,7 +676,11 @@ impl Engine {
                     self.lean_out(&before);
                     progress = Instant::now();
                     probe = None;
-                    debug_assert_eq!(self.lean.batches.front().map(|b| b.0), Some(n), "markers answered in order");
+                    debug_assert_eq!(
+                        self.lean.batches.front().map(|b| b.0),
+                        Some(n),
+                        "markers answered in order"
+                    );
                     outs.extend(self.lean_settle_front());
                 }
                 Err(e) => {
@@ -623,8 +696,14 @@ impl Engine {
 
     /// The oldest batch is complete: attribute its forms and account for its commands.
     fn lean_settle_front(&mut self) -> Vec<Outcome> {
-        let Some((_, count)) = self.lean.batches.pop_front() else { return Vec::new() };
-        let cmds: Vec<LeanCmd> = self.lean.inflight.drain(..count.min(self.lean.inflight.len())).collect();
+        let Some((_, count)) = self.lean.batches.pop_front() else {
+            return Vec::new();
+        };
+        let cmds: Vec<LeanCmd> = self
+            .lean
+            .inflight
+            .drain(..count.min(self.lean.inflight.len()))
+            .collect();
         let forms = std::mem::take(&mut self.lean.forms);
         let (assign, _) = align(&cmds, &forms, true);
         let mut outs = Vec::with_capacity(cmds.len());
@@ -657,7 +736,10 @@ impl Engine {
                 self.stats.timeouts += 1;
                 // The first answering command is what ran out of time; silent ones before
                 // it are taken as done (their state is replayed).
-                let k = rest.iter().position(|c| c.kind != Kind::Silent).unwrap_or(0);
+                let k = rest
+                    .iter()
+                    .position(|c| c.kind != Kind::Silent)
+                    .unwrap_or(0);
                 for c in rest.drain(..k) {
                     outs.push(self.lean_settle(&c, None));
                 }
@@ -673,7 +755,8 @@ impl Engine {
                 outs.push(o);
             }
             e => {
-                self.stats.note(format!("solver failed under a pipeline: {e}; resending"));
+                self.stats
+                    .note(format!("solver failed under a pipeline: {e}; resending"));
                 // Only a command alone in its batch is surely the one the solver died on
                 // (commands resent after a failure go one per batch).
                 if let Some(c) = rest.first_mut().filter(|_| front == 1) {
@@ -736,7 +819,9 @@ impl Engine {
                 self.pass_model_check = (a == Answer::Sat).then(|| c.text.clone());
             }
             "set-info" => {
-                if let Ok(Command::SetInfo(k, v)) = parse_command(&mut self.store, &self.sig, &c.text) {
+                if let Ok(Command::SetInfo(k, v)) =
+                    parse_command(&mut self.store, &self.sig, &c.text)
+                {
                     if k == ":status" {
                         o.status = Answer::parse(&v);
                     }
@@ -776,7 +861,16 @@ mod tests {
 
     fn cmd(text: &str, start: (usize, usize)) -> LeanCmd {
         let kind = classify(command_head(text).unwrap_or(""), false, Dialect::Z3);
-        LeanCmd { text: text.into(), line: start.0, col: start.1, gap: None, kind, start, attempts: 0, quiet: false }
+        LeanCmd {
+            text: text.into(),
+            line: start.0,
+            col: start.1,
+            gap: None,
+            kind,
+            start,
+            attempts: 0,
+            quiet: false,
+        }
     }
     fn form(t: &str) -> FormInfo {
         FormInfo::new(t.into(), Dialect::Z3)
@@ -784,10 +878,19 @@ mod tests {
 
     #[test]
     fn positions_in_error_messages() {
-        assert_eq!(error_position("(error \"line 3 column 12: unknown constant y\")"), Some((3, 12)));
-        assert_eq!(error_position("(error \"at line 6, column 15: invalid token #\")"), Some((6, 15)));
+        assert_eq!(
+            error_position("(error \"line 3 column 12: unknown constant y\")"),
+            Some((3, 12))
+        );
+        assert_eq!(
+            error_position("(error \"at line 6, column 15: invalid token #\")"),
+            Some((6, 15))
+        );
         assert_eq!(error_position("(error \"the logic is already set\")"), None);
-        assert_eq!(error_position("(error \"line 3 of the file, then column 5\")"), None);
+        assert_eq!(
+            error_position("(error \"line 3 of the file, then column 5\")"),
+            None
+        );
     }
 
     #[test]
@@ -819,7 +922,10 @@ mod tests {
             cmd("(check-sat)", (3, 1)),
             cmd("(get-value (a))", (4, 1)),
         ];
-        let forms = vec![form("unsat"), form("(error \"line 4 column 11: model is not available\")")];
+        let forms = vec![
+            form("unsat"),
+            form("(error \"line 4 column 11: model is not available\")"),
+        ];
         let (a, obs) = align(&cmds, &forms, true);
         assert_eq!(a, vec![vec![], vec![], vec![0], vec![1]]);
         assert_eq!(obs, 4);
@@ -833,7 +939,10 @@ mod tests {
             cmd("(assert (> a 0))", (3, 1)),
             cmd("(check-sat)", (4, 1)),
         ];
-        let forms = vec![form("(error \"line 2 column 12: unknown constant b\")"), form("sat")];
+        let forms = vec![
+            form("(error \"line 2 column 12: unknown constant b\")"),
+            form("sat"),
+        ];
         let (a, _) = align(&cmds, &forms, true);
         assert_eq!(a, vec![vec![], vec![0], vec![], vec![1]]);
         // Without a position the earliest silent command takes it.
@@ -852,7 +961,9 @@ mod tests {
         ];
         // z3 exits after a lexer error: the position names the command; what follows is
         // unobserved.
-        let forms = vec![form("(error \"line 2 column 14: invalid bit-vector literal\")")];
+        let forms = vec![form(
+            "(error \"line 2 column 14: invalid bit-vector literal\")",
+        )];
         let (a, obs) = align(&cmds, &forms, false);
         assert_eq!(a[1], vec![0]);
         assert_eq!(obs, 2);

@@ -170,7 +170,11 @@ impl Engine {
         if self.out_closed || crate::signals::stop_requested() {
             return;
         }
-        let r = self.out.write_all(text.as_bytes()).and_then(|_| self.out.write_all(b"\n")).and_then(|_| self.out.flush());
+        let r = self
+            .out
+            .write_all(text.as_bytes())
+            .and_then(|_| self.out.write_all(b"\n"))
+            .and_then(|_| self.out.flush());
         if r.is_err() {
             self.out_closed = true;
         }
@@ -194,9 +198,23 @@ impl Engine {
     /// outcomes of every command completed by this call, in order.
     pub fn push(&mut self, frame: Frame, more: bool) -> Vec<Outcome> {
         let t0 = Instant::now();
-        let outs = if self.passthrough { self.lean_push(frame, more) } else { vec![self.handle_now(frame)] };
+        let outs = if self.passthrough {
+            self.lean_push(frame, more)
+        } else {
+            vec![self.handle_now(frame)]
+        };
         self.stats.wall += t0.elapsed();
         outs
+    }
+
+    /// The client has sent nothing more yet: answer everything in flight now (it may be
+    /// waiting for those answers before it writes again).
+    pub fn idle(&mut self) {
+        if self.passthrough {
+            let t0 = Instant::now();
+            let _ = self.lean_sync();
+            self.stats.wall += t0.elapsed();
+        }
     }
 
     /// Answer everything still in flight (at the end of input).
@@ -234,7 +252,11 @@ impl Engine {
             }
             Err(e) => {
                 let (l, c) = crate::smt2::lexer::line_col(text, e.offset);
-                let (l, c) = if l == 1 { (line, col + c - 1) } else { (line + l - 1, c) };
+                let (l, c) = if l == 1 {
+                    (line, col + c - 1)
+                } else {
+                    (line + l - 1, c)
+                };
                 self.error_at(l, c, &e.msg);
                 return Outcome::default();
             }
@@ -251,7 +273,9 @@ impl Engine {
             self.stats.fallbacks_passthrough += 1;
             self.stats.note(format!("switched to passthrough: {why}"));
         }
-        self.lean_command(text.to_string(), line, col, None, false).pop().unwrap_or_default()
+        self.lean_command(text.to_string(), line, col, None, false)
+            .pop()
+            .unwrap_or_default()
     }
 
     /// Options whose value is the client's, not the backend's (the proxy sets them on
@@ -264,7 +288,9 @@ impl Engine {
     }
 
     fn client_has_state(&self) -> bool {
-        !self.client.preamble.is_empty() || self.client.frames.iter().any(|f| !f.raw.is_empty()) || self.client.depth() > 0
+        !self.client.preamble.is_empty()
+            || self.client.frames.iter().any(|f| !f.raw.is_empty())
+            || self.client.depth() > 0
     }
 
     /// Keep the client view in step in passthrough mode (for replay after a crash).
@@ -314,7 +340,10 @@ impl Engine {
     fn reset_client(&mut self) {
         // z3 and yices keep print-success across (reset); cvc5 returns it to false.
         let ps = self.client.print_success && self.dialect != Dialect::Cvc5;
-        self.client = ClientState { print_success: ps, ..Default::default() };
+        self.client = ClientState {
+            print_success: ps,
+            ..Default::default()
+        };
         self.sig.clear();
         self.last = Last::None;
         self.pass_model_check = None;
@@ -335,22 +364,55 @@ impl Engine {
     fn declare(&mut self, cmd: &Command) {
         match cmd {
             Command::DeclareSort(name, arity) => self.sig.add_sort(name, SortDef::Declared(*arity)),
-            Command::DefineSort { name, params, body } => {
-                self.sig.add_sort(name, SortDef::Alias { params: params.clone(), body: body.clone() })
-            }
+            Command::DefineSort { name, params, body } => self.sig.add_sort(
+                name,
+                SortDef::Alias {
+                    params: params.clone(),
+                    body: body.clone(),
+                },
+            ),
             Command::DeclareFun { name, params, ret } => {
                 let sym = self.store.sym(name);
-                self.sig.add_fun(name, FunDef::Declared { sym, params: params.clone(), ret: *ret, kind: DeclKind::Free });
-                self.client.top().decls.push(Decl { name: name.clone(), sym, params: params.clone(), ret: *ret });
+                self.sig.add_fun(
+                    name,
+                    FunDef::Declared {
+                        sym,
+                        params: params.clone(),
+                        ret: *ret,
+                        kind: DeclKind::Free,
+                    },
+                );
+                self.client.top().decls.push(Decl {
+                    name: name.clone(),
+                    sym,
+                    params: params.clone(),
+                    ret: *ret,
+                });
             }
-            Command::DefineFun { name, params, body, .. } => {
+            Command::DefineFun {
+                name, params, body, ..
+            } => {
                 let params = params.iter().map(|(_, s, sym)| (*sym, *s)).collect();
-                self.sig.add_fun(name, FunDef::Macro { params, body: *body });
+                self.sig.add_fun(
+                    name,
+                    FunDef::Macro {
+                        params,
+                        body: *body,
+                    },
+                );
             }
             Command::DefineFunsRec(decls) => {
                 for (name, params, ret) in decls {
                     let sym = self.store.sym(name);
-                    self.sig.add_fun(name, FunDef::Declared { sym, params: params.clone(), ret: *ret, kind: DeclKind::Defined });
+                    self.sig.add_fun(
+                        name,
+                        FunDef::Declared {
+                            sym,
+                            params: params.clone(),
+                            ret: *ret,
+                            kind: DeclKind::Defined,
+                        },
+                    );
                 }
             }
             Command::DeclareDatatypes { sorts, funs } => {
@@ -359,7 +421,15 @@ impl Engine {
                 }
                 for (name, params, ret) in funs {
                     let sym = self.store.sym(name);
-                    self.sig.add_fun(name, FunDef::Declared { sym, params: params.clone(), ret: *ret, kind: DeclKind::Defined });
+                    self.sig.add_fun(
+                        name,
+                        FunDef::Declared {
+                            sym,
+                            params: params.clone(),
+                            ret: *ret,
+                            kind: DeclKind::Defined,
+                        },
+                    );
                 }
             }
             _ => {}
@@ -384,7 +454,11 @@ impl Engine {
                     // z3 (4.8 and 5.x), cvc5 and yices all reject a second set-logic; taking
                     // it would also put it twice into every fresh context, which the
                     // backend rejects, turning every later answer into `unknown`.
-                    let msg = if self.dialect == Dialect::Z3 { "the logic has already been set" } else { "logic already set" };
+                    let msg = if self.dialect == Dialect::Z3 {
+                        "the logic has already been set"
+                    } else {
+                        "logic already set"
+                    };
                     self.error_at(line, col, msg);
                     return outcome;
                 }
@@ -406,11 +480,19 @@ impl Engine {
                     self.client.preamble.push(text.to_string());
                     self.success();
                 }
-                ":produce-unsat-cores" | ":produce-proofs" | ":produce-unsat-assumptions" | ":produce-assignments"
+                ":produce-unsat-cores"
+                | ":produce-proofs"
+                | ":produce-unsat-assumptions"
+                | ":produce-assignments"
                 | ":produce-interpolants"
                     if v == "true" =>
                 {
-                    return self.fall_back(text, line, col, "unsat cores, proofs or assignments requested");
+                    return self.fall_back(
+                        text,
+                        line,
+                        col,
+                        "unsat cores, proofs or assignments requested",
+                    );
                 }
                 _ => {
                     // Ask the backend whether it accepts the option; remember it for fresh contexts.
@@ -433,7 +515,10 @@ impl Engine {
                 self.success();
             }
             Command::GetInfo(ref k) if k == ":smtproxy-version" => {
-                self.emit(&format!("(:smtproxy-version \"{}\")", env!("CARGO_PKG_VERSION")));
+                self.emit(&format!(
+                    "(:smtproxy-version \"{}\")",
+                    env!("CARGO_PKG_VERSION")
+                ));
             }
             Command::GetOption(ref k) if self.own_option(k).is_some() => {
                 let v = self.own_option(k).unwrap_or_default();
@@ -452,7 +537,12 @@ impl Engine {
                 self.declare(&cmd);
                 let top = self.client.top();
                 top.raw.push(text.to_string());
-                if matches!(cmd, Command::DeclareSort(..) | Command::DefineFunsRec(_) | Command::DeclareDatatypes { .. }) {
+                if matches!(
+                    cmd,
+                    Command::DeclareSort(..)
+                        | Command::DefineFunsRec(_)
+                        | Command::DeclareDatatypes { .. }
+                ) {
                     top.defs.push(text.to_string());
                 }
                 self.success();
@@ -502,7 +592,10 @@ impl Engine {
             }
             Command::GetValue(terms) => self.get_value(&terms, line, col),
             Command::GetModel => self.get_model(line, col),
-            Command::GetAssignment | Command::GetUnsatCore | Command::GetUnsatAssumptions | Command::GetProof => {
+            Command::GetAssignment
+            | Command::GetUnsatCore
+            | Command::GetUnsatAssumptions
+            | Command::GetProof => {
                 self.error_at(line, col, "unsat cores, proofs and assignments need the corresponding produce- option set first");
             }
             Command::Reset => {
@@ -550,7 +643,11 @@ impl Engine {
         let assertions = self.client.assertions();
         let decls: Vec<Decl> = self.client.decls().cloned().collect();
         let defs: Vec<String> = self.client.defs().cloned().collect();
-        let base: &[TermId] = if self.client.depth() > 0 { &self.client.frames[0].assertions } else { &[] };
+        let base: &[TermId] = if self.client.depth() > 0 {
+            &self.client.frames[0].assertions
+        } else {
+            &[]
+        };
         let q = planner::Query {
             assertions: &assertions,
             base,
@@ -576,7 +673,9 @@ impl Engine {
     /// is available. True when it is. (Values already given to the client came from the
     /// lost model; the new one satisfies the same assertions but may differ.)
     fn recover_model(&mut self, why: &str) -> bool {
-        self.stats.note(format!("the solver holding the model is gone ({why}); solving the query again"));
+        self.stats.note(format!(
+            "the solver holding the model is gone ({why}); solving the query again"
+        ));
         let assumptions = std::mem::take(&mut self.last_assumptions);
         let a = self.solve(&assumptions);
         self.last_assumptions = assumptions;
@@ -592,7 +691,11 @@ impl Engine {
 
     fn get_value(&mut self, terms: &[(TermId, String)], line: usize, col: usize) {
         if !self.models_enabled() {
-            return self.error_at(line, col, "cannot get value unless model generation is enabled");
+            return self.error_at(
+                line,
+                col,
+                "cannot get value unless model generation is enabled",
+            );
         }
         if !matches!(self.last, Last::Sat) {
             return self.error_at(line, col, "model is not available");
@@ -608,8 +711,11 @@ impl Engine {
         self.stats.solver += self.planner.busy().saturating_sub(busy);
         match r {
             Ok(values) => {
-                let pairs: Vec<(String, String)> =
-                    terms.iter().zip(values).map(|((_, src), v)| (src.clone(), v)).collect();
+                let pairs: Vec<(String, String)> = terms
+                    .iter()
+                    .zip(values)
+                    .map(|((_, src), v)| (src.clone(), v))
+                    .collect();
                 self.emit(&response::get_value(&pairs));
             }
             Err(e) => self.error_at(line, col, &e.to_string()),
@@ -618,7 +724,11 @@ impl Engine {
 
     fn get_model(&mut self, line: usize, col: usize) {
         if !self.models_enabled() {
-            return self.error_at(line, col, "cannot get model unless model generation is enabled");
+            return self.error_at(
+                line,
+                col,
+                "cannot get model unless model generation is enabled",
+            );
         }
         if !matches!(self.last, Last::Sat) {
             return self.error_at(line, col, "model is not available");
@@ -652,9 +762,15 @@ impl Engine {
 /// show, and the client sees its own names. With the `model` header of yices dropped, the
 /// layout is z3's.
 pub fn filter_model(text: &str, names: &rustc_hash::FxHashMap<String, String>) -> String {
-    let Ok(sx) = Sexps::parse(text) else { return text.to_string() };
-    let Some(&root) = sx.roots.first() else { return text.to_string() };
-    let Some(items) = sx.list(root) else { return text.to_string() };
+    let Ok(sx) = Sexps::parse(text) else {
+        return text.to_string();
+    };
+    let Some(&root) = sx.roots.first() else {
+        return text.to_string();
+    };
+    let Some(items) = sx.list(root) else {
+        return text.to_string();
+    };
     let mut changed = false;
     let mut kept: Vec<String> = Vec::new();
     let mut start = 0;
@@ -699,5 +815,14 @@ pub fn engine_for(
     out: Box<dyn Write + Send>,
 ) -> Result<Engine, crate::error::Error> {
     let spec = SolverSpec::resolve(solver)?;
-    Engine::new(Config { strategy, solver: spec, timeout, cache, jobs: DEFAULT_JOBS }, out)
+    Engine::new(
+        Config {
+            strategy,
+            solver: spec,
+            timeout,
+            cache,
+            jobs: DEFAULT_JOBS,
+        },
+        out,
+    )
 }

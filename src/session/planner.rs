@@ -5,17 +5,17 @@
 //! while the backend generation that produced it is still running.
 
 use super::backend::SolverHandle;
-use super::client::Decl;
 use super::cached::{own_model, own_values, CachePlanner, MissPolicy, Planned};
+use super::client::Decl;
 use super::stack::{StackMirror, Via};
-use crate::query::eval::Model;
 use super::Config;
-use std::time::Instant;
 use crate::driver::{DriverError, Response};
+use crate::query::eval::Model;
 use crate::smt2::lexer::Sexps;
 use crate::smt2::printer::{backend_name, print_term, quote_symbol, BackendNames, Names};
 use crate::smt2::response::Dialect;
 use crate::term::{TermId, TermStore};
+use std::time::Instant;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
@@ -42,7 +42,14 @@ impl Strategy {
         Self::all().into_iter().find(|x| x.name() == s)
     }
     pub fn all() -> Vec<Strategy> {
-        vec![Strategy::Passthrough, Strategy::Fresh, Strategy::Stack, Strategy::StackCse, Strategy::Cache, Strategy::Hybrid]
+        vec![
+            Strategy::Passthrough,
+            Strategy::Fresh,
+            Strategy::Stack,
+            Strategy::StackCse,
+            Strategy::Cache,
+            Strategy::Hybrid,
+        ]
     }
 }
 
@@ -139,7 +146,12 @@ impl Planner {
             stack: StackMirror::new(cfg.strategy == Strategy::StackCse),
             cached: match cfg.strategy {
                 Strategy::Cache => Some(CachePlanner::new(cfg.cache.as_ref(), MissPolicy::Fresh)),
-                Strategy::Hybrid => Some(CachePlanner::new(cfg.cache.as_ref(), MissPolicy::Stack { race: cfg.jobs >= 2 })),
+                Strategy::Hybrid => Some(CachePlanner::new(
+                    cfg.cache.as_ref(),
+                    MissPolicy::Stack {
+                        race: cfg.jobs >= 2,
+                    },
+                )),
                 _ => None,
             },
             model_at: ModelAt::None,
@@ -162,11 +174,23 @@ impl Planner {
         self.model_at = ModelAt::None;
     }
 
-    pub fn check(&mut self, store: &mut TermStore, q: &Query, stats: &mut super::Stats) -> Result<Answer, DriverError> {
+    pub fn check(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        stats: &mut super::Stats,
+    ) -> Result<Answer, DriverError> {
         self.model_at = ModelAt::None;
         let before = self.main.busy + self.aux.busy;
         if let Some(c) = self.cached.as_mut() {
-            match c.check(&mut self.stack, &mut self.main, &mut self.aux, store, q, stats)? {
+            match c.check(
+                &mut self.stack,
+                &mut self.main,
+                &mut self.aux,
+                store,
+                q,
+                stats,
+            )? {
                 Planned::Own(a, m) => {
                     stats.solver += (self.main.busy + self.aux.busy) - before;
                     if let Some(m) = m {
@@ -177,10 +201,15 @@ impl Planner {
                 Planned::NotModelled => {}
             }
         }
-        let use_stack = matches!(self.strategy, Strategy::Stack | Strategy::StackCse | Strategy::Hybrid);
+        let use_stack = matches!(
+            self.strategy,
+            Strategy::Stack | Strategy::StackCse | Strategy::Hybrid
+        );
         let r = match self.strategy {
             _ if use_stack && q.defs.is_empty() => {
-                let (a, via) = self.stack.check(&mut self.main, &mut self.aux, self.race, store, q, stats)?;
+                let (a, via) =
+                    self.stack
+                        .check(&mut self.main, &mut self.aux, self.race, store, q, stats)?;
                 self.model_at = match via {
                     Via::Incremental => ModelAt::Main(self.main.generation),
                     Via::Fresh => ModelAt::Aux(self.aux.generation),
@@ -205,7 +234,10 @@ impl Planner {
     /// differ from plain backend names for renamed declarations and CSE macros).
     fn model_in_stack(&self) -> bool {
         matches!(self.model_at, ModelAt::Main(_))
-            && matches!(self.strategy, Strategy::Stack | Strategy::StackCse | Strategy::Hybrid)
+            && matches!(
+                self.strategy,
+                Strategy::Stack | Strategy::StackCse | Strategy::Hybrid
+            )
     }
 
     /// The backend holding the last model and the generation it must still be in.
@@ -230,8 +262,13 @@ impl Planner {
         match r {
             Ok(Response::Other(text)) => Ok(text),
             Ok(Response::Error(e)) => Err(ModelError::Other(e)),
-            Ok(r) => Err(ModelError::Other(format!("unexpected solver answer {}", r.to_text()))),
-            Err(e @ (DriverError::Died { .. } | DriverError::Io(_) | DriverError::Timeout { .. })) => {
+            Ok(r) => Err(ModelError::Other(format!(
+                "unexpected solver answer {}",
+                r.to_text()
+            ))),
+            Err(
+                e @ (DriverError::Died { .. } | DriverError::Io(_) | DriverError::Timeout { .. }),
+            ) => {
                 self.model_at = ModelAt::None;
                 Err(ModelError::Lost(e.to_string()))
             }
@@ -240,11 +277,19 @@ impl Planner {
     }
 
     /// Values of `terms` in the last model, as text.
-    pub fn values(&mut self, store: &mut TermStore, terms: &[TermId]) -> Result<Vec<String>, ModelError> {
+    pub fn values(
+        &mut self,
+        store: &mut TermStore,
+        terms: &[TermId],
+    ) -> Result<Vec<String>, ModelError> {
         if let ModelAt::Own(m) = &mut self.model_at {
             return own_values(store, m, terms).map_err(ModelError::Other);
         }
-        let names: &dyn Names = if self.model_in_stack() { self.stack.names() } else { &BackendNames };
+        let names: &dyn Names = if self.model_in_stack() {
+            self.stack.names()
+        } else {
+            &BackendNames
+        };
         let mut cmd = String::from("(get-value (");
         for (i, &t) in terms.iter().enumerate() {
             if i > 0 {
@@ -258,14 +303,23 @@ impl Planner {
     }
 
     /// The last model as get-model text for the client.
-    pub fn model(&mut self, store: &mut TermStore, decls: &[Decl], dialect: Dialect) -> Result<String, ModelError> {
+    pub fn model(
+        &mut self,
+        store: &mut TermStore,
+        decls: &[Decl],
+        dialect: Dialect,
+    ) -> Result<String, ModelError> {
         if let ModelAt::Own(m) = &mut self.model_at {
             return own_model(store, m, decls, dialect).map_err(ModelError::Other);
         }
         let stack_names = self.model_in_stack();
         let mut names: rustc_hash::FxHashMap<String, String> = rustc_hash::FxHashMap::default();
         for d in decls {
-            let backend = if stack_names { self.stack.names().backend_of(d) } else { backend_name(&d.name).into_owned() };
+            let backend = if stack_names {
+                self.stack.names().backend_of(d)
+            } else {
+                backend_name(&d.name).into_owned()
+            };
             names.insert(backend, d.name.clone());
         }
         let text = self.model_cmd("(get-model)")?;
@@ -293,7 +347,11 @@ pub fn split_values(text: &str, n: usize) -> Result<Vec<String>, String> {
     let root = *sx.roots.first().ok_or("empty get-value answer")?;
     let pairs = sx.list(root).ok_or("malformed get-value answer")?;
     if pairs.len() != n {
-        return Err(format!("solver gave {} values for {} terms", pairs.len(), n));
+        return Err(format!(
+            "solver gave {} values for {} terms",
+            pairs.len(),
+            n
+        ));
     }
     pairs
         .iter()
@@ -321,7 +379,12 @@ pub fn declare_text(store: &TermStore, d: &Decl, name: &str) -> String {
 
 /// Solve the query in a clean context: `(reset)`, options, logic, definitions,
 /// declarations, assertions, check. A solver that dies is restarted once.
-pub fn fresh_check(h: &mut SolverHandle, store: &TermStore, q: &Query, stats: &mut super::Stats) -> Result<Answer, DriverError> {
+pub fn fresh_check(
+    h: &mut SolverHandle,
+    store: &TermStore,
+    q: &Query,
+    stats: &mut super::Stats,
+) -> Result<Answer, DriverError> {
     let (cmds, check) = fresh_script(store, q);
 
     for attempt in 0..2 {

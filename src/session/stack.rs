@@ -32,7 +32,9 @@
 //!   declarations.
 
 use super::backend::SolverHandle;
-use super::planner::{check_text, declare_text, fresh_check, fresh_script, response_answer, Answer, Query};
+use super::planner::{
+    check_text, declare_text, fresh_check, fresh_script, response_answer, Answer, Query,
+};
 use super::Stats;
 use crate::driver::{DriverError, Response};
 use crate::smt2::printer::{backend_name, write_term, Names};
@@ -237,7 +239,9 @@ impl StackMirror {
     /// Whether the incremental backend is free: a pending background check is read if it
     /// has finished, and killed (with a back-off) once it has run for `BACKGROUND_MAX`.
     fn settle(&mut self, h: &mut SolverHandle, stats: &mut Stats) -> bool {
-        let Some((t0, gen)) = self.pending else { return true };
+        let Some((t0, gen)) = self.pending else {
+            return true;
+        };
         if gen != h.generation || !h.is_running() {
             self.clear();
             return true;
@@ -249,7 +253,10 @@ impl StackMirror {
             }
             Ok(None) if t0.elapsed() < BACKGROUND_MAX => false,
             Ok(None) => {
-                stats.note(format!("an incremental solve ran {} s in the background; restarting the stack backend", BACKGROUND_MAX.as_secs()));
+                stats.note(format!(
+                    "an incremental solve ran {} s in the background; restarting the stack backend",
+                    BACKGROUND_MAX.as_secs()
+                ));
                 h.kill();
                 self.clear();
                 self.back_off();
@@ -272,7 +279,13 @@ impl StackMirror {
         self.clear();
     }
 
-    fn fresh(&mut self, aux: &mut SolverHandle, store: &TermStore, q: &Query, stats: &mut Stats) -> Result<(Answer, Via), DriverError> {
+    fn fresh(
+        &mut self,
+        aux: &mut SolverHandle,
+        store: &TermStore,
+        q: &Query,
+        stats: &mut Stats,
+    ) -> Result<(Answer, Via), DriverError> {
         let t0 = Instant::now();
         let a = fresh_check(aux, store, q, stats)?;
         self.record_fresh(t0.elapsed());
@@ -280,7 +293,9 @@ impl StackMirror {
     }
 
     fn too_large(&self) -> bool {
-        self.pushes > MAX_PUSHES || self.names.macros.len() > MAX_MACROS || self.declared.len() > MAX_MACROS
+        self.pushes > MAX_PUSHES
+            || self.names.macros.len() > MAX_MACROS
+            || self.declared.len() > MAX_MACROS
     }
 
     fn try_check(
@@ -301,7 +316,9 @@ impl StackMirror {
             self.base_drops += 1;
         }
         let rebuild = self.too_large() || base_gone || self.rebuild_due;
-        if rebuild || (h.is_running() && self.generation == h.generation && options != self.preamble) {
+        if rebuild
+            || (h.is_running() && self.generation == h.generation && options != self.preamble)
+        {
             if rebuild {
                 stats.stack_rebuilds += 1;
             }
@@ -332,24 +349,46 @@ impl StackMirror {
         // Adding to the base means popping every scope first.
         let new_base: Vec<TermId> = if self.base_allowed() {
             let have: FxHashSet<TermId> = self.base.iter().copied().collect();
-            split_conjuncts(store, q.base).into_iter().filter(|c| want.contains(c) && !have.contains(c)).collect()
+            split_conjuncts(store, q.base)
+                .into_iter()
+                .filter(|c| want.contains(c) && !have.contains(c))
+                .collect()
         } else {
             Vec::new()
         };
-        let keep = if new_base.is_empty() { self.frames.iter().take_while(|c| want.contains(c)).count() } else { 0 };
+        let keep = if new_base.is_empty() {
+            self.frames.iter().take_while(|c| want.contains(c)).count()
+        } else {
+            0
+        };
         let npop = self.frames.len() - keep;
         if npop > 0 {
             cmds.push(format!("(pop {npop})"));
             self.frames.truncate(keep);
             stats.pops += npop as u64;
         }
-        let kept: FxHashSet<TermId> = self.frames.iter().chain(self.base.iter()).chain(new_base.iter()).copied().collect();
-        let mut new: Vec<TermId> = conjuncts.iter().copied().filter(|c| !kept.contains(c)).collect();
+        let kept: FxHashSet<TermId> = self
+            .frames
+            .iter()
+            .chain(self.base.iter())
+            .chain(new_base.iter())
+            .copied()
+            .collect();
+        let mut new: Vec<TermId> = conjuncts
+            .iter()
+            .copied()
+            .filter(|c| !kept.contains(c))
+            .collect();
         new.sort_by_key(|c| (self.first_seen.get(c).copied().unwrap_or(u64::MAX), *c));
         // Declarations (global).
         for d in q.decls {
             let key = (d.sym, d.ret);
-            let mut name = self.names.renamed.get(&key).cloned().unwrap_or_else(|| backend_name(&d.name).into_owned());
+            let mut name = self
+                .names
+                .renamed
+                .get(&key)
+                .cloned()
+                .unwrap_or_else(|| backend_name(&d.name).into_owned());
             let mut text = declare_text(store, d, &name);
             match self.declared.get(&name) {
                 Some(t) if *t == text => continue,
@@ -566,7 +605,11 @@ impl StackMirror {
     /// Time spent reading the model of the last query: on the stack backend
     /// (`incremental`) or a fresh context; added to that query's cost.
     pub fn add_model_cost(&mut self, incremental: bool, d: Duration) {
-        let v = if incremental { &mut self.inc_cost_ms } else { &mut self.fresh_ms };
+        let v = if incremental {
+            &mut self.inc_cost_ms
+        } else {
+            &mut self.fresh_ms
+        };
         if let Some(last) = v.last_mut() {
             *last += d.as_secs_f64() * 1000.0;
         }
@@ -614,7 +657,11 @@ impl StackMirror {
         ids.sort_unstable();
         for t in ids {
             if !self.sizes.contains_key(&t) {
-                let s = 1 + store.args(t).iter().map(|a| self.sizes.get(a).copied().unwrap_or(1)).sum::<u32>();
+                let s = 1 + store
+                    .args(t)
+                    .iter()
+                    .map(|a| self.sizes.get(a).copied().unwrap_or(1))
+                    .sum::<u32>();
                 self.sizes.insert(t, s.min(1 << 20));
             }
         }
@@ -676,7 +723,6 @@ fn median(v: &[f64]) -> Option<f64> {
     v.sort_by(|a, b| a.total_cmp(b));
     Some(v[v.len() / 2])
 }
-
 
 /// The conjuncts of the assertions: top-level `and` split, annotations stripped at the top,
 /// `(= false X)` read as `(not X)`, `true` dropped, duplicates removed (first kept).

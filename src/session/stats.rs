@@ -67,7 +67,10 @@ pub struct Summary {
 
 impl Stats {
     pub fn new(strategy: &str) -> Self {
-        Stats { strategy: strategy.to_string(), ..Default::default() }
+        Stats {
+            strategy: strategy.to_string(),
+            ..Default::default()
+        }
     }
     pub fn note(&mut self, n: String) {
         if !self.notes.contains(&n) && self.notes.len() < 100 {

@@ -13,15 +13,31 @@ pub enum Command {
     GetInfo(String),
     GetOption(String),
     DeclareSort(String, u32),
-    DefineSort { name: String, params: Vec<String>, body: String },
-    DeclareFun { name: String, params: Vec<SortId>, ret: SortId },
+    DefineSort {
+        name: String,
+        params: Vec<String>,
+        body: String,
+    },
+    DeclareFun {
+        name: String,
+        params: Vec<SortId>,
+        ret: SortId,
+    },
     /// Parameters: client name, sort, and the internal symbol standing for it in `body`.
-    DefineFun { name: String, params: Vec<(String, SortId, Sym)>, ret: SortId, body: TermId },
+    DefineFun {
+        name: String,
+        params: Vec<(String, SortId, Sym)>,
+        ret: SortId,
+        body: TermId,
+    },
     /// define-fun-rec / define-funs-rec: the declared names with their sorts (the bodies
     /// stay with the backend, which gets the command verbatim).
     DefineFunsRec(Vec<(String, Vec<SortId>, SortId)>),
     /// declare-datatype(s): every constructor, selector and tester with its sorts, and the sorts.
-    DeclareDatatypes { sorts: Vec<(String, u32)>, funs: Vec<(String, Vec<SortId>, SortId)> },
+    DeclareDatatypes {
+        sorts: Vec<(String, u32)>,
+        funs: Vec<(String, Vec<SortId>, SortId)>,
+    },
     Push(u32),
     Pop(u32),
     /// The asserted term, and the `:named` labels it carries at any depth.

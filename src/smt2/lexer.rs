@@ -28,9 +28,18 @@ pub enum Tok {
 
 #[derive(Clone, Copy, Debug)]
 pub enum SNode {
-    Atom { tok: Tok, start: u32, end: u32 },
+    Atom {
+        tok: Tok,
+        start: u32,
+        end: u32,
+    },
     /// Children are `kids[first..first+len]`.
-    List { first: u32, len: u32, start: u32, end: u32 },
+    List {
+        first: u32,
+        len: u32,
+        start: u32,
+        end: u32,
+    },
 }
 
 /// The parsed s-expressions of one command text.
@@ -75,15 +84,31 @@ fn token<'a>(i: &'a str) -> IResult<&'a str, (Tok, &'a str)> {
         Some(c) if c.is_ascii_digit() => {
             let (r, s) = recognize(pair(digit1, opt(pair(char('.'), digit1))))(i)?;
             // Numerals with leading zeros are accepted leniently, as z3 does.
-            Ok((r, (if s.contains('.') { Tok::Decimal } else { Tok::Numeral }, s)))
+            Ok((
+                r,
+                (
+                    if s.contains('.') {
+                        Tok::Decimal
+                    } else {
+                        Tok::Numeral
+                    },
+                    s,
+                ),
+            ))
         }
         Some(b'#') => alt((
             |i: &'a str| -> IResult<&'a str, (Tok, &'a str)> {
-                let (r, s) = recognize(preceded(tag("#x"), take_while1(|c: char| c.is_ascii_hexdigit())))(i)?;
+                let (r, s) = recognize(preceded(
+                    tag("#x"),
+                    take_while1(|c: char| c.is_ascii_hexdigit()),
+                ))(i)?;
                 Ok((r, (Tok::Hex, s)))
             },
             |i: &'a str| -> IResult<&'a str, (Tok, &'a str)> {
-                let (r, s) = recognize(preceded(tag("#b"), take_while1(|c: char| c == '0' || c == '1')))(i)?;
+                let (r, s) = recognize(preceded(
+                    tag("#b"),
+                    take_while1(|c: char| c == '0' || c == '1'),
+                ))(i)?;
                 Ok((r, (Tok::Binary, s)))
             },
         ))(i),
@@ -118,7 +143,12 @@ fn skip_ws(text: &str, mut pos: usize) -> usize {
 impl<'a> Sexps<'a> {
     /// Parse all s-expressions in `text`.
     pub fn parse(text: &'a str) -> Result<Sexps<'a>, LexError> {
-        let mut s = Sexps { text, nodes: Vec::new(), kids: Vec::new(), roots: Vec::new() };
+        let mut s = Sexps {
+            text,
+            nodes: Vec::new(),
+            kids: Vec::new(),
+            roots: Vec::new(),
+        };
         // Open lists: (start offset, where their children begin in `open_kids`).
         let mut stack: Vec<(u32, usize)> = Vec::new();
         let mut open_kids: Vec<u32> = Vec::new();
@@ -139,37 +169,64 @@ impl<'a> Sexps<'a> {
                 b')' => {
                     pos += 1;
                     let Some((lstart, mark)) = stack.pop() else {
-                        return Err(LexError { offset: start as usize, msg: "unexpected ')'".into() });
+                        return Err(LexError {
+                            offset: start as usize,
+                            msg: "unexpected ')'".into(),
+                        });
                     };
                     let first = s.kids.len() as u32;
                     let len = (open_kids.len() - mark) as u32;
                     s.kids.extend_from_slice(&open_kids[mark..]);
                     open_kids.truncate(mark);
-                    s.nodes.push(SNode::List { first, len, start: lstart, end: pos as u32 });
+                    s.nodes.push(SNode::List {
+                        first,
+                        len,
+                        start: lstart,
+                        end: pos as u32,
+                    });
                     (s.nodes.len() - 1) as u32
                 }
                 b'"' => {
                     let mut p = pos + 1;
                     loop {
                         match b.get(p) {
-                            None => return Err(LexError { offset: pos, msg: "unterminated string literal".into() }),
+                            None => {
+                                return Err(LexError {
+                                    offset: pos,
+                                    msg: "unterminated string literal".into(),
+                                })
+                            }
                             Some(b'"') if b.get(p + 1) == Some(&b'"') => p += 2,
                             Some(b'"') => break,
                             Some(_) => p += 1,
                         }
                     }
-                    s.nodes.push(SNode::Atom { tok: Tok::Str, start, end: (p + 1) as u32 });
+                    s.nodes.push(SNode::Atom {
+                        tok: Tok::Str,
+                        start,
+                        end: (p + 1) as u32,
+                    });
                     pos = p + 1;
                     (s.nodes.len() - 1) as u32
                 }
                 b'|' => {
                     let Some(len) = text[pos + 1..].find(['|', '\\']) else {
-                        return Err(LexError { offset: pos, msg: "unterminated quoted symbol".into() });
+                        return Err(LexError {
+                            offset: pos,
+                            msg: "unterminated quoted symbol".into(),
+                        });
                     };
                     if b[pos + 1 + len] == b'\\' {
-                        return Err(LexError { offset: pos + 1 + len, msg: "'\\' is not allowed in a quoted symbol".into() });
+                        return Err(LexError {
+                            offset: pos + 1 + len,
+                            msg: "'\\' is not allowed in a quoted symbol".into(),
+                        });
                     }
-                    s.nodes.push(SNode::Atom { tok: Tok::Quoted, start: start + 1, end: (pos + 1 + len) as u32 });
+                    s.nodes.push(SNode::Atom {
+                        tok: Tok::Quoted,
+                        start: start + 1,
+                        end: (pos + 1 + len) as u32,
+                    });
                     pos = pos + len + 2;
                     (s.nodes.len() - 1) as u32
                 }
@@ -178,17 +235,33 @@ impl<'a> Sexps<'a> {
                         let end = pos + t.len();
                         // A token must end at a delimiter.
                         if let Some(c) = rest.chars().next() {
-                            if !(c.is_whitespace() || c == '(' || c == ')' || c == ';' || c == '"' || c == '|') {
-                                return Err(LexError { offset: end, msg: format!("unexpected character '{c}'") });
+                            if !(c.is_whitespace()
+                                || c == '('
+                                || c == ')'
+                                || c == ';'
+                                || c == '"'
+                                || c == '|')
+                            {
+                                return Err(LexError {
+                                    offset: end,
+                                    msg: format!("unexpected character '{c}'"),
+                                });
                             }
                         }
-                        s.nodes.push(SNode::Atom { tok, start, end: end as u32 });
+                        s.nodes.push(SNode::Atom {
+                            tok,
+                            start,
+                            end: end as u32,
+                        });
                         pos = end;
                         (s.nodes.len() - 1) as u32
                     }
                     Err(_) => {
                         let c = text[pos..].chars().next().unwrap_or('?');
-                        return Err(LexError { offset: pos, msg: format!("unexpected character '{}'", c.escape_default()) });
+                        return Err(LexError {
+                            offset: pos,
+                            msg: format!("unexpected character '{}'", c.escape_default()),
+                        });
                     }
                 },
             };
@@ -199,7 +272,10 @@ impl<'a> Sexps<'a> {
             }
         }
         if let Some((start, _)) = stack.last() {
-            return Err(LexError { offset: *start as usize, msg: "unbalanced parentheses: missing ')'".into() });
+            return Err(LexError {
+                offset: *start as usize,
+                msg: "unbalanced parentheses: missing ')'".into(),
+            });
         }
         Ok(s)
     }
@@ -210,14 +286,18 @@ impl<'a> Sexps<'a> {
     /// Children of a list node (empty for atoms).
     pub fn list(&self, id: u32) -> Option<&[u32]> {
         match self.nodes[id as usize] {
-            SNode::List { first, len, .. } => Some(&self.kids[first as usize..(first + len) as usize]),
+            SNode::List { first, len, .. } => {
+                Some(&self.kids[first as usize..(first + len) as usize])
+            }
             SNode::Atom { .. } => None,
         }
     }
     /// The atom's token and text.
     pub fn atom(&self, id: u32) -> Option<(Tok, &'a str)> {
         match self.nodes[id as usize] {
-            SNode::Atom { tok, start, end } => Some((tok, &self.text[start as usize..end as usize])),
+            SNode::Atom { tok, start, end } => {
+                Some((tok, &self.text[start as usize..end as usize]))
+            }
             SNode::List { .. } => None,
         }
     }
@@ -245,7 +325,11 @@ impl<'a> Sexps<'a> {
     /// The source text of a node.
     pub fn source(&self, id: u32) -> &'a str {
         match self.nodes[id as usize] {
-            SNode::Atom { tok: Tok::Quoted, start, end } => &self.text[start as usize - 1..end as usize + 1],
+            SNode::Atom {
+                tok: Tok::Quoted,
+                start,
+                end,
+            } => &self.text[start as usize - 1..end as usize + 1],
             SNode::Atom { start, end, .. } => &self.text[start as usize..end as usize],
             SNode::List { start, end, .. } => &self.text[start as usize..end as usize],
         }
@@ -287,7 +371,10 @@ impl Sexps<'_> {
 
 /// The content of a string literal's raw text (`"a""b"` -> `a"b`).
 pub fn unescape_string(raw: &str) -> String {
-    let inner = raw.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(raw);
+    let inner = raw
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(raw);
     inner.replace("\"\"", "\"")
 }
 
@@ -321,7 +408,10 @@ mod tests {
     #[test]
     fn errors_have_offsets() {
         assert_eq!(Sexps::parse("(a (b)").err().unwrap().offset, 0);
-        assert_eq!(Sexps::parse("(a \"xx)").err().unwrap().msg, "unterminated string literal");
+        assert_eq!(
+            Sexps::parse("(a \"xx)").err().unwrap().msg,
+            "unterminated string literal"
+        );
         assert!(Sexps::parse("(a b))").is_err());
         assert!(Sexps::parse("(a #b012)").is_err());
     }

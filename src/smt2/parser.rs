@@ -38,36 +38,73 @@ pub struct ParseError {
 type PResult<T> = Result<T, ParseError>;
 
 fn err<T>(offset: usize, kind: ErrorKind, msg: impl Into<String>) -> PResult<T> {
-    Err(ParseError { offset, msg: msg.into(), kind })
+    Err(ParseError {
+        offset,
+        msg: msg.into(),
+        kind,
+    })
 }
 
 /// Parse one command (the text of one top-level s-expression).
 pub fn parse_command(store: &mut TermStore, sig: &Signature, text: &str) -> PResult<Command> {
-    let sx = Sexps::parse(text).map_err(|e| ParseError { offset: e.offset, msg: e.msg, kind: ErrorKind::Syntax })?;
+    let sx = Sexps::parse(text).map_err(|e| ParseError {
+        offset: e.offset,
+        msg: e.msg,
+        kind: ErrorKind::Syntax,
+    })?;
     if sx.roots.len() != 1 {
         return err(0, ErrorKind::Syntax, "expected exactly one command");
     }
-    let mut p = Parser { store, sig, sx: &sx, env: FxHashMap::default(), named: Vec::new(), sort_params: Vec::new() };
+    let mut p = Parser {
+        store,
+        sig,
+        sx: &sx,
+        env: FxHashMap::default(),
+        named: Vec::new(),
+        sort_params: Vec::new(),
+    };
     p.command(sx.roots[0])
 }
 
 /// Parse a standalone term (used for solver answers, e.g. model values).
 pub fn parse_term(store: &mut TermStore, sig: &Signature, text: &str) -> PResult<TermId> {
-    let sx = Sexps::parse(text).map_err(|e| ParseError { offset: e.offset, msg: e.msg, kind: ErrorKind::Syntax })?;
+    let sx = Sexps::parse(text).map_err(|e| ParseError {
+        offset: e.offset,
+        msg: e.msg,
+        kind: ErrorKind::Syntax,
+    })?;
     if sx.roots.len() != 1 {
         return err(0, ErrorKind::Syntax, "expected exactly one term");
     }
-    let mut p = Parser { store, sig, sx: &sx, env: FxHashMap::default(), named: Vec::new(), sort_params: Vec::new() };
+    let mut p = Parser {
+        store,
+        sig,
+        sx: &sx,
+        env: FxHashMap::default(),
+        named: Vec::new(),
+        sort_params: Vec::new(),
+    };
     p.term(sx.roots[0], 0)
 }
 
 /// Parse a standalone sort.
 pub fn parse_sort(store: &mut TermStore, sig: &Signature, text: &str) -> PResult<SortId> {
-    let sx = Sexps::parse(text).map_err(|e| ParseError { offset: e.offset, msg: e.msg, kind: ErrorKind::Syntax })?;
+    let sx = Sexps::parse(text).map_err(|e| ParseError {
+        offset: e.offset,
+        msg: e.msg,
+        kind: ErrorKind::Syntax,
+    })?;
     if sx.roots.len() != 1 {
         return err(0, ErrorKind::Syntax, "expected exactly one sort");
     }
-    let mut p = Parser { store, sig, sx: &sx, env: FxHashMap::default(), named: Vec::new(), sort_params: Vec::new() };
+    let mut p = Parser {
+        store,
+        sig,
+        sx: &sx,
+        env: FxHashMap::default(),
+        named: Vec::new(),
+        sort_params: Vec::new(),
+    };
     p.sort(sx.roots[0], 0)
 }
 
@@ -164,25 +201,43 @@ impl<'a, 's> Parser<'a, 's> {
     fn sym(&self, id: u32, what: &str) -> PResult<&'s str> {
         match self.sx.symbol(id) {
             Some(s) => Ok(s),
-            None => err(self.off(id), ErrorKind::Syntax, format!("invalid {what}, symbol expected")),
+            None => err(
+                self.off(id),
+                ErrorKind::Syntax,
+                format!("invalid {what}, symbol expected"),
+            ),
         }
     }
     fn numeral(&self, id: u32) -> PResult<u32> {
         match self.sx.atom(id) {
-            Some((Tok::Numeral, s)) => s
-                .parse::<u32>()
-                .or_else(|_| err(self.off(id), ErrorKind::Sort, format!("numeral {s} is too large"))),
+            Some((Tok::Numeral, s)) => s.parse::<u32>().or_else(|_| {
+                err(
+                    self.off(id),
+                    ErrorKind::Sort,
+                    format!("numeral {s} is too large"),
+                )
+            }),
             _ => err(self.off(id), ErrorKind::Syntax, "numeral expected"),
         }
     }
     fn sort_err(&self, id: u32, e: SortError) -> ParseError {
-        ParseError { offset: self.off(id), msg: e.0, kind: ErrorKind::Sort }
+        ParseError {
+            offset: self.off(id),
+            msg: e.0,
+            kind: ErrorKind::Sort,
+        }
     }
 
     fn command(&mut self, root: u32) -> PResult<Command> {
         let items = match self.sx.list(root) {
             Some(k) if !k.is_empty() => k,
-            _ => return err(self.off(root), ErrorKind::Syntax, "invalid command, '(' <command> expected"),
+            _ => {
+                return err(
+                    self.off(root),
+                    ErrorKind::Syntax,
+                    "invalid command, '(' <command> expected",
+                )
+            }
         };
         let head = self.sym(items[0], "command")?;
         let args = &items[1..];
@@ -191,7 +246,11 @@ impl<'a, 's> Parser<'a, 's> {
             if n == k {
                 Ok(())
             } else {
-                err(self.off(root), ErrorKind::Syntax, format!("invalid {head} command, expected {k} argument(s)"))
+                err(
+                    self.off(root),
+                    ErrorKind::Syntax,
+                    format!("invalid {head} command, expected {k} argument(s)"),
+                )
             }
         };
         Ok(match head {
@@ -201,12 +260,19 @@ impl<'a, 's> Parser<'a, 's> {
             }
             "set-option" | "set-info" => {
                 if n < 1 {
-                    return err(self.off(root), ErrorKind::Syntax, format!("invalid {head} command, keyword expected"));
+                    return err(
+                        self.off(root),
+                        ErrorKind::Syntax,
+                        format!("invalid {head} command, keyword expected"),
+                    );
                 }
                 let Some(k) = self.sx.keyword(args[0]) else {
                     return err(self.off(args[0]), ErrorKind::Syntax, "keyword expected");
                 };
-                let v = args.get(1).map(|&v| self.sx.source(v).to_string()).unwrap_or_default();
+                let v = args
+                    .get(1)
+                    .map(|&v| self.sx.source(v).to_string())
+                    .unwrap_or_default();
                 if head == "set-option" {
                     Command::SetOption(k.to_string(), v)
                 } else {
@@ -226,11 +292,19 @@ impl<'a, 's> Parser<'a, 's> {
             }
             "declare-sort" => {
                 if !(1..=2).contains(&n) {
-                    return err(self.off(root), ErrorKind::Syntax, "invalid declare-sort command");
+                    return err(
+                        self.off(root),
+                        ErrorKind::Syntax,
+                        "invalid declare-sort command",
+                    );
                 }
                 let name = self.sym(args[0], "sort name")?;
                 if self.sig.sort(name).is_some() {
-                    return err(self.off(args[0]), ErrorKind::Sort, "invalid sort declaration, sort already declared/defined");
+                    return err(
+                        self.off(args[0]),
+                        ErrorKind::Sort,
+                        "invalid sort declaration, sort already declared/defined",
+                    );
                 }
                 let arity = if n == 2 { self.numeral(args[1])? } else { 0 };
                 Command::DeclareSort(name.to_string(), arity)
@@ -239,7 +313,11 @@ impl<'a, 's> Parser<'a, 's> {
                 want(3)?;
                 let name = self.sym(args[0], "sort name")?;
                 if self.sig.sort(name).is_some() {
-                    return err(self.off(args[0]), ErrorKind::Sort, "invalid sort definition, sort already declared/defined");
+                    return err(
+                        self.off(args[0]),
+                        ErrorKind::Sort,
+                        "invalid sort definition, sort already declared/defined",
+                    );
                 }
                 let mut params = Vec::new();
                 for &p in self.kids(args[1]) {
@@ -248,13 +326,21 @@ impl<'a, 's> Parser<'a, 's> {
                 // Check the body now, with the parameters as opaque sorts.
                 let saved = self.sort_params.len();
                 for p in &params {
-                    let s = self.store.sorts.intern(Sort::Named { name: p.clone(), indices: vec![], args: vec![] });
+                    let s = self.store.sorts.intern(Sort::Named {
+                        name: p.clone(),
+                        indices: vec![],
+                        args: vec![],
+                    });
                     self.sort_params.push((p.clone(), s));
                 }
                 let r = self.sort(args[2], 0);
                 self.sort_params.truncate(saved);
                 r?;
-                Command::DefineSort { name: name.to_string(), params, body: self.sx.source(args[2]).to_string() }
+                Command::DefineSort {
+                    name: name.to_string(),
+                    params,
+                    body: self.sx.source(args[2]).to_string(),
+                }
             }
             "declare-fun" => {
                 want(3)?;
@@ -268,14 +354,22 @@ impl<'a, 's> Parser<'a, 's> {
                 }
                 let ret = self.sort(args[2], 0)?;
                 self.check_fresh(args[0], name)?;
-                Command::DeclareFun { name: name.to_string(), params, ret }
+                Command::DeclareFun {
+                    name: name.to_string(),
+                    params,
+                    ret,
+                }
             }
             "declare-const" => {
                 want(2)?;
                 let name = self.sym(args[0], "constant name")?;
                 let ret = self.sort(args[1], 0)?;
                 self.check_fresh(args[0], name)?;
-                Command::DeclareFun { name: name.to_string(), params: vec![], ret }
+                Command::DeclareFun {
+                    name: name.to_string(),
+                    params: vec![],
+                    ret,
+                }
             }
             "define-fun" => {
                 want(4)?;
@@ -285,15 +379,27 @@ impl<'a, 's> Parser<'a, 's> {
                 let (body, _) = self.with_vars(&params, |p| p.term(args[3], 0))?;
                 let body = self.coerce(args[3], body, ret)?;
                 self.check_fresh(args[0], name)?;
-                let params = params.into_iter().map(|(n, s, t)| (n, s, self.store.op_sym(t))).collect();
-                Command::DefineFun { name: name.to_string(), params, ret, body }
+                let params = params
+                    .into_iter()
+                    .map(|(n, s, t)| (n, s, self.store.op_sym(t)))
+                    .collect();
+                Command::DefineFun {
+                    name: name.to_string(),
+                    params,
+                    ret,
+                    body,
+                }
             }
             "define-fun-rec" => {
                 want(4)?;
                 let name = self.sym(args[0], "function name")?;
                 let params = self.sorted_vars(args[1])?;
                 let ret = self.sort(args[2], 0)?;
-                Command::DefineFunsRec(vec![(name.to_string(), params.into_iter().map(|p| p.1).collect(), ret)])
+                Command::DefineFunsRec(vec![(
+                    name.to_string(),
+                    params.into_iter().map(|p| p.1).collect(),
+                    ret,
+                )])
             }
             "define-funs-rec" => {
                 want(2)?;
@@ -301,19 +407,31 @@ impl<'a, 's> Parser<'a, 's> {
                 for &d in self.kids(args[0]) {
                     let k = self.kids(d);
                     if k.len() != 3 {
-                        return err(self.off(d), ErrorKind::Syntax, "invalid function declaration");
+                        return err(
+                            self.off(d),
+                            ErrorKind::Syntax,
+                            "invalid function declaration",
+                        );
                     }
                     let name = self.sym(k[0], "function name")?;
                     let params = self.sorted_vars(k[1])?;
                     let ret = self.sort(k[2], 0)?;
-                    decls.push((name.to_string(), params.into_iter().map(|p| p.1).collect(), ret));
+                    decls.push((
+                        name.to_string(),
+                        params.into_iter().map(|p| p.1).collect(),
+                        ret,
+                    ));
                 }
                 Command::DefineFunsRec(decls)
             }
             "declare-datatype" | "declare-datatypes" => self.datatypes(head, args, root)?,
             "push" | "pop" => {
                 if n > 1 {
-                    return err(self.off(root), ErrorKind::Syntax, format!("invalid {head} command"));
+                    return err(
+                        self.off(root),
+                        ErrorKind::Syntax,
+                        format!("invalid {head} command"),
+                    );
                 }
                 let k = if n == 1 { self.numeral(args[0])? } else { 1 };
                 if head == "push" {
@@ -326,7 +444,11 @@ impl<'a, 's> Parser<'a, 's> {
                 want(1)?;
                 let t = self.term(args[0], 0)?;
                 if self.store.sort(t) != SortStore::BOOL {
-                    return err(self.off(args[0]), ErrorKind::Sort, "assert expects a Bool term");
+                    return err(
+                        self.off(args[0]),
+                        ErrorKind::Sort,
+                        "assert expects a Bool term",
+                    );
                 }
                 Command::Assert(t, std::mem::take(&mut self.named))
             }
@@ -337,13 +459,21 @@ impl<'a, 's> Parser<'a, 's> {
             "check-sat-assuming" => {
                 want(1)?;
                 let Some(ls) = self.sx.list(args[0]) else {
-                    return err(self.off(args[0]), ErrorKind::Syntax, "list of literals expected");
+                    return err(
+                        self.off(args[0]),
+                        ErrorKind::Syntax,
+                        "list of literals expected",
+                    );
                 };
                 let mut lits = Vec::new();
                 for &l in ls {
                     let t = self.term(l, 0)?;
                     if self.store.sort(t) != SortStore::BOOL {
-                        return err(self.off(l), ErrorKind::Sort, "check-sat-assuming expects Bool literals");
+                        return err(
+                            self.off(l),
+                            ErrorKind::Sort,
+                            "check-sat-assuming expects Bool literals",
+                        );
                     }
                     lits.push(t);
                 }
@@ -352,10 +482,18 @@ impl<'a, 's> Parser<'a, 's> {
             "get-value" => {
                 want(1)?;
                 let Some(ts) = self.sx.list(args[0]) else {
-                    return err(self.off(args[0]), ErrorKind::Syntax, "list of terms expected");
+                    return err(
+                        self.off(args[0]),
+                        ErrorKind::Syntax,
+                        "list of terms expected",
+                    );
                 };
                 if ts.is_empty() {
-                    return err(self.off(args[0]), ErrorKind::Syntax, "get-value expects at least one term");
+                    return err(
+                        self.off(args[0]),
+                        ErrorKind::Syntax,
+                        "get-value expects at least one term",
+                    );
                 }
                 let mut out = Vec::new();
                 for &t in ts {
@@ -376,7 +514,13 @@ impl<'a, 's> Parser<'a, 's> {
                 want(1)?;
                 match self.sx.atom(args[0]) {
                     Some((Tok::Str, s)) => Command::Echo(s.to_string()),
-                    _ => return err(self.off(args[0]), ErrorKind::Syntax, "string literal expected"),
+                    _ => {
+                        return err(
+                            self.off(args[0]),
+                            ErrorKind::Syntax,
+                            "string literal expected",
+                        )
+                    }
                 }
             }
             _ => Command::Other(self.sx.text.to_string()),
@@ -384,7 +528,8 @@ impl<'a, 's> Parser<'a, 's> {
     }
 
     fn check_fresh(&self, id: u32, name: &str) -> PResult<()> {
-        if self.sig.has_fun(name) || builtin_op(name).is_some() || name == "true" || name == "false" {
+        if self.sig.has_fun(name) || builtin_op(name).is_some() || name == "true" || name == "false"
+        {
             return err(self.off(id), ErrorKind::Sort, format!("invalid declaration, function '{name}' (with the given signature) already declared"));
         }
         Ok(())
@@ -395,24 +540,40 @@ impl<'a, 's> Parser<'a, 's> {
         let mut dts: Vec<(String, u32, u32)> = Vec::new();
         if head == "declare-datatype" {
             if args.len() != 2 {
-                return err(self.off(root), ErrorKind::Syntax, "invalid declare-datatype command");
+                return err(
+                    self.off(root),
+                    ErrorKind::Syntax,
+                    "invalid declare-datatype command",
+                );
             }
             dts.push((self.sym(args[0], "datatype name")?.to_string(), 0, args[1]));
         } else {
             if args.len() != 2 {
-                return err(self.off(root), ErrorKind::Syntax, "invalid declare-datatypes command");
+                return err(
+                    self.off(root),
+                    ErrorKind::Syntax,
+                    "invalid declare-datatypes command",
+                );
             }
             let decls = self.kids(args[0]);
             let bodies = self.kids(args[1]);
             if decls.len() != bodies.len() {
-                return err(self.off(root), ErrorKind::Syntax, "datatype declarations and definitions differ in number");
+                return err(
+                    self.off(root),
+                    ErrorKind::Syntax,
+                    "datatype declarations and definitions differ in number",
+                );
             }
             for (&d, &b) in decls.iter().zip(bodies) {
                 let k = self.kids(d);
                 if k.len() != 2 {
                     return err(self.off(d), ErrorKind::Syntax, "invalid sort declaration");
                 }
-                dts.push((self.sym(k[0], "datatype name")?.to_string(), self.numeral(k[1])?, b));
+                dts.push((
+                    self.sym(k[0], "datatype name")?.to_string(),
+                    self.numeral(k[1])?,
+                    b,
+                ));
             }
         }
         let sorts: Vec<(String, u32)> = dts.iter().map(|(n, a, _)| (n.clone(), *a)).collect();
@@ -422,9 +583,17 @@ impl<'a, 's> Parser<'a, 's> {
             // which smtproxy does not model.
             let ctors = self.kids(*body);
             if *arity > 0 || ctors.first().is_some_and(|&c| self.sx.is_symbol(c, "par")) {
-                return err(self.off(*body), ErrorKind::Unsupported, "parametric datatypes are forwarded");
+                return err(
+                    self.off(*body),
+                    ErrorKind::Unsupported,
+                    "parametric datatypes are forwarded",
+                );
             }
-            let dt = self.store.sorts.intern(Sort::Named { name: name.clone(), indices: vec![], args: vec![] });
+            let dt = self.store.sorts.intern(Sort::Named {
+                name: name.clone(),
+                indices: vec![],
+                args: vec![],
+            });
             for &c in ctors {
                 let (cname, fields) = match self.sx.symbol(c) {
                     Some(s) => (s, &[][..]),
@@ -458,7 +627,11 @@ impl<'a, 's> Parser<'a, 's> {
     fn sort_with_pending(&mut self, id: u32, pending: &[(String, u32)]) -> PResult<SortId> {
         if let Some(s) = self.sx.symbol(id) {
             if pending.iter().any(|(n, _)| n == s) {
-                return Ok(self.store.sorts.intern(Sort::Named { name: s.to_string(), indices: vec![], args: vec![] }));
+                return Ok(self.store.sorts.intern(Sort::Named {
+                    name: s.to_string(),
+                    indices: vec![],
+                    args: vec![],
+                }));
             }
         }
         self.sort(id, 0)
@@ -467,13 +640,21 @@ impl<'a, 's> Parser<'a, 's> {
     /// `((x S) ...)`, with fresh internal symbols for each variable.
     fn sorted_vars(&mut self, id: u32) -> PResult<Vec<(String, SortId, TermId)>> {
         let Some(vs) = self.sx.list(id) else {
-            return err(self.off(id), ErrorKind::Syntax, "sorted variable list expected");
+            return err(
+                self.off(id),
+                ErrorKind::Syntax,
+                "sorted variable list expected",
+            );
         };
         let mut out = Vec::new();
         for &v in vs {
             let k = self.kids(v);
             if k.len() != 2 {
-                return err(self.off(v), ErrorKind::Syntax, "sorted variable (name sort) expected");
+                return err(
+                    self.off(v),
+                    ErrorKind::Syntax,
+                    "sorted variable (name sort) expected",
+                );
             }
             let name = self.sym(k[0], "variable name")?;
             let s = self.sort(k[1], 0)?;
@@ -510,7 +691,9 @@ impl<'a, 's> Parser<'a, 's> {
         if got == want || got == SortStore::UNKNOWN || want == SortStore::UNKNOWN {
             Ok(t)
         } else if got == SortStore::INT && want == SortStore::REAL {
-            self.store.app(Op::ToReal, vec![t]).map_err(|e| self.sort_err(id, e))
+            self.store
+                .app(Op::ToReal, vec![t])
+                .map_err(|e| self.sort_err(id, e))
         } else {
             err(
                 self.off(id),
@@ -547,11 +730,19 @@ impl<'a, 's> Parser<'a, 's> {
             if k.len() == 3 && self.sx.is_symbol(k[1], "BitVec") {
                 let w = self.numeral(k[2])?;
                 if w == 0 {
-                    return err(self.off(k[2]), ErrorKind::Sort, "bit-vector width must be positive");
+                    return err(
+                        self.off(k[2]),
+                        ErrorKind::Sort,
+                        "bit-vector width must be positive",
+                    );
                 }
                 return Ok(self.store.sorts.bv(w));
             }
-            return err(self.off(id), ErrorKind::Unsupported, format!("sort {} is not modelled", self.sx.source(id)));
+            return err(
+                self.off(id),
+                ErrorKind::Unsupported,
+                format!("sort {} is not modelled", self.sx.source(id)),
+            );
         }
         let name = self.sym(k[0], "sort")?;
         let mut args = Vec::new();
@@ -569,20 +760,42 @@ impl<'a, 's> Parser<'a, 's> {
 
     /// A declared sort or an alias expanded; `depth` counts alias expansions too, so an
     /// alias that (after a redefinition) refers to itself ends in an error, not a loop.
-    fn named_sort(&mut self, id: u32, name: &str, args: &[SortId], depth: usize) -> PResult<SortId> {
+    fn named_sort(
+        &mut self,
+        id: u32,
+        name: &str,
+        args: &[SortId],
+        depth: usize,
+    ) -> PResult<SortId> {
         match self.sig.sort(name) {
             Some(SortDef::Declared(arity)) => {
                 if *arity as usize != args.len() {
-                    return err(self.off(id), ErrorKind::Sort, format!("sort {name} expects {arity} argument(s)"));
+                    return err(
+                        self.off(id),
+                        ErrorKind::Sort,
+                        format!("sort {name} expects {arity} argument(s)"),
+                    );
                 }
-                Ok(self.store.sorts.intern(Sort::Named { name: name.to_string(), indices: vec![], args: args.to_vec() }))
+                Ok(self.store.sorts.intern(Sort::Named {
+                    name: name.to_string(),
+                    indices: vec![],
+                    args: args.to_vec(),
+                }))
             }
             Some(SortDef::Alias { params, body }) => {
                 if params.len() != args.len() {
-                    return err(self.off(id), ErrorKind::Sort, format!("sort {name} expects {} argument(s)", params.len()));
+                    return err(
+                        self.off(id),
+                        ErrorKind::Sort,
+                        format!("sort {name} expects {} argument(s)", params.len()),
+                    );
                 }
                 let body = body.clone();
-                let sx = Sexps::parse(&body).map_err(|e| ParseError { offset: self.off(id), msg: e.msg, kind: ErrorKind::Syntax })?;
+                let sx = Sexps::parse(&body).map_err(|e| ParseError {
+                    offset: self.off(id),
+                    msg: e.msg,
+                    kind: ErrorKind::Syntax,
+                })?;
                 let mut p = Parser {
                     store: self.store,
                     sig: self.sig,
@@ -597,13 +810,21 @@ impl<'a, 's> Parser<'a, 's> {
                     e
                 })
             }
-            None => err(self.off(id), ErrorKind::Unsupported, format!("unknown sort '{name}'")),
+            None => err(
+                self.off(id),
+                ErrorKind::Unsupported,
+                format!("unknown sort '{name}'"),
+            ),
         }
     }
 
     fn term(&mut self, id: u32, depth: usize) -> PResult<TermId> {
         if depth > MAX_DEPTH {
-            return err(self.off(id), ErrorKind::Syntax, format!("term nested deeper than {MAX_DEPTH} levels"));
+            return err(
+                self.off(id),
+                ErrorKind::Syntax,
+                format!("term nested deeper than {MAX_DEPTH} levels"),
+            );
         }
         if let Some((tok, text)) = self.sx.atom(id) {
             return self.atom(id, tok, text);
@@ -618,7 +839,9 @@ impl<'a, 's> Parser<'a, 's> {
         }
         if let Some(h) = self.sx.symbol(k[0]) {
             match h {
-                "let" if self.sx.atom(k[0]).map(|a| a.0) == Some(Tok::Symbol) => return self.let_term(id, k, depth),
+                "let" if self.sx.atom(k[0]).map(|a| a.0) == Some(Tok::Symbol) => {
+                    return self.let_term(id, k, depth)
+                }
                 "forall" | "exists" if self.sx.atom(k[0]).map(|a| a.0) == Some(Tok::Symbol) => {
                     if k.len() != 3 {
                         return err(self.off(id), ErrorKind::Syntax, format!("invalid {h}"));
@@ -626,7 +849,10 @@ impl<'a, 's> Parser<'a, 's> {
                     let vars = self.sorted_vars(k[1])?;
                     let vs: Vec<_> = vars.iter().map(|v| (self.store.op_sym(v.2), v.1)).collect();
                     let (body, _) = self.with_vars(&vars, |p| p.term(k[2], depth + 1))?;
-                    return self.store.mk_quant(h == "forall", vs, body).map_err(|e| self.sort_err(id, e));
+                    return self
+                        .store
+                        .mk_quant(h == "forall", vs, body)
+                        .map_err(|e| self.sort_err(id, e));
                 }
                 "!" => {
                     if k.len() < 3 {
@@ -637,7 +863,11 @@ impl<'a, 's> Parser<'a, 's> {
                     while i < k.len() {
                         if self.sx.keyword(k[i]) == Some(":named") {
                             let Some(&nid) = k.get(i + 1) else {
-                                return err(self.off(k[i]), ErrorKind::Syntax, ":named expects a symbol");
+                                return err(
+                                    self.off(k[i]),
+                                    ErrorKind::Syntax,
+                                    ":named expects a symbol",
+                                );
                             };
                             let n = self.sym(nid, "name")?;
                             self.named.push((n.to_string(), t));
@@ -646,7 +876,11 @@ impl<'a, 's> Parser<'a, 's> {
                     }
                     // Attributes as one line without comments (a `;` comment kept in
                     // the text would swallow the `)` the printer puts after it).
-                    let attrs = k[2..].iter().map(|&a| self.sx.flat_source(a)).collect::<Vec<_>>().join(" ");
+                    let attrs = k[2..]
+                        .iter()
+                        .map(|&a| self.sx.flat_source(a))
+                        .collect::<Vec<_>>()
+                        .join(" ");
                     return Ok(self.store.mk_annot(t, &attrs));
                 }
                 "match" => return err(self.off(id), ErrorKind::Unsupported, "match is forwarded"),
@@ -655,17 +889,26 @@ impl<'a, 's> Parser<'a, 's> {
         }
         // Qualified or indexed function heads.
         let head = k[0];
-        let mut args: smallvec::SmallVec<[TermId; 4]> = smallvec::SmallVec::with_capacity(k.len() - 1);
+        let mut args: smallvec::SmallVec<[TermId; 4]> =
+            smallvec::SmallVec::with_capacity(k.len() - 1);
         for &a in &k[1..] {
             args.push(self.term(a, depth + 1)?);
         }
         if let Some(hk) = self.sx.list(head) {
-            if hk.len() == 3 && self.sx.is_symbol(hk[0], "as") && self.sx.is_symbol(hk[1], "const") {
+            if hk.len() == 3 && self.sx.is_symbol(hk[0], "as") && self.sx.is_symbol(hk[1], "const")
+            {
                 let s = self.sort(hk[2], 0)?;
                 if args.len() != 1 {
-                    return err(self.off(id), ErrorKind::Sort, "constant array expects one value");
+                    return err(
+                        self.off(id),
+                        ErrorKind::Sort,
+                        "constant array expects one value",
+                    );
                 }
-                return self.store.mk_const_array(s, args[0]).map_err(|e| self.sort_err(id, e));
+                return self
+                    .store
+                    .mk_const_array(s, args[0])
+                    .map_err(|e| self.sort_err(id, e));
             }
             if !hk.is_empty() && self.sx.is_symbol(hk[0], "_") && hk.len() >= 3 {
                 let name = self.sym(hk[1], "indexed identifier")?;
@@ -673,29 +916,54 @@ impl<'a, 's> Parser<'a, 's> {
                 for &i in &hk[2..] {
                     match self.sx.atom(i) {
                         Some((Tok::Numeral, _)) => idx.push(self.numeral(i)?),
-                        _ => return err(self.off(head), ErrorKind::Unsupported, "non-numeral index"),
+                        _ => {
+                            return err(self.off(head), ErrorKind::Unsupported, "non-numeral index")
+                        }
                     }
                 }
                 if let Some(op) = indexed_op(name, &idx) {
-                    return self.store.app_slice(op, &args).map_err(|e| self.sort_err(id, e));
+                    return self
+                        .store
+                        .app_slice(op, &args)
+                        .map_err(|e| self.sort_err(id, e));
                 }
             }
-            return err(self.off(head), ErrorKind::Unsupported, format!("function {} is not modelled", self.sx.source(head)));
+            return err(
+                self.off(head),
+                ErrorKind::Unsupported,
+                format!("function {} is not modelled", self.sx.source(head)),
+            );
         }
         let name = self.sym(head, "function")?;
         if let Some(op) = builtin_op(name) {
-            let op = if op == Op::Sub && args.len() == 1 { Op::Neg } else { op };
-            return self.store.app_slice(op, &args).map_err(|e| self.sort_err(id, e));
+            let op = if op == Op::Sub && args.len() == 1 {
+                Op::Neg
+            } else {
+                op
+            };
+            return self
+                .store
+                .app_slice(op, &args)
+                .map_err(|e| self.sort_err(id, e));
         }
         self.apply(id, name, args.into_vec())
     }
 
     fn apply(&mut self, id: u32, name: &str, args: Vec<TermId>) -> PResult<TermId> {
         match self.sig.fun(name) {
-            Some(FunDef::Declared { sym, params, ret, kind: _ }) => {
+            Some(FunDef::Declared {
+                sym,
+                params,
+                ret,
+                kind: _,
+            }) => {
                 let (sym, params, ret) = (*sym, params.clone(), *ret);
                 if params.len() != args.len() {
-                    return err(self.off(id), ErrorKind::Sort, format!("invalid number of arguments to '{name}'"));
+                    return err(
+                        self.off(id),
+                        ErrorKind::Sort,
+                        format!("invalid number of arguments to '{name}'"),
+                    );
                 }
                 let mut a2 = Vec::with_capacity(args.len());
                 for (a, p) in args.into_iter().zip(params) {
@@ -706,7 +974,11 @@ impl<'a, 's> Parser<'a, 's> {
             Some(FunDef::Macro { params, body }) => {
                 let (params, body) = (params.clone(), *body);
                 if params.len() != args.len() {
-                    return err(self.off(id), ErrorKind::Sort, format!("invalid number of arguments to '{name}'"));
+                    return err(
+                        self.off(id),
+                        ErrorKind::Sort,
+                        format!("invalid number of arguments to '{name}'"),
+                    );
                 }
                 let mut map = FxHashMap::default();
                 for (a, (psym, psort)) in args.into_iter().zip(params) {
@@ -716,7 +988,11 @@ impl<'a, 's> Parser<'a, 's> {
                 }
                 Ok(self.store.substitute(body, &map))
             }
-            None => err(self.off(id), ErrorKind::Unsupported, format!("unknown function '{name}'")),
+            None => err(
+                self.off(id),
+                ErrorKind::Unsupported,
+                format!("unknown function '{name}'"),
+            ),
         }
     }
 
@@ -731,7 +1007,11 @@ impl<'a, 's> Parser<'a, 's> {
         for &b in binds {
             let bk = self.kids(b);
             if bk.len() != 2 {
-                return err(self.off(b), ErrorKind::Syntax, "let binding (name term) expected");
+                return err(
+                    self.off(b),
+                    ErrorKind::Syntax,
+                    "let binding (name term) expected",
+                );
             }
             let n = self.sym(bk[0], "let variable")?;
             let v = self.term(bk[1], depth + 1)?;
@@ -766,8 +1046,11 @@ impl<'a, 's> Parser<'a, 's> {
             Tok::Hex | Tok::Binary => {
                 let (radix, bits) = if tok == Tok::Hex { (16, 4) } else { (2, 1) };
                 let digits = &text[2..];
-                let w = u32::try_from(digits.len() * bits)
-                    .map_err(|_| ParseError { offset: self.off(id), msg: "literal too wide".into(), kind: ErrorKind::Sort })?;
+                let w = u32::try_from(digits.len() * bits).map_err(|_| ParseError {
+                    offset: self.off(id),
+                    msg: "literal too wide".into(),
+                    kind: ErrorKind::Sort,
+                })?;
                 let v = BigUint::from_str_radix(digits, radix).map_err(|_| ParseError {
                     offset: self.off(id),
                     msg: "invalid literal".into(),
@@ -776,7 +1059,11 @@ impl<'a, 's> Parser<'a, 's> {
                 Ok(self.store.mk_bv(&v, w))
             }
             Tok::Str => Ok(self.store.mk_str(&unescape_string(text))),
-            Tok::Keyword => err(self.off(id), ErrorKind::Syntax, format!("unexpected keyword {text}")),
+            Tok::Keyword => err(
+                self.off(id),
+                ErrorKind::Syntax,
+                format!("unexpected keyword {text}"),
+            ),
             Tok::Symbol | Tok::Quoted => {
                 if let Some(t) = self.env.get(text).and_then(|v| v.last()) {
                     return Ok(*t);
@@ -796,12 +1083,24 @@ impl<'a, 's> Parser<'a, 's> {
                 };
                 match self.sig.fun(text) {
                     Some(_) if !takes_args => self.apply(id, text, vec![]),
-                    Some(_) => err(self.off(id), ErrorKind::Sort, format!("function '{text}' expects arguments")),
+                    Some(_) => err(
+                        self.off(id),
+                        ErrorKind::Sort,
+                        format!("function '{text}' expects arguments"),
+                    ),
                     None => {
                         if builtin_op(text).is_some() {
-                            err(self.off(id), ErrorKind::Sort, format!("operator '{text}' used without arguments"))
+                            err(
+                                self.off(id),
+                                ErrorKind::Sort,
+                                format!("operator '{text}' used without arguments"),
+                            )
                         } else {
-                            err(self.off(id), ErrorKind::Unsupported, format!("unknown constant '{text}'"))
+                            err(
+                                self.off(id),
+                                ErrorKind::Unsupported,
+                                format!("unknown constant '{text}'"),
+                            )
                         }
                     }
                 }
@@ -814,7 +1113,10 @@ impl<'a, 's> Parser<'a, 's> {
         if k.len() == 3 {
             if let Some(name) = self.sx.symbol(k[1]) {
                 if let Some(digits) = name.strip_prefix("bv") {
-                    if !digits.is_empty() && digits.len() <= 19 && digits.bytes().all(|c| c.is_ascii_digit()) {
+                    if !digits.is_empty()
+                        && digits.len() <= 19
+                        && digits.bytes().all(|c| c.is_ascii_digit())
+                    {
                         if let (Ok(v), Ok(w)) = (digits.parse::<u64>(), self.numeral(k[2])) {
                             if w > 0 {
                                 return Ok(self.store.mk_bv_u64(v, w));
@@ -829,14 +1131,22 @@ impl<'a, 's> Parser<'a, 's> {
                         })?;
                         let w = self.numeral(k[2])?;
                         if w == 0 {
-                            return err(self.off(id), ErrorKind::Sort, "bit-vector width must be positive");
+                            return err(
+                                self.off(id),
+                                ErrorKind::Sort,
+                                "bit-vector width must be positive",
+                            );
                         }
                         return Ok(self.store.mk_bv(&v, w));
                     }
                 }
             }
         }
-        err(self.off(id), ErrorKind::Unsupported, format!("indexed constant {} is not modelled", self.sx.source(id)))
+        err(
+            self.off(id),
+            ErrorKind::Unsupported,
+            format!("indexed constant {} is not modelled", self.sx.source(id)),
+        )
     }
 }
 
@@ -853,4 +1163,3 @@ impl TermStore {
         }
     }
 }
-

@@ -17,12 +17,19 @@ use std::fmt::Write;
 pub fn is_simple_symbol(name: &str) -> bool {
     !name.is_empty()
         && !name.as_bytes()[0].is_ascii_digit()
-        && name.bytes().all(|c| c.is_ascii_alphanumeric() || b"~!@$%^&*_-+=<>.?/".contains(&c))
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"~!@$%^&*_-+=<>.?/".contains(&c))
 }
 
 /// A symbol as SMT-LIB text: bare when it can be, `|quoted|` otherwise.
 pub fn quote_symbol(name: &str) -> Cow<'_, str> {
-    if is_simple_symbol(name) && !matches!(name, "let" | "forall" | "exists" | "match" | "par" | "as" | "_" | "!") {
+    if is_simple_symbol(name)
+        && !matches!(
+            name,
+            "let" | "forall" | "exists" | "match" | "par" | "as" | "_" | "!"
+        )
+    {
         Cow::Borrowed(name)
     } else {
         Cow::Owned(format!("|{name}|"))
@@ -184,7 +191,11 @@ pub fn print_term(store: &TermStore, t: TermId, names: &dyn Names) -> String {
 /// Print `t` as a tree, with no `let` (for small terms and values).
 pub fn print_tree(store: &TermStore, t: TermId, names: &dyn Names) -> String {
     let mut out = String::new();
-    let p = Printer { store, names, bound: FxHashMap::default() };
+    let p = Printer {
+        store,
+        names,
+        bound: FxHashMap::default(),
+    };
     p.node(t, &mut out);
     out
 }
@@ -211,16 +222,23 @@ pub fn write_term(store: &TermStore, t: TermId, names: &dyn Names, out: &mut Str
     }
     let mut shared: Vec<TermId> = order
         .into_iter()
-        .filter(|&x| x != t && refs[&x] > 1 && !store.args(x).is_empty() && names.defined(x).is_none())
+        .filter(|&x| {
+            x != t && refs[&x] > 1 && !store.args(x).is_empty() && names.defined(x).is_none()
+        })
         .collect();
     if shared.is_empty() {
-        let p = Printer { store, names, bound: FxHashMap::default() };
+        let p = Printer {
+            store,
+            names,
+            bound: FxHashMap::default(),
+        };
         p.node(t, out);
         return;
     }
     shared.sort_unstable();
     // Level of each shared node: 1 + the highest level of a shared node below it.
-    let shared_set: FxHashMap<TermId, usize> = shared.iter().enumerate().map(|(i, &x)| (x, i)).collect();
+    let shared_set: FxHashMap<TermId, usize> =
+        shared.iter().enumerate().map(|(i, &x)| (x, i)).collect();
     let mut level: FxHashMap<TermId, u32> = FxHashMap::default();
     let mut below: FxHashMap<TermId, u32> = FxHashMap::default();
     // Compute for all nodes reachable (ids are topological: process ascending).
@@ -230,7 +248,10 @@ pub fn write_term(store: &TermStore, t: TermId, names: &dyn Names, out: &mut Str
         let mut m = 0;
         if !matches!(store.op(x), Op::Forall(_) | Op::Exists(_)) && names.defined(x).is_none() {
             for a in store.args(x) {
-                let l = level.get(a).copied().unwrap_or_else(|| below.get(a).copied().unwrap_or(0));
+                let l = level
+                    .get(a)
+                    .copied()
+                    .unwrap_or_else(|| below.get(a).copied().unwrap_or(0));
                 m = m.max(l);
             }
         }
@@ -248,7 +269,11 @@ pub fn write_term(store: &TermStore, t: TermId, names: &dyn Names, out: &mut Str
         }
         by_level[l - 1].push(x);
     }
-    let mut p = Printer { store, names, bound: FxHashMap::default() };
+    let mut p = Printer {
+        store,
+        names,
+        bound: FxHashMap::default(),
+    };
     let mut closing = 0;
     let mut n = 0usize;
     for group in &by_level {
@@ -291,7 +316,9 @@ impl Printer<'_> {
             Op::Bv(v) => return bv_u64(v, store.sorts.bv_width(n.sort).unwrap_or(64), out),
             Op::BvWide(l) | Op::Num(l) | Op::Dec(l) | Op::Str(l) => {
                 match (n.op, store.get_lit(l)) {
-                    (Op::BvWide(_), Lit::Nat(v)) => bv_literal(v, store.sorts.bv_width(n.sort).unwrap_or(0), out),
+                    (Op::BvWide(_), Lit::Nat(v)) => {
+                        bv_literal(v, store.sorts.bv_width(n.sort).unwrap_or(0), out)
+                    }
                     (_, Lit::Nat(v)) => out.push_str(&v.to_string()),
                     (_, Lit::Dec(d)) => out.push_str(d),
                     (_, Lit::Str(s)) => string_literal(s, out),
@@ -337,7 +364,11 @@ impl Printer<'_> {
                 return out.push(')');
             }
             Op::Forall(b) | Op::Exists(b) => {
-                out.push_str(if matches!(n.op, Op::Forall(_)) { "(forall (" } else { "(exists (" });
+                out.push_str(if matches!(n.op, Op::Forall(_)) {
+                    "(forall ("
+                } else {
+                    "(exists ("
+                });
                 for (i, (s, sort)) in store.binders[b as usize].iter().enumerate() {
                     if i > 0 {
                         out.push(' ');

@@ -27,14 +27,24 @@ pub struct RawCommand {
 impl RawCommand {
     /// A command with no recorded text before it.
     pub fn new(text: String, line: usize, col: usize) -> RawCommand {
-        RawCommand { text, line, col, gap: None, gap_at: (line, col) }
+        RawCommand {
+            text,
+            line,
+            col,
+            gap: None,
+            gap_at: (line, col),
+        }
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Frame {
     Command(RawCommand),
-    Error { msg: String, line: usize, col: usize },
+    Error {
+        msg: String,
+        line: usize,
+        col: usize,
+    },
 }
 
 /// Bytes that matter to framing inside a command: parentheses, string and quoted-symbol
@@ -70,13 +80,26 @@ pub struct CommandReader<R> {
     eof: bool,
 }
 
-impl<R: BufRead> CommandReader<R> {
+impl<R: BufRead + Lookahead> CommandReader<R> {
     pub fn new(inner: R) -> Self {
-        CommandReader { inner, line: 1, col: 1, eof: false }
+        CommandReader {
+            inner,
+            line: 1,
+            col: 1,
+            eof: false,
+        }
     }
 
     /// The next command, or None at end of input.
     pub fn next_frame(&mut self) -> Option<Frame> {
+        self.next_frame_with(&mut || {})
+    }
+
+    /// [`next_frame`](Self::next_frame), calling `idle` each time every buffered byte has
+    /// been used and more must be read: the read that follows may block until the client
+    /// writes again, so whatever the client is owed (answers to commands sent ahead) must be
+    /// given first. The reader cannot tell whether a read would block; `idle` can look.
+    pub fn next_frame_with(&mut self, idle: &mut dyn FnMut()) -> Option<Frame> {
         if self.eof {
             return None;
         }
@@ -87,12 +110,19 @@ impl<R: BufRead> CommandReader<R> {
         let gap_at = (self.line, self.col);
         let mut gap: Option<Vec<u8>> = Some(Vec::new());
         loop {
+            if self.inner.buffered().is_empty() {
+                idle();
+            }
             let chunk = match self.inner.fill_buf() {
                 Ok(c) => c,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     self.eof = true;
-                    return Some(Frame::Error { msg: format!("read error: {e}"), line: self.line, col: self.col });
+                    return Some(Frame::Error {
+                        msg: format!("read error: {e}"),
+                        line: self.line,
+                        col: self.col,
+                    });
                 }
             };
             if chunk.is_empty() {
@@ -233,7 +263,11 @@ impl<R: BufRead> CommandReader<R> {
                         gap: gap.map(|g| String::from_utf8_lossy(&g).into_owned()),
                         gap_at,
                     }),
-                    Err(_) => Frame::Error { msg: "invalid UTF-8 in input".into(), line: start_line, col: start_col },
+                    Err(_) => Frame::Error {
+                        msg: "invalid UTF-8 in input".into(),
+                        line: start_line,
+                        col: start_col,
+                    },
                 });
             }
         }
@@ -241,7 +275,11 @@ impl<R: BufRead> CommandReader<R> {
 
     fn finish_stray(&self, cmd: Vec<u8>, line: usize, col: usize) -> Frame {
         let text = String::from_utf8_lossy(&cmd);
-        Frame::Error { msg: format!("invalid command, '(' expected, got '{text}'"), line, col }
+        Frame::Error {
+            msg: format!("invalid command, '(' expected, got '{text}'"),
+            line,
+            col,
+        }
     }
 }
 
@@ -305,7 +343,7 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
     }
 }
 
-impl<R: BufRead> Iterator for CommandReader<R> {
+impl<R: BufRead + Lookahead> Iterator for CommandReader<R> {
     type Item = Frame;
     fn next(&mut self) -> Option<Frame> {
         self.next_frame()
@@ -325,7 +363,13 @@ mod tests {
         let f = frames(b"; (c\n(check-sat) (echo \"a)\"\"b\")\n (assert |x)|) ;x\n");
         assert_eq!(f.len(), 3);
         let cmd = |text: &str, line, col, gap: &str, gap_at| {
-            Frame::Command(RawCommand { text: text.into(), line, col, gap: Some(gap.into()), gap_at })
+            Frame::Command(RawCommand {
+                text: text.into(),
+                line,
+                col,
+                gap: Some(gap.into()),
+                gap_at,
+            })
         };
         assert_eq!(f[0], cmd("(check-sat)", 2, 1, "; (c\n", (1, 1)));
         assert_eq!(f[1], cmd("(echo \"a)\"\"b\")", 2, 13, " ", (2, 12)));
@@ -391,7 +435,9 @@ mod tests {
                 }
             }
         }
-        let mut r = CommandReader::new(std::io::BufReader::new(Once(Some(b"(check-sat)\n".to_vec()))));
+        let mut r = CommandReader::new(std::io::BufReader::new(Once(Some(
+            b"(check-sat)\n".to_vec(),
+        ))));
         assert!(matches!(r.next_frame(), Some(Frame::Command(_))));
     }
 }

@@ -48,7 +48,9 @@ pub fn model(dialect: Dialect, entries: &[(String, String, String, String)]) -> 
     for (name, params, sort, value) in entries {
         match dialect {
             Dialect::Z3 => {
-                s.push_str(&format!("  (define-fun {name} ({params}) {sort}\n    {value})\n"));
+                s.push_str(&format!(
+                    "  (define-fun {name} ({params}) {sort}\n    {value})\n"
+                ));
             }
             Dialect::Cvc5 | Dialect::Yices => {
                 s.push_str(&format!("(define-fun {name} ({params}) {sort} {value})\n"));
@@ -69,6 +71,9 @@ mod tests {
     }
     #[test]
     fn values() {
-        assert_eq!(get_value(&[("x".into(), "1".into()), ("y".into(), "#x0".into())]), "((x 1)\n (y #x0))");
+        assert_eq!(
+            get_value(&[("x".into(), "1".into()), ("y".into(), "#x0".into())]),
+            "((x 1)\n (y #x0))"
+        );
     }
 }

@@ -51,7 +51,11 @@ impl TermStore {
         if width == 0 || width > 64 {
             return self.mk_bv(&BigUint::from(value), width);
         }
-        let v = if width == 64 { value } else { value & ((1u64 << width) - 1) };
+        let v = if width == 64 {
+            value
+        } else {
+            value & ((1u64 << width) - 1)
+        };
         let sort = self.sorts.bv(width);
         self.intern(Op::Bv(v), Vec::new(), sort)
     }
@@ -66,7 +70,11 @@ impl TermStore {
     }
     pub fn mk_str(&mut self, s: &str) -> TermId {
         let l = self.lit(Lit::Str(s.to_string()));
-        let sort = self.sorts.intern(Sort::Named { name: "String".into(), indices: vec![], args: vec![] });
+        let sort = self.sorts.intern(Sort::Named {
+            name: "String".into(),
+            indices: vec![],
+            args: vec![],
+        });
         self.intern(Op::Str(l), Vec::new(), sort)
     }
     /// A declared constant, or an application of a declared function symbol whose result
@@ -88,7 +96,12 @@ impl TermStore {
         let sort = self.sort(t);
         self.intern(Op::Annot(l), vec![t], sort)
     }
-    pub fn mk_quant(&mut self, forall: bool, vars: Vec<(Sym, SortId)>, body: TermId) -> Result<TermId, SortError> {
+    pub fn mk_quant(
+        &mut self,
+        forall: bool,
+        vars: Vec<(Sym, SortId)>,
+        body: TermId,
+    ) -> Result<TermId, SortError> {
         if self.sort(body) != SortStore::BOOL {
             return Err(SortError("quantifier body must be Bool".into()));
         }
@@ -98,7 +111,9 @@ impl TermStore {
     }
     pub fn mk_const_array(&mut self, array_sort: SortId, v: TermId) -> Result<TermId, SortError> {
         match self.sorts.get(array_sort) {
-            Sort::Array(_, e) if *e == self.sort(v) => Ok(self.intern(Op::ConstArray, vec![v], array_sort)),
+            Sort::Array(_, e) if *e == self.sort(v) => {
+                Ok(self.intern(Op::ConstArray, vec![v], array_sort))
+            }
             _ => Err(SortError(format!(
                 "constant array of sort {} cannot hold a value of sort {}",
                 self.sorts.to_text(array_sort),
@@ -136,7 +151,12 @@ impl TermStore {
         let n = args.len();
         let arity = |lo: usize, hi: usize| -> Result<(), SortError> {
             if n < lo || n > hi {
-                Err(SortError(format!("{} expects {} argument(s), got {}", op_name(op), arity_text(lo, hi), n)))
+                Err(SortError(format!(
+                    "{} expects {} argument(s), got {}",
+                    op_name(op),
+                    arity_text(lo, hi),
+                    n
+                )))
             } else {
                 Ok(())
             }
@@ -145,7 +165,11 @@ impl TermStore {
             if sorts.iter().all(|&s| s == SortStore::BOOL) {
                 Ok(())
             } else {
-                Err(SortError(format!("{} expects Bool arguments, got {}", op_name(op), sorts_text(ss, &sorts))))
+                Err(SortError(format!(
+                    "{} expects Bool arguments, got {}",
+                    op_name(op),
+                    sorts_text(ss, &sorts)
+                )))
             }
         };
         let bv_same = |ss: &SortStore| -> Result<u32, SortError> {
@@ -162,10 +186,17 @@ impl TermStore {
         let numeric = |ss: &SortStore| -> Result<SortId, SortError> {
             if sorts.iter().all(|&s| s == SortStore::INT) {
                 Ok(SortStore::INT)
-            } else if sorts.iter().all(|&s| s == SortStore::INT || s == SortStore::REAL) {
+            } else if sorts
+                .iter()
+                .all(|&s| s == SortStore::INT || s == SortStore::REAL)
+            {
                 Ok(SortStore::REAL)
             } else {
-                Err(SortError(format!("{} expects Int or Real arguments, got {}", op_name(op), sorts_text(ss, &sorts))))
+                Err(SortError(format!(
+                    "{} expects Int or Real arguments, got {}",
+                    op_name(op),
+                    sorts_text(ss, &sorts)
+                )))
             }
         };
         let ss = &self.sorts;
@@ -189,7 +220,9 @@ impl TermStore {
                 arity(2, usize::MAX)?;
                 let s0 = sorts[0];
                 let ok = sorts.iter().all(|&s| s == s0)
-                    || sorts.iter().all(|&s| s == SortStore::INT || s == SortStore::REAL);
+                    || sorts
+                        .iter()
+                        .all(|&s| s == SortStore::INT || s == SortStore::REAL);
                 if !ok || s0 == SortStore::UNKNOWN {
                     if s0 == SortStore::UNKNOWN {
                         return Ok(bool_);
@@ -223,7 +256,10 @@ impl TermStore {
                 match ss.get(sorts[0]) {
                     Sort::Array(i, e) if *i == sorts[1] => *e,
                     _ => {
-                        return Err(SortError(format!("select: ill-sorted arguments {}", sorts_text(ss, &sorts))));
+                        return Err(SortError(format!(
+                            "select: ill-sorted arguments {}",
+                            sorts_text(ss, &sorts)
+                        )));
                     }
                 }
             }
@@ -232,7 +268,10 @@ impl TermStore {
                 match ss.get(sorts[0]) {
                     Sort::Array(i, e) if *i == sorts[1] && *e == sorts[2] => sorts[0],
                     _ => {
-                        return Err(SortError(format!("store: ill-sorted arguments {}", sorts_text(ss, &sorts))));
+                        return Err(SortError(format!(
+                            "store: ill-sorted arguments {}",
+                            sorts_text(ss, &sorts)
+                        )));
                     }
                 }
             }
@@ -241,32 +280,47 @@ impl TermStore {
                 arity(1, usize::MAX)?;
                 let mut w: u64 = 0;
                 for &s in &sorts {
-                    w += ss.bv_width(s).ok_or_else(|| SortError("concat expects bit-vectors".into()))? as u64;
+                    w += ss
+                        .bv_width(s)
+                        .ok_or_else(|| SortError("concat expects bit-vectors".into()))?
+                        as u64;
                 }
                 let w = u32::try_from(w).map_err(|_| SortError("concat result too wide".into()))?;
                 self.sorts.bv(w)
             }
             Op::Extract(i, j) => {
                 arity(1, 1)?;
-                let w = ss.bv_width(sorts[0]).ok_or_else(|| SortError("extract expects a bit-vector".into()))?;
+                let w = ss
+                    .bv_width(sorts[0])
+                    .ok_or_else(|| SortError("extract expects a bit-vector".into()))?;
                 if i < j || i >= w {
-                    return Err(SortError(format!("invalid extract indices {i} {j} for width {w}")));
+                    return Err(SortError(format!(
+                        "invalid extract indices {i} {j} for width {w}"
+                    )));
                 }
                 self.sorts.bv(i - j + 1)
             }
             Op::ZeroExtend(k) | Op::SignExtend(k) => {
                 arity(1, 1)?;
-                let w = ss.bv_width(sorts[0]).ok_or_else(|| SortError("extend expects a bit-vector".into()))?;
-                let nw = w.checked_add(k).ok_or_else(|| SortError("extension too wide".into()))?;
+                let w = ss
+                    .bv_width(sorts[0])
+                    .ok_or_else(|| SortError("extend expects a bit-vector".into()))?;
+                let nw = w
+                    .checked_add(k)
+                    .ok_or_else(|| SortError("extension too wide".into()))?;
                 self.sorts.bv(nw)
             }
             Op::Repeat(k) => {
                 arity(1, 1)?;
-                let w = ss.bv_width(sorts[0]).ok_or_else(|| SortError("repeat expects a bit-vector".into()))?;
+                let w = ss
+                    .bv_width(sorts[0])
+                    .ok_or_else(|| SortError("repeat expects a bit-vector".into()))?;
                 if k == 0 {
                     return Err(SortError("repeat count must be positive".into()));
                 }
-                let nw = w.checked_mul(k).ok_or_else(|| SortError("repeat too wide".into()))?;
+                let nw = w
+                    .checked_mul(k)
+                    .ok_or_else(|| SortError("repeat too wide".into()))?;
                 self.sorts.bv(nw)
             }
             Op::RotateLeft(_) | Op::RotateRight(_) | Op::BvNot | Op::BvNeg => {
@@ -279,8 +333,17 @@ impl TermStore {
                 bv_same(ss)?;
                 sorts[0]
             }
-            Op::BvNand | Op::BvNor | Op::BvXnor | Op::BvUdiv | Op::BvUrem | Op::BvSdiv | Op::BvSrem | Op::BvSmod
-            | Op::BvShl | Op::BvLshr | Op::BvAshr => {
+            Op::BvNand
+            | Op::BvNor
+            | Op::BvXnor
+            | Op::BvUdiv
+            | Op::BvUrem
+            | Op::BvSdiv
+            | Op::BvSrem
+            | Op::BvSmod
+            | Op::BvShl
+            | Op::BvLshr
+            | Op::BvAshr => {
                 arity(2, 2)?;
                 bv_same(ss)?;
                 sorts[0]
@@ -290,7 +353,14 @@ impl TermStore {
                 bv_same(ss)?;
                 self.sorts.bv(1)
             }
-            Op::BvUlt | Op::BvUle | Op::BvUgt | Op::BvUge | Op::BvSlt | Op::BvSle | Op::BvSgt | Op::BvSge => {
+            Op::BvUlt
+            | Op::BvUle
+            | Op::BvUgt
+            | Op::BvUge
+            | Op::BvSlt
+            | Op::BvSle
+            | Op::BvSgt
+            | Op::BvSge => {
                 arity(2, 2)?;
                 bv_same(ss)?;
                 bool_
@@ -357,7 +427,9 @@ impl TermStore {
             | Op::Other(_)
             | Op::Annot(_)
             | Op::Forall(_)
-            | Op::Exists(_) => return Err(SortError(format!("{} is not built by app", op_name(op)))),
+            | Op::Exists(_) => {
+                return Err(SortError(format!("{} is not built by app", op_name(op))))
+            }
         })
     }
 }
@@ -378,7 +450,11 @@ fn arity_text(lo: usize, hi: usize) -> String {
 }
 
 fn sorts_text(ss: &SortStore, sorts: &[SortId]) -> String {
-    sorts.iter().map(|&s| ss.to_text(s)).collect::<Vec<_>>().join(", ")
+    sorts
+        .iter()
+        .map(|&s| ss.to_text(s))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `1.500` -> `1.5`, `2.` -> `2.0`, `007.0` -> `7.0`.

@@ -220,9 +220,17 @@ impl TermStore {
             }
         }
         let id = TermId(self.nodes.len() as u32);
-        let d = args.iter().map(|a| self.depth[a.0 as usize] + 1).max().unwrap_or(0);
+        let d = args
+            .iter()
+            .map(|a| self.depth[a.0 as usize] + 1)
+            .max()
+            .unwrap_or(0);
         self.depth.push(d);
-        self.nodes.push(Node { op, args: Box::from(args), sort });
+        self.nodes.push(Node {
+            op,
+            args: Box::from(args),
+            sort,
+        });
         if first.is_some() {
             self.collisions.entry(h).or_default().push(id);
         } else {

@@ -11,9 +11,17 @@ use rustc_hash::FxHashMap;
 pub enum FunDef {
     /// declare-fun / declare-const, a define-fun-rec'd function, or a datatype constructor,
     /// selector or tester: an application `Op::Sym(sym)` of these sorts.
-    Declared { sym: Sym, params: Vec<SortId>, ret: SortId, kind: DeclKind },
+    Declared {
+        sym: Sym,
+        params: Vec<SortId>,
+        ret: SortId,
+        kind: DeclKind,
+    },
     /// define-fun: `params` are internal symbols substituted by the arguments on use.
-    Macro { params: Vec<(Sym, SortId)>, body: TermId },
+    Macro {
+        params: Vec<(Sym, SortId)>,
+        body: TermId,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +85,9 @@ impl Signature {
     }
     /// Pop one frame; false when there is none.
     pub fn pop(&mut self) -> bool {
-        let Some(mark) = self.frames.pop() else { return false };
+        let Some(mark) = self.frames.pop() else {
+            return false;
+        };
         while self.undo.len() > mark {
             match self.undo.pop() {
                 Some(Undo::Fun(n, Some(d))) => {
@@ -108,7 +118,15 @@ impl Signature {
     pub fn free_symbols(&self) -> impl Iterator<Item = (&str, &FunDef)> {
         self.funs
             .iter()
-            .filter(|(_, d)| matches!(d, FunDef::Declared { kind: DeclKind::Free, .. }))
+            .filter(|(_, d)| {
+                matches!(
+                    d,
+                    FunDef::Declared {
+                        kind: DeclKind::Free,
+                        ..
+                    }
+                )
+            })
             .map(|(n, d)| (n.as_str(), d))
     }
 }

@@ -16,7 +16,11 @@ pub enum Sort {
     Array(SortId, SortId),
     /// A user sort (declare-sort, datatype) or a theory sort smtproxy does not model
     /// (String, FloatingPoint, ...): name, indices as written, and sort arguments.
-    Named { name: String, indices: Vec<String>, args: Vec<SortId> },
+    Named {
+        name: String,
+        indices: Vec<String>,
+        args: Vec<SortId>,
+    },
     Unknown,
 }
 
@@ -105,7 +109,11 @@ impl SortStore {
                 self.print(e, out);
                 out.push(')');
             }
-            Sort::Named { name, indices, args } => {
+            Sort::Named {
+                name,
+                indices,
+                args,
+            } => {
                 let name = crate::smt2::printer::quote_symbol(name);
                 if indices.is_empty() && args.is_empty() {
                     out.push_str(&name);

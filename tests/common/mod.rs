@@ -57,7 +57,13 @@ impl Out {
     }
     /// Panic (test failure) on a hang or a Rust panic in the child.
     pub fn assert_no_panic_no_hang(&self, what: &str) {
-        assert!(!self.timed_out, "{what}: smtproxy hung (killed after {:?})\nstdout:\n{}\nstderr:\n{}", self.elapsed, tail(&self.stdout_str()), tail(&self.stderr_str()));
+        assert!(
+            !self.timed_out,
+            "{what}: smtproxy hung (killed after {:?})\nstdout:\n{}\nstderr:\n{}",
+            self.elapsed,
+            tail(&self.stdout_str()),
+            tail(&self.stderr_str())
+        );
         let err = self.stderr_str();
         assert!(
             self.code() != Some(101) && !err.contains("panicked"),
@@ -87,11 +93,19 @@ pub fn tail(s: &str) -> String {
 /// Pids of live (non-zombie) processes whose parent is `ppid`.
 pub fn children_of(ppid: u32) -> Vec<u32> {
     let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/proc") else { return out };
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return out;
+    };
     for e in rd.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
         let f: Vec<&str> = after.split_whitespace().collect();
         if f.first() != Some(&"Z") && f.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(ppid) {
             out.push(pid);
@@ -125,7 +139,10 @@ pub fn alive(pid: u32) -> bool {
 }
 
 pub fn comm(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string()
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 pub fn kill(pid: u32, sig: i32) {
@@ -200,7 +217,13 @@ pub fn run_cmd(mut cmd: Command, input: &[u8], timeout: Duration) -> Out {
     let _ = w.join();
     let stdout = ro.join().unwrap_or_default();
     let stderr = re.join().unwrap_or_default();
-    Out { status, stdout, stderr, timed_out, elapsed: t0.elapsed() }
+    Out {
+        status,
+        stdout,
+        stderr,
+        timed_out,
+        elapsed: t0.elapsed(),
+    }
 }
 
 /// An interactive smtproxy session: write commands, read answer lines with a deadline.
@@ -243,7 +266,12 @@ impl Session {
             let _ = se.read_to_end(&mut v);
             v
         });
-        Session { child, stdin, lines: rx, stderr: Some(stderr) }
+        Session {
+            child,
+            stdin,
+            lines: rx,
+            stderr: Some(stderr),
+        }
     }
 
     pub fn pid(&self) -> u32 {
@@ -252,8 +280,13 @@ impl Session {
 
     /// Write text (a newline is appended); returns false if the pipe is closed.
     pub fn send(&mut self, text: &str) -> bool {
-        let Some(s) = self.stdin.as_mut() else { return false };
-        s.write_all(text.as_bytes()).and_then(|_| s.write_all(b"\n")).and_then(|_| s.flush()).is_ok()
+        let Some(s) = self.stdin.as_mut() else {
+            return false;
+        };
+        s.write_all(text.as_bytes())
+            .and_then(|_| s.write_all(b"\n"))
+            .and_then(|_| s.flush())
+            .is_ok()
     }
 
     /// The next stdout line, or None after `timeout` / at end of output.
@@ -334,8 +367,16 @@ impl Session {
             }
             std::thread::sleep(Duration::from_millis(20));
         };
-        let err = self.stderr.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
-        (status, String::from_utf8_lossy(&err).into_owned(), timed_out)
+        let err = self
+            .stderr
+            .take()
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default();
+        (
+            status,
+            String::from_utf8_lossy(&err).into_owned(),
+            timed_out,
+        )
     }
 }
 
@@ -349,13 +390,29 @@ impl Drop for Session {
 }
 
 /// `smtproxy replay --check --quiet` on one log; returns (exit code, parsed JSON, stderr).
-pub fn replay(log: &Path, strategy: &str, solver: &str, timeout: Duration) -> (Option<i32>, serde_json::Value, String, Duration) {
+pub fn replay(
+    log: &Path,
+    strategy: &str,
+    solver: &str,
+    timeout: Duration,
+) -> (Option<i32>, serde_json::Value, String, Duration) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("summary.json");
     let log_s = log.to_string_lossy().into_owned();
     let json_s = json.to_string_lossy().into_owned();
     let args = [
-        "replay", "--check", "--quiet", "--strategy", strategy, "--solver", solver, "--cache", "none", "--json", &json_s, &log_s,
+        "replay",
+        "--check",
+        "--quiet",
+        "--strategy",
+        strategy,
+        "--solver",
+        solver,
+        "--cache",
+        "none",
+        "--json",
+        &json_s,
+        &log_s,
     ];
     let out = run(&args, b"", timeout);
     assert!(!out.timed_out, "replay {log_s} --strategy {strategy} --solver {solver}: hung, killed after {:?}\nstderr:\n{}", out.elapsed, tail(&out.stderr_str()));

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 /// The redis-server binary: /usr/bin or /usr/local/bin (None: not installed).
 pub fn redis_server() -> Option<&'static str> {
-    ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].into_iter().find(|p| Path::new(p).exists())
+    ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
 }
 
 /// A loopback port that was free and that no other test in this process has been given
@@ -17,7 +19,11 @@ pub fn free_port() -> u16 {
     static USED: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
     let mut used = USED.lock().unwrap();
     loop {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         if !used.contains(&port) {
             used.push(port);
             return port;
@@ -48,14 +54,24 @@ impl Server {
     }
 
     pub fn start_on(port: u16) -> Server {
-        Server::try_start_on(port).unwrap_or_else(|| panic!("redis-server did not start on port {port}"))
+        Server::try_start_on(port)
+            .unwrap_or_else(|| panic!("redis-server did not start on port {port}"))
     }
 
     /// Spawns redis-server and waits until the server answering on `port` reports our
     /// child's process id; None if the child exits or someone else answers.
     pub fn try_start_on(port: u16) -> Option<Server> {
         let child = Command::new(redis_server()?)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
