@@ -38,7 +38,8 @@ pub struct EngineArgs {
     /// Memory tier size in entries.
     #[arg(long, global = true, default_value_t = 100_000)]
     pub cache_mem: usize,
-    /// Per-check-sat deadline in milliseconds; past it the answer is `unknown`.
+    /// Per-check-sat deadline in milliseconds; past it the answer is `unknown` (every
+    /// other command the solver answers is bounded by it too).
     #[arg(long, global = true)]
     pub timeout_ms: Option<u64>,
     /// Backend processes that may solve at once; with 2 or more, an incremental solve that

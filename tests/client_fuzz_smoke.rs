@@ -6,6 +6,8 @@
 //!   (+ the printer round trip), capped at 40 s.
 //! * `fuzz_smoke_engine`: ~100 short mutated inputs through the whole engine with the real
 //!   z3 (hybrid vs passthrough answers), capped at 30 s; skipped without z3.
+//! * `fuzz_smoke_engine_mock`: ~600 mutated inputs through the whole engine behind the mock
+//!   solver (`fuzz/src/mock_solver.rs`), every strategy, capped at 30 s.
 //! * `fuzz_regressions`: replays every saved crash input in `fuzz/regressions/`.
 //!
 //! A panic found by the loop is saved as `fuzz/regressions/<target>-<hash>.smt2` and the test
@@ -386,6 +388,45 @@ fn fuzz_smoke_engine() {
     report(&crashes);
 }
 
+/// The mock solver, built by `cargo test` as an example of the package.
+fn mock_solver() -> PathBuf {
+    let p =
+        targets::mock_solver_path().expect("target/*/examples/mock_solver (cargo test builds it)");
+    assert!(p.is_file());
+    p
+}
+
+/// A libFuzzer input for `engine_mock` from a script: strategy and seed from its hash.
+/// (Saved `engine_mock-*` regressions are scripts; `engine_mock_raw-*` are libFuzzer's
+/// own inputs, used as they are.)
+fn mock_input(script: &[u8]) -> Vec<u8> {
+    let h = script.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
+    let mut input = h.to_le_bytes()[..5].to_vec();
+    input.extend_from_slice(script);
+    input
+}
+
+/// The engine behind the mock solver, every strategy: the mock's seed and the strategy
+/// come from a hash of the mutated script (the libFuzzer target takes them from the
+/// input's first bytes).
+#[test]
+fn fuzz_smoke_engine_mock() {
+    let mock = mock_solver();
+    let iters = env_num("SMTPROXY_FUZZ_MOCK_ITERS", 600);
+    let secs = env_num("SMTPROXY_FUZZ_SECS", 30);
+    let (execs, crashes) = fuzz_loop(
+        "engine_mock",
+        iters,
+        Duration::from_secs(secs),
+        targets::ENGINE_MAX_LEN,
+        &|d| targets::engine_mock(&mock_input(d), &mock),
+    );
+    assert!(execs > 50, "only {execs} inputs ran");
+    report(&crashes);
+}
+
 /// Every saved crash input must now run without a panic through both targets.
 #[test]
 fn fuzz_regressions() {
@@ -404,10 +445,21 @@ fn fuzz_regressions() {
         let data = std::fs::read(&f).unwrap();
         let name = f.file_name().unwrap().to_string_lossy().to_string();
         let run_engine = !name.starts_with("reader-") && have_z3();
+        // engine_mock-* inputs carry the strategy and the mock's seed in their first bytes.
+        let mock = name.starts_with("engine_mock").then(mock_solver);
+        let raw = name.starts_with("engine_mock_raw-");
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));
         let r = run_with_watchdog(
             &move |d: &[u8]| {
+                if let Some(m) = &mock {
+                    if raw {
+                        targets::engine_mock(d, m);
+                    } else {
+                        targets::engine_mock(&mock_input(d), m);
+                    }
+                    return;
+                }
                 targets::reader(d);
                 if run_engine {
                     let _ = targets::engine(d);

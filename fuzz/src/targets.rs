@@ -221,3 +221,110 @@ pub fn engine(data: &[u8]) -> Option<(Vec<&'static str>, Vec<&'static str>)> {
         Some((got, want))
     })
 }
+
+/// The mock solver binary (`fuzz/src/mock_solver.rs`): beside the running fuzz binary
+/// (cargo fuzz builds it with the targets), else the smtproxy package's example build.
+pub fn mock_solver_path() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    [
+        dir.join("mock_solver"),
+        dir.join("../examples/mock_solver"),
+        dir.join("examples/mock_solver"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+}
+
+/// Target (c): the whole session engine behind a mock solver that answers at random from
+/// a seed (`mock_solver.rs`): wrong models, errors, deaths and hangs included. Byte 0
+/// picks the strategy, bytes 1..5 the mock's seed, the rest is the client's script. No
+/// answer can be checked against a solver that decides nothing; what must hold is that
+/// the engine neither panics nor hangs (libFuzzer's -timeout), that every check-sat gets
+/// exactly one sat/unsat/unknown, and that smtproxy's own framing (`sp!` markers) never
+/// reaches the client.
+pub fn engine_mock(data: &[u8], mock: &std::path::Path) {
+    if data.len() < 5 {
+        return;
+    }
+    let strategy = [
+        Strategy::Passthrough,
+        Strategy::Fresh,
+        Strategy::Stack,
+        Strategy::StackCse,
+        Strategy::Cache,
+        Strategy::Hybrid,
+    ][data[0] as usize % 6];
+    let seed = u32::from_le_bytes([data[1], data[2], data[3], data[4]]);
+    let script = data[5..data.len().min(5 + ENGINE_MAX_LEN)].to_vec();
+    let cmd = format!("'{}' {seed}", mock.display());
+    with_big_stack(move || engine_mock_inner(strategy, &cmd, &script));
+}
+
+fn engine_mock_inner(strategy: Strategy, solver: &str, script: &[u8]) {
+    let Ok(spec) = smtproxy::driver::SolverSpec::resolve(Some(solver)) else {
+        panic!("mock solver not runnable: {solver}");
+    };
+    let cache = match strategy {
+        Strategy::Hybrid | Strategy::Cache => Some(smtproxy::cache::tiered::CacheConfig {
+            mem_entries: 1000,
+            mem_bytes: 16 << 20,
+            disk: None,
+            redis: None,
+        }),
+        _ => None,
+    };
+    let cfg = Config {
+        strategy,
+        solver: spec,
+        // The mock's hang (300 ms) runs past it.
+        timeout: Some(Duration::from_millis(200)),
+        cache,
+        jobs: smtproxy::session::DEFAULT_JOBS,
+    };
+    let out = SharedOut::default();
+    let Ok(mut e) = Engine::new(cfg, Box::new(out.clone())) else {
+        return;
+    };
+    let mut checks = 0usize;
+    let mut answered = 0usize;
+    for frame in CommandReader::new(script) {
+        let cmd_text = match &frame {
+            Frame::Command(raw) => raw.text.clone(),
+            Frame::Error { msg, .. } => format!("<{msg}>"),
+        };
+        let is_check = matches!(
+            smtproxy::driver::reader::command_head(&cmd_text),
+            Some("check-sat" | "check-sat-assuming")
+        );
+        let before = out.0.lock().unwrap().len();
+        let o: Outcome = e.handle(frame);
+        if let Some(a) = o.check {
+            answered += 1;
+            // A definite answer is what the client reads (unknown may reach it as the
+            // solver's own word or error, as the solver would have given it).
+            let text = String::from_utf8_lossy(&out.0.lock().unwrap()[before..]).into_owned();
+            assert!(
+                a.as_str() == "unknown" || text.split_whitespace().any(|w| w == a.as_str()),
+                "check-sat answered {} inside the engine but the client got {text:?} for {cmd_text}",
+                a.as_str()
+            );
+        }
+        if is_check {
+            checks += 1;
+        }
+        if o.exit || checks > 50 {
+            break;
+        }
+    }
+    e.shutdown();
+    let text = String::from_utf8_lossy(&out.0.lock().unwrap()).into_owned();
+    assert!(
+        !text.contains("sp!sync-"),
+        "a framing marker reached the client:\n{text}"
+    );
+    assert!(
+        answered <= checks,
+        "{answered} check-sat outcomes for {checks} check-sat commands"
+    );
+}

@@ -88,16 +88,18 @@ impl SolverHandle {
         self.solver.as_ref().map(|s| s.position())
     }
 
-    /// One command without deadline (declarations, assertions, get-value).
+    /// One command (declarations, assertions, get-value) under the session's deadline:
+    /// an assertion can make z3 unfold a definition forever, and a confused solver may
+    /// never finish an answer.
     pub fn cmd(&mut self, text: &str) -> Result<Response, DriverError> {
-        let t0 = Instant::now();
-        let r = self.ensure()?.command(text, None);
+        let (t0, deadline) = (Instant::now(), self.timeout);
+        let r = self.ensure()?.command(text, deadline);
         self.busy += t0.elapsed();
         self.after(r)
     }
 
-    /// One command (no deadline) to the process of generation `gen` only: when that
-    /// process is gone (crashed, killed, replaced) this fails with `Died` instead of
+    /// One command (under the session's deadline) to the process of generation `gen`
+    /// only: when that process is gone (crashed, killed, replaced) this fails with `Died` instead of
     /// starting a new solver, which would not hold the state the command is about (a
     /// get-value after a check-sat must never be answered by a solver that has not seen
     /// the query).
@@ -109,20 +111,11 @@ impl SolverHandle {
         if self.generation != gen {
             return Err(gone());
         }
-        let t0 = Instant::now();
+        let (t0, deadline) = (Instant::now(), self.timeout);
         let r = match self.live() {
-            Some(s) => s.command(text, None),
+            Some(s) => s.command(text, deadline),
             None => return Err(gone()),
         };
-        self.busy += t0.elapsed();
-        self.after(r)
-    }
-
-    /// Any command under the session's deadline (passthrough: a confused solver must not
-    /// hang the session).
-    pub fn cmd_with_deadline(&mut self, text: &str) -> Result<Response, DriverError> {
-        let (t0, deadline) = (Instant::now(), self.timeout);
-        let r = self.ensure()?.command(text, deadline);
         self.busy += t0.elapsed();
         self.after(r)
     }

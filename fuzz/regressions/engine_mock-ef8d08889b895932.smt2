@@ -1,0 +1,18 @@
+; get-value / get-model after unsat are errors (what KLEE's unsat InitialValues queries do);
+; get-unsat-core without :produce-unsat-cores is an error too
+(set-option :produce-models true)
+(set-logic QF_ABV)
+(declare-fun a () (Array (_ BitVec 32) (_ BitVec 8)))
+(assert (= (select a #x00000000) #x01))
+(assert (= (select a #x00000000) #x02))
+(set-info :status unsat)
+(check-sat)
+(get-value ((select a #x00000000)))
+(get-value ((select a #x00000001)))
+(get-model)
+(get-unsat-core)
+(reset-assertions)
+(assert (= (select a #x00000000) #x01))
+(set-info :status sat)
+(check-sat)
+(get-value ((select a #x00000000)))
