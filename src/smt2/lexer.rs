@@ -78,9 +78,37 @@ fn is_simple_sym_char(c: char) -> bool {
     (c as u32) < 128 && SYM_CHAR[c as usize]
 }
 
+/// Length of the run of simple-symbol bytes at the start of `b` (all ASCII).
+#[inline]
+fn sym_run(b: &[u8]) -> usize {
+    b.iter()
+        .position(|&c| c >= 128 || !SYM_CHAR[c as usize])
+        .unwrap_or(b.len())
+}
+
 fn token<'a>(i: &'a str) -> IResult<&'a str, (Tok, &'a str)> {
-    // Dispatch on the first byte, then let nom recognise the token of that class.
-    match i.as_bytes().first() {
+    // Dispatch on the first byte, then recognise the token of that class (simple symbols
+    // and plain numerals, most of every command, by a byte loop; the rest with nom).
+    let b = i.as_bytes();
+    match b.first() {
+        Some(c) if !c.is_ascii_digit() && *c != b'#' && *c != b':' => {
+            let n = sym_run(b);
+            if n > 0 {
+                return Ok((&i[n..], (Tok::Symbol, &i[..n])));
+            }
+        }
+        Some(c) if c.is_ascii_digit() => {
+            let n = b
+                .iter()
+                .position(|c| !c.is_ascii_digit())
+                .unwrap_or(b.len());
+            if b.get(n) != Some(&b'.') {
+                return Ok((&i[n..], (Tok::Numeral, &i[..n])));
+            }
+        }
+        _ => {}
+    }
+    match b.first() {
         Some(c) if c.is_ascii_digit() => {
             let (r, s) = recognize(pair(digit1, opt(pair(char('.'), digit1))))(i)?;
             // Numerals with leading zeros are accepted leniently, as z3 does.
@@ -143,11 +171,12 @@ fn skip_ws(text: &str, mut pos: usize) -> usize {
 impl<'a> Sexps<'a> {
     /// Parse all s-expressions in `text`.
     pub fn parse(text: &'a str) -> Result<Sexps<'a>, LexError> {
+        // About one node per 6 bytes of KLEE text: sized once rather than grown.
         let mut s = Sexps {
             text,
-            nodes: Vec::new(),
-            kids: Vec::new(),
-            roots: Vec::new(),
+            nodes: Vec::with_capacity(text.len() / 6 + 4),
+            kids: Vec::with_capacity(text.len() / 6 + 4),
+            roots: Vec::with_capacity(1),
         };
         // Open lists: (start offset, where their children begin in `open_kids`).
         let mut stack: Vec<(u32, usize)> = Vec::new();
@@ -234,14 +263,27 @@ impl<'a> Sexps<'a> {
                     Ok((rest, (tok, t))) => {
                         let end = pos + t.len();
                         // A token must end at a delimiter.
-                        if let Some(c) = rest.chars().next() {
-                            if !(c.is_whitespace()
-                                || c == '('
-                                || c == ')'
-                                || c == ';'
-                                || c == '"'
-                                || c == '|')
-                            {
+                        let delimited = match rest.as_bytes().first() {
+                            None => true,
+                            Some(&c) if c < 128 => {
+                                matches!(
+                                    c,
+                                    b' ' | b'\t'
+                                        | b'\n'
+                                        | b'\r'
+                                        | 0x0b
+                                        | 0x0c
+                                        | b'('
+                                        | b')'
+                                        | b';'
+                                        | b'"'
+                                        | b'|'
+                                ) || (c as char).is_whitespace()
+                            }
+                            Some(_) => false,
+                        };
+                        if let Some(c) = rest.chars().next().filter(|_| !delimited) {
+                            if !c.is_whitespace() {
                                 return Err(LexError {
                                     offset: end,
                                     msg: format!("unexpected character '{c}'"),

@@ -141,15 +141,38 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
             let mut done = false;
             while used < chunk.len() {
                 if state == State::In {
-                    // Fast path: run over bytes that cannot change the framing state.
+                    // Fast path: run over bytes that cannot change the framing state, and
+                    // over parentheses that do not close the command (copied in one go).
                     let start = used;
-                    while used < chunk.len() && !FRAMING[chunk[used] as usize] {
+                    let mut closed = false;
+                    while used < chunk.len() {
+                        let c = chunk[used];
+                        if !FRAMING[c as usize] {
+                            used += 1;
+                            continue;
+                        }
+                        match c {
+                            b'(' => depth += 1,
+                            b')' => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    used += 1;
+                                    closed = true;
+                                    break;
+                                }
+                            }
+                            _ => break,
+                        }
                         used += 1;
                     }
                     if used > start {
                         let run = &chunk[start..used];
                         self.col += run.iter().filter(|&&b| (b & 0xC0) != 0x80).count();
                         cmd.extend_from_slice(run);
+                    }
+                    if closed {
+                        done = true;
+                        break;
                     }
                     if used == chunk.len() {
                         break;
