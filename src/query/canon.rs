@@ -35,6 +35,7 @@
 
 use super::slice::free_symbols_of;
 use crate::smt2::printer::{backend_name, bv_literal, op_name, quote_symbol, string_literal};
+use crate::term::visit::Visited;
 use crate::term::{Lit, Op, SortId, SortStore, Sym, TermId, TermStore};
 use num_bigint::{BigInt, BigUint};
 use num_integer::Integer;
@@ -170,7 +171,7 @@ fn unvisited_reachable(
     roots: &[TermId],
     memo: &FxHashMap<TermId, u64>,
 ) -> Vec<TermId> {
-    let mut seen: FxHashSet<TermId> = FxHashSet::default();
+    let mut seen = Visited::new();
     let mut stack: Vec<TermId> = roots.to_vec();
     let mut out = Vec::new();
     while let Some(x) = stack.pop() {
@@ -796,7 +797,7 @@ pub fn print_canonical(store: &TermStore, t: TermId) -> String {
     }
     // shared non-leaf nodes in post-order
     let mut shared: Vec<TermId> = Vec::new();
-    let mut done: FxHashSet<TermId> = FxHashSet::default();
+    let mut done = Visited::new();
     let mut st: Vec<(TermId, bool)> = vec![(t, false)];
     while let Some((x, expanded)) = st.pop() {
         if expanded {

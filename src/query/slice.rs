@@ -20,6 +20,7 @@
 //! All traversals are iterative (explicit stacks), so term depth is not limited by the stack.
 
 use crate::term::signature::{DeclKind, FunDef, Signature};
+use crate::term::visit::Visited;
 use crate::term::{Op, Sort, Sym, TermId, TermStore};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -48,7 +49,7 @@ fn is_literal(op: Op) -> bool {
 fn resources(store: &TermStore, t: TermId) -> Vec<Res> {
     let mut out: Vec<Res> = Vec::new();
     let mut seen_res: FxHashSet<Res> = FxHashSet::default();
-    let mut visited: FxHashSet<TermId> = FxHashSet::default();
+    let mut visited = Visited::new();
     let mut stack = vec![t];
     let mut add = |r: Res, out: &mut Vec<Res>| {
         if seen_res.insert(r) {
@@ -163,7 +164,7 @@ pub fn free_symbols(store: &TermStore, t: TermId) -> Vec<TermId> {
 pub fn free_symbols_of(store: &TermStore, roots: &[TermId]) -> Vec<TermId> {
     let mut out = Vec::new();
     let mut bound: FxHashSet<Sym> = FxHashSet::default();
-    let mut visited: FxHashSet<TermId> = FxHashSet::default();
+    let mut visited = Visited::new();
     let mut stack: Vec<TermId> = roots.iter().rev().copied().collect();
     while let Some(x) = stack.pop() {
         if !visited.insert(x) {
@@ -193,7 +194,7 @@ pub fn free_symbols_of(store: &TermStore, roots: &[TermId]) -> Vec<TermId> {
 /// operators below the top, and every symbol is a free declaration in `sig` (no
 /// `define-fun-rec` functions or datatype symbols).
 pub fn sliceable(store: &TermStore, sig: &Signature, conjuncts: &[TermId]) -> bool {
-    let mut visited: FxHashSet<TermId> = FxHashSet::default();
+    let mut visited = Visited::new();
     let mut sort_ok: FxHashMap<crate::term::SortId, bool> = FxHashMap::default();
     let mut stack: Vec<TermId> = conjuncts.to_vec();
     while let Some(x) = stack.pop() {
