@@ -512,7 +512,7 @@ fn satisfies(store: &TermStore, m: &Model, ts: &[TermId]) -> bool {
 /// reads are copied, so the other components' cells (and the default) stay as they were.
 fn merge(store: &TermStore, into: &mut Model, from: &Model, conj: &[TermId]) {
     let mut cells: FxHashMap<TermId, Vec<TermId>> = FxHashMap::default();
-    let mut seen: FxHashSet<TermId> = FxHashSet::default();
+    let mut seen = crate::term::visit::Visited::new();
     let mut stack: Vec<TermId> = conj.to_vec();
     while let Some(t) = stack.pop() {
         if !seen.insert(t) {
