@@ -216,7 +216,7 @@ fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], input: &mut Vec<u8>) {
                 let cap = if rng.below(20) == 0 { 5000 } else { 8 };
                 let k = 1 + rng.below(cap);
                 let c = if rng.below(2) == 0 { b'(' } else { b')' };
-                input.splice(at..at, std::iter::repeat(c).take(k));
+                input.splice(at..at, std::iter::repeat_n(c, k));
             }
             _ if len > 0 => {
                 // replace a byte with an interesting one

@@ -184,21 +184,21 @@ fn run_bmc(dir: &Path, smt2: &Path, steps: u32, path_prefix: Option<&Path>, tag:
     let log = out.output;
     let status = log
         .lines()
-        .filter_map(|l| l.split("Status: ").nth(1))
-        .last()
+        .rev()
+        .find_map(|l| l.split("Status: ").nth(1))
         .unwrap_or("<none>")
         .trim()
         .to_string();
     let last_step = log
         .lines()
+        .rev()
         .filter_map(|l| l.split("Checking assertions in step ").nth(1))
-        .filter_map(|s| {
+        .find_map(|s| {
             s.trim_end_matches('.')
                 .trim_end_matches('.')
                 .parse::<u32>()
                 .ok()
-        })
-        .last();
+        });
     let failed_asserts = log
         .lines()
         .filter_map(|l| l.split("Assert failed in ").nth(1))
