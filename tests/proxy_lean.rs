@@ -134,8 +134,10 @@ fn markers_never_reach_the_client() {
             );
             p.assert_no_panic_no_hang(&format!("{solver} < {}", s.display()));
             let out = p.stdout_str();
+            // Text the client wrote itself may come back in an error message.
+            let own = String::from_utf8_lossy(&input).matches("sp!sync").count();
             assert!(
-                !out.contains("sp!sync"),
+                out.matches("sp!sync").count() <= own,
                 "{solver} < {}: a marker reached the client:\n{out}",
                 s.display()
             );

@@ -3,8 +3,9 @@
 //! subexpression macros (`stack-cse`).
 //!
 //! Invariants:
-//! * The backend holds `base` at its base level (no scope) and `frames[i]` alone in scope
-//!   `i + 1`; the mirror is valid only for backend generation `generation` and is cleared
+//! * The backend holds `base` at its base level (no scope) and the conjuncts of
+//!   `frames[i]` in scope `i + 1` (one conjunct per scope, except the oldest of a query
+//!   that brings more than [`SCOPES_MAX`] new ones, which share one); the mirror is valid only for backend generation `generation` and is cleared
 //!   whenever the backend restarts, so it never describes a solver that is gone.
 //! * `base` is the client's own base-level assertions while the client pushes above them
 //!   (an SMT-LIB incremental benchmark): z3 simplifies base-level assertions far better
@@ -47,6 +48,10 @@ use std::time::{Duration, Instant};
 const MAX_PUSHES: u64 = 200_000;
 /// ... or this many CSE macros.
 const MAX_MACROS: usize = 100_000;
+/// New conjuncts of one query beyond this many share a scope (the oldest of them): a
+/// query of 300,000 conjuncts pushed one scope each kept z3 busy for over ten minutes,
+/// where it solves the same query from scratch in 15 s.
+const SCOPES_MAX: usize = 64;
 /// A CSE candidate must have at least this many nodes.
 const CSE_MIN_NODES: u32 = 4;
 /// The first query solved fresh as a probe, the least and the most queries between probes.
@@ -108,7 +113,7 @@ pub struct StackMirror {
     /// time, backend generation). Its answer is read and dropped before the backend is used
     /// again; until then queries go to fresh contexts.
     pending: Option<(Instant, u64)>,
-    frames: Vec<TermId>,
+    frames: Vec<Vec<TermId>>,
     generation: u64,
     names: StackNames,
     /// backend name -> declaration text sent
@@ -357,7 +362,10 @@ impl StackMirror {
             Vec::new()
         };
         let keep = if new_base.is_empty() {
-            self.frames.iter().take_while(|c| want.contains(c)).count()
+            self.frames
+                .iter()
+                .take_while(|f| f.iter().all(|c| want.contains(c)))
+                .count()
         } else {
             0
         };
@@ -370,6 +378,7 @@ impl StackMirror {
         let kept: FxHashSet<TermId> = self
             .frames
             .iter()
+            .flatten()
             .chain(self.base.iter())
             .chain(new_base.iter())
             .copied()
@@ -407,10 +416,17 @@ impl StackMirror {
             self.assert_text(store, c, &mut cmds);
             self.base.push(c);
         }
-        for &c in &new {
+        // The oldest new conjuncts share one scope when there are very many of them.
+        let shared = new.len().saturating_sub(SCOPES_MAX - 1);
+        let scopes = std::iter::once(&new[..shared])
+            .filter(|g| !g.is_empty())
+            .chain(new[shared..].chunks(1));
+        for group in scopes {
             cmds.push("(push 1)".into());
-            self.assert_text(store, c, &mut cmds);
-            self.frames.push(c);
+            for &c in group {
+                self.assert_text(store, c, &mut cmds);
+            }
+            self.frames.push(group.to_vec());
             self.pushes += 1;
             stats.pushes += 1;
         }

@@ -59,6 +59,9 @@ pub struct Summary {
     pub stack_rebuilds: u64,
     pub stack_detours: u64,
     pub stack_races: u64,
+    /// Scopes pushed to and popped from the incremental backend.
+    pub pushes: u64,
+    pub pops: u64,
     pub fallbacks_passthrough: u64,
     pub disk_hits: u64,
     pub redis_hits: u64,
@@ -98,6 +101,8 @@ impl Stats {
             stack_rebuilds: self.stack_rebuilds,
             stack_detours: self.stack_detours,
             stack_races: self.stack_races,
+            pushes: self.pushes,
+            pops: self.pops,
             fallbacks_passthrough: self.fallbacks_passthrough,
             disk_hits: self.disk_hits,
             redis_hits: self.redis_hits,
