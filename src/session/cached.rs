@@ -14,6 +14,9 @@
 //!   unsat by monotonicity.
 //! * Stored models are in canonical order: value `i` belongs to canonical constant `i`,
 //!   and is mapped back to the client's constant through the component's renaming.
+//! * A backend model of an array that the component reads only at literal indices holds
+//!   exactly the solver's values at those cells (the rest is a default, the solver's own
+//!   when it was asked for): such a model satisfies the component as the solver's did.
 
 use super::backend::SolverHandle;
 use super::client::Decl;

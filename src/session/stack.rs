@@ -5,8 +5,9 @@
 //! Invariants:
 //! * The backend holds `base` at its base level (no scope) and the conjuncts of
 //!   `frames[i]` in scope `i + 1` (one conjunct per scope, except the oldest of a query
-//!   that brings more than [`SCOPES_MAX`] new ones, which share one); the mirror is valid only for backend generation `generation` and is cleared
-//!   whenever the backend restarts, so it never describes a solver that is gone.
+//!   that brings more than [`SCOPES_MAX`] new ones, which share one); the mirror is valid
+//!   only for backend generation `generation` and is cleared whenever the backend
+//!   restarts, so it never describes a solver that is gone.
 //! * `base` is the client's own base-level assertions while the client pushes above them
 //!   (an SMT-LIB incremental benchmark): z3 simplifies base-level assertions far better
 //!   than scoped ones. Only a restart removes a base conjunct, so base mode is dropped

@@ -6,7 +6,9 @@
 //! frame and it (whitespace and comments, up to [`GAP_KEEP`] bytes) with the position where
 //! that begins, so passthrough can give the solver the client's stream as it was. Invalid
 //! UTF-8 and stray tokens become `Frame::Error`; the reader then goes on with the next
-//! command.
+//! command. `next_frame_with` calls a hook before every read that needs new bytes (one
+//! that may block on the client), so a caller that sent commands ahead can answer them
+//! first.
 
 use std::io::BufRead;
 
