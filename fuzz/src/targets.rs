@@ -145,8 +145,14 @@ impl std::io::Write for SharedOut {
     }
 }
 
-fn z3_engine(strategy: Strategy, out: SharedOut) -> Option<Engine> {
-    let spec = smtproxy::driver::SolverSpec::resolve(Some("z3")).ok()?;
+/// An engine for `strategy` behind `spec` with a memory-only cache (cache and hybrid)
+/// and the given deadline, writing to `out`.
+fn fuzz_engine(
+    strategy: Strategy,
+    spec: smtproxy::driver::SolverSpec,
+    timeout: Duration,
+    out: SharedOut,
+) -> Option<Engine> {
     let cache = match strategy {
         Strategy::Hybrid | Strategy::Cache => Some(smtproxy::cache::tiered::CacheConfig {
             mem_entries: 1000,
@@ -159,11 +165,16 @@ fn z3_engine(strategy: Strategy, out: SharedOut) -> Option<Engine> {
     let cfg = Config {
         strategy,
         solver: spec,
-        timeout: Some(Duration::from_secs(2)),
+        timeout: Some(timeout),
         cache,
         jobs: smtproxy::session::DEFAULT_JOBS,
     };
     Engine::new(cfg, Box::new(out)).ok()
+}
+
+fn z3_engine(strategy: Strategy, out: SharedOut) -> Option<Engine> {
+    let spec = smtproxy::driver::SolverSpec::resolve(Some("z3")).ok()?;
+    fuzz_engine(strategy, spec, Duration::from_secs(2), out)
 }
 
 /// The answers (sat/unsat/unknown) of the check-sats of `data` through an engine.
@@ -265,25 +276,9 @@ fn engine_mock_inner(strategy: Strategy, solver: &str, script: &[u8]) {
     let Ok(spec) = smtproxy::driver::SolverSpec::resolve(Some(solver)) else {
         panic!("mock solver not runnable: {solver}");
     };
-    let cache = match strategy {
-        Strategy::Hybrid | Strategy::Cache => Some(smtproxy::cache::tiered::CacheConfig {
-            mem_entries: 1000,
-            mem_bytes: 16 << 20,
-            disk: None,
-            redis: None,
-        }),
-        _ => None,
-    };
-    let cfg = Config {
-        strategy,
-        solver: spec,
-        // The mock's hang (300 ms) runs past it.
-        timeout: Some(Duration::from_millis(200)),
-        cache,
-        jobs: smtproxy::session::DEFAULT_JOBS,
-    };
     let out = SharedOut::default();
-    let Ok(mut e) = Engine::new(cfg, Box::new(out.clone())) else {
+    // The mock's hang (300 ms) runs past the deadline.
+    let Some(mut e) = fuzz_engine(strategy, spec, Duration::from_millis(200), out.clone()) else {
         return;
     };
     let mut checks = 0usize;
