@@ -111,66 +111,23 @@ enum Step {
 type Memo = FxHashMap<TermId, Option<Value>>;
 
 thread_local! {
-    /// Memo tables of dropped evaluators, cleared, for the next one (the cache path builds
-    /// an evaluator per model it tries; growing each memo from nothing was a measurable
-    /// share of it). At most [`MEMO_POOL`] kept, none larger than [`MEMO_KEEP_MAX`].
+    /// Memo tables of dropped evaluators, for the next one (the cache path builds an
+    /// evaluator per model it tries; growing each memo from nothing was a measurable
+    /// share of it).
     static MEMOS: std::cell::RefCell<Vec<Memo>> = const { std::cell::RefCell::new(Vec::new()) };
 }
-const MEMO_POOL: usize = 4;
-const MEMO_KEEP_MAX: usize = 1 << 16;
 
 pub struct Evaluator<'a> {
     store: &'a TermStore,
     model: &'a Model,
     /// Value of each evaluated node; `None` = undetermined (a missing symbol below it).
-    memo: PooledMemo,
+    memo: crate::term::visit::Pooled<Memo>,
     complete: bool,
     completed: Vec<(TermId, Value)>,
     fun_completed: Vec<(Sym, Value)>,
     checked_funs: FxHashSet<Sym>,
     stack: Vec<Frame>,
     scratch: Vec<Value>,
-}
-
-/// A memo table taken from [`MEMOS`] and given back, cleared, when dropped (a type of
-/// its own so that dropping an `Evaluator` needs none of its borrows).
-#[derive(Default)]
-struct PooledMemo(Memo);
-
-impl PooledMemo {
-    fn take() -> PooledMemo {
-        PooledMemo(MEMOS.with(|p| p.borrow_mut().pop()).unwrap_or_default())
-    }
-}
-
-impl std::ops::Deref for PooledMemo {
-    type Target = Memo;
-    fn deref(&self) -> &Memo {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for PooledMemo {
-    fn deref_mut(&mut self) -> &mut Memo {
-        &mut self.0
-    }
-}
-
-impl Drop for PooledMemo {
-    fn drop(&mut self) {
-        if self.0.capacity() > MEMO_KEEP_MAX {
-            return;
-        }
-        let mut memo = std::mem::take(&mut self.0);
-        memo.clear();
-        let _ = MEMOS.try_with(|p| {
-            if let Ok(mut p) = p.try_borrow_mut() {
-                if p.len() < MEMO_POOL {
-                    p.push(memo);
-                }
-            }
-        });
-    }
 }
 
 impl<'a> Evaluator<'a> {
@@ -184,7 +141,7 @@ impl<'a> Evaluator<'a> {
         Evaluator {
             store,
             model,
-            memo: PooledMemo::take(),
+            memo: crate::term::visit::Pooled::take(&MEMOS),
             complete,
             completed: Vec::new(),
             fun_completed: Vec::new(),
