@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{have, root, run};
+use common::{have, root, run, summary};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(120);
@@ -110,12 +110,7 @@ fn many_conjuncts_share_scopes() {
         );
         out.assert_no_panic_no_hang(s);
         assert_eq!(out.stdout_str(), "sat\nunsat\n", "{s}");
-        let err = out.stderr_str();
-        let stats: serde_json::Value = err
-            .lines()
-            .rev()
-            .find_map(|l| serde_json::from_str(l.trim()).ok())
-            .unwrap_or_else(|| panic!("{s}: no --stats line:\n{err}"));
+        let stats = summary(&out.stderr_str());
         let pushes = stats["pushes"].as_u64().expect("pushes in the summary");
         assert!(
             pushes <= 2 * 64,

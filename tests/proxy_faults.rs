@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{alive, comm, descendants_of, have, kill, run, Session, FACTOR};
+use common::{alive, comm, descendants_of, have, kill, run, summary, Session, FACTOR};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(30);
@@ -236,19 +236,6 @@ enum KillPoint {
     DuringGetModel,
 }
 
-/// The last JSON object line on stderr (the `--stats` summary).
-fn stats_json(stderr: &str) -> serde_json::Value {
-    stderr
-        .lines()
-        .rev()
-        .find_map(|l| {
-            serde_json::from_str::<serde_json::Value>(l.trim())
-                .ok()
-                .filter(|v| v.is_object())
-        })
-        .unwrap_or_else(|| panic!("no --stats JSON on stderr:\n{stderr}"))
-}
-
 /// Checks a get-value answer for `a` and `b` against the assertions
 /// a + b = 16 (mod 256), a < 8, b > 9 (plus `b = want_b` when given).
 fn check_ab(what: &str, v: &str, want_b: Option<u64>) {
@@ -358,7 +345,7 @@ fn solver_killed_at(strategy: &str, point: KillPoint) {
         dir.path().join("first-incarnation.fired").exists(),
         "{what}: the wrapper never reached its trigger {trigger:?}; stderr:\n{err}"
     );
-    let stats = stats_json(&err);
+    let stats = summary(&err);
     assert!(
         stats["restarts"].as_u64().unwrap_or(0) >= 1,
         "{what}: no solver restart counted: {stats}"
@@ -852,7 +839,7 @@ fn signal_keeps_buffered_results(sig: i32, code: i32) {
     assert_eq!(out.code(), Some(0), "{}", out.stderr_str());
     let want: Vec<&str> = (0..asked).map(|i| query(i).1).collect();
     assert_eq!(out.lines(), want, "answers of the second run");
-    let st = stats_json(&out.stderr_str());
+    let st = summary(&out.stderr_str());
     assert_eq!(
         st["solver_checks"].as_u64(),
         Some(0),

@@ -7,7 +7,7 @@
 mod common;
 
 use common::redis_server::Server;
-use common::{bin, corpus, have, run_cmd, tail, Out, Session};
+use common::{bin, corpus, have, run_cmd, summary, tail, Out, Session};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -87,19 +87,6 @@ fn run_workload(cache: &str, limit_file_size: Option<u64>) -> Out {
         }
     }
     run_cmd(cmd, workload(0..N).0.as_bytes(), T)
-}
-
-/// The `--stats` / replay summary: the last JSON object line on stderr.
-fn summary(stderr: &str) -> serde_json::Value {
-    stderr
-        .lines()
-        .rev()
-        .find_map(|l| {
-            serde_json::from_str::<serde_json::Value>(l.trim())
-                .ok()
-                .filter(|v| v.is_object())
-        })
-        .unwrap_or_else(|| panic!("no JSON summary on stderr:\n{}", tail(stderr)))
 }
 
 fn field(v: &serde_json::Value, k: &str) -> u64 {

@@ -258,14 +258,8 @@ pub fn engine_mock(data: &[u8], mock: &std::path::Path) {
     if data.len() < 5 {
         return;
     }
-    let strategy = [
-        Strategy::Passthrough,
-        Strategy::Fresh,
-        Strategy::Stack,
-        Strategy::StackCse,
-        Strategy::Cache,
-        Strategy::Hybrid,
-    ][data[0] as usize % 6];
+    let all = Strategy::all();
+    let strategy = all[data[0] as usize % all.len()];
     let seed = u32::from_le_bytes([data[1], data[2], data[3], data[4]]);
     let script = data[5..data.len().min(5 + ENGINE_MAX_LEN)].to_vec();
     let cmd = format!("'{}' {seed}", mock.display());

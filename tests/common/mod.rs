@@ -90,6 +90,19 @@ pub fn tail(s: &str) -> String {
     format!("...{}", &s[i..])
 }
 
+/// The `--stats` / replay summary: the last JSON object line on stderr.
+pub fn summary(stderr: &str) -> serde_json::Value {
+    stderr
+        .lines()
+        .rev()
+        .find_map(|l| {
+            serde_json::from_str::<serde_json::Value>(l.trim())
+                .ok()
+                .filter(|v| v.is_object())
+        })
+        .unwrap_or_else(|| panic!("no JSON summary on stderr:\n{}", tail(stderr)))
+}
+
 /// Pids of live (non-zombie) processes whose parent is `ppid`.
 pub fn children_of(ppid: u32) -> Vec<u32> {
     let mut out = Vec::new();
