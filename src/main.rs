@@ -3,6 +3,9 @@
 
 use clap::Parser;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Terms may nest hundreds of thousands of levels deep; the engine recurses over them.
 const ENGINE_STACK: usize = 1 << 30;
 

@@ -9,6 +9,10 @@ use smtproxy::term::signature::{DeclKind, FunDef, Signature};
 use smtproxy::term::{TermId, TermStore};
 use std::path::{Path, PathBuf};
 
+/// The allocator the binary uses (src/main.rs), so that the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The corpus directory (benches run with the package root as working directory).
 pub fn corpus_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -725,6 +725,48 @@ impl Solver {
         Ok(out)
     }
 
+    /// Send plain commands and then `last` in one write, without reading anything: the
+    /// solver works on them while the caller does something else. Returns how many
+    /// responses precede `last`'s (read them with `read_acks`), or `None`, having sent
+    /// nothing, when a command needs special handling (use `batch`).
+    pub fn send_batch_nowait(
+        &mut self,
+        cmds: &[String],
+        last: &str,
+    ) -> Result<Option<usize>, DriverError> {
+        self.ensure_framed()?;
+        if !cmds.iter().all(|c| matches!(plan(c), Plan::Send)) {
+            return Ok(None);
+        }
+        let mut payload =
+            String::with_capacity(cmds.iter().map(|c| c.len() + 1).sum::<usize>() + last.len() + 1);
+        for c in cmds {
+            push_command(&mut payload, c);
+        }
+        push_command(&mut payload, last);
+        self.send_raw(&payload)?;
+        Ok(Some(cmds.len()))
+    }
+
+    /// The `n` responses to commands sent by `send_batch_nowait`, under `deadline` (past it
+    /// the solver is killed and `Timeout` returned).
+    pub fn read_acks(
+        &mut self,
+        n: usize,
+        deadline: Option<Duration>,
+    ) -> Result<Vec<Response>, DriverError> {
+        let t0 = Instant::now();
+        let mut out = Vec::with_capacity(n);
+        let r = (|| {
+            for _ in 0..n {
+                out.push(self.read_response(t0, deadline)?);
+            }
+            Ok(())
+        })();
+        self.busy += t0.elapsed();
+        r.map(|()| out)
+    }
+
     /// True while the solver process is running. Detects exits without a call.
     pub fn is_alive(&mut self) -> bool {
         if self.dead {

@@ -163,6 +163,51 @@ impl SolverHandle {
         self.after(r)
     }
 
+    /// `cmds` and then the check-sat `check`, sent at once without waiting (see
+    /// `Solver::send_batch_nowait`): `Some(n)`, the number of responses to read with
+    /// `acks` before `poll` gives the check's answer; `None` when nothing was sent.
+    /// Never starts a process.
+    pub fn send_with_check(
+        &mut self,
+        cmds: &[String],
+        check: &str,
+    ) -> Result<Option<usize>, DriverError> {
+        let r = match self.live() {
+            Some(s) => s.send_batch_nowait(cmds, check),
+            None => Err(DriverError::Died {
+                exit: None,
+                stderr: "the solver process is gone".into(),
+            }),
+        };
+        let r = self.after(r)?;
+        if r.is_some() {
+            self.checks += 1;
+        }
+        Ok(r)
+    }
+
+    /// The responses to the `n` commands sent before a check by `send_with_check`, under
+    /// the session's deadline; the first error response as `Ok(Err(text))`.
+    pub fn acks(&mut self, n: usize) -> Result<Result<(), String>, DriverError> {
+        if n == 0 {
+            return Ok(Ok(()));
+        }
+        let t0 = Instant::now();
+        let deadline = self.timeout;
+        let r = match self.solver.as_mut() {
+            Some(s) => s.read_acks(n, deadline),
+            None => Err(DriverError::Protocol("solver not running".into())),
+        };
+        self.busy += t0.elapsed();
+        let rs = self.after(r)?;
+        for r in rs {
+            if let Response::Error(e) = r {
+                return Ok(Err(e));
+            }
+        }
+        Ok(Ok(()))
+    }
+
     /// Pipelined commands under the session's deadline (an assertion can hang a solver:
     /// z3 unfolds recursive definitions when asserting); the first error response is
     /// returned as `Ok(Err(text))`.

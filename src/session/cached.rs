@@ -21,7 +21,7 @@
 use super::backend::SolverHandle;
 use super::client::Decl;
 use super::planner::{fresh_check, Answer, Query};
-use super::stack::{StackMirror, Via};
+use super::stack::{InFlight, StackMirror, Via};
 use super::Stats;
 use crate::cache::{CacheConfig, Entry, Key, SetIndex, TieredCache, Verdict};
 use crate::driver::{DriverError, Response};
@@ -63,6 +63,9 @@ pub struct CachePlanner {
     recent: VecDeque<u32>,
     /// Session memo: sorted conjunct set of a component -> what it was found to be.
     exact: FxHashMap<Vec<TermId>, Known>,
+    /// Session memo of whole queries: sorted assertions and assumptions -> unsat (`None`)
+    /// or the model that satisfied them.
+    whole: FxHashMap<Vec<TermId>, Option<Model>>,
     conj_ids: FxHashMap<TermId, u64>,
     warned: bool,
     /// Components for which models were tried, and how many a model answered, in the
@@ -73,6 +76,11 @@ pub struct CachePlanner {
     all_tries: u32,
     all_wins: u32,
     recent_budget: usize,
+    /// Components that got past the session memo and the unsat index, and how many of
+    /// those went to the backend (both halved now and then): hybrid solves ahead while
+    /// at least half do.
+    past_memo: u32,
+    to_backend: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -109,7 +117,10 @@ impl CachePlanner {
             all_tries: 0,
             all_wins: 0,
             recent_budget: RECENT_MODELS,
+            past_memo: 0,
+            to_backend: 0,
             exact: FxHashMap::default(),
+            whole: FxHashMap::default(),
             conj_ids: FxHashMap::default(),
             warned: false,
         }
@@ -135,7 +146,6 @@ impl CachePlanner {
         self.warned = true;
     }
 
-    #[allow(clippy::too_many_arguments)]
     pub fn check(
         &mut self,
         stack: &mut StackMirror,
@@ -144,6 +154,59 @@ impl CachePlanner {
         store: &mut TermStore,
         q: &Query,
         stats: &mut Stats,
+    ) -> Result<Planned, DriverError> {
+        // The very same query (assertions and assumptions, as terms) answered before in
+        // this session (a KLEE log repeats many): no slicing, no per-component work. A
+        // model is evaluated on the query again all the same.
+        let mut whole: Vec<TermId> = q.assertions.to_vec();
+        whole.extend_from_slice(q.assumptions);
+        whole.sort_unstable();
+        whole.dedup();
+        if q.defs.is_empty() {
+            match self.whole.get(&whole) {
+                Some(None) => {
+                    stats.cache_hits += 1;
+                    return Ok(Planned::Own(Answer::Unsat, None));
+                }
+                Some(Some(m)) if satisfies(store, m, &whole) => {
+                    stats.cache_hits += 1;
+                    return Ok(Planned::Own(Answer::Sat, Some(m.clone())));
+                }
+                _ => {}
+            }
+        }
+        let mut spec = None;
+        let r = self.plan(stack, main, aux, store, q, stats, &mut spec);
+        if let Some((_, f)) = spec {
+            stack.drop_inflight(f);
+        }
+        if let Ok(Planned::Own(a @ (Answer::Sat | Answer::Unsat), m)) = &r {
+            let known = match (a, m) {
+                (Answer::Unsat, _) => Some(None),
+                (_, Some(m)) => Some(Some(m.clone())),
+                _ => None,
+            };
+            if let Some(k) = known {
+                if self.whole.len() >= CEX_MAX_SETS {
+                    self.whole.clear();
+                }
+                self.whole.insert(whole, k);
+            }
+        }
+        r
+    }
+
+    /// `check`, with the component (index) whose solve was started ahead in `spec`.
+    #[allow(clippy::too_many_arguments)]
+    fn plan(
+        &mut self,
+        stack: &mut StackMirror,
+        main: &mut SolverHandle,
+        aux: &mut SolverHandle,
+        store: &mut TermStore,
+        q: &Query,
+        stats: &mut Stats,
+        spec: &mut Option<(usize, InFlight)>,
     ) -> Result<Planned, DriverError> {
         let mut all: Vec<TermId> = q.assertions.to_vec();
         all.extend_from_slice(q.assumptions);
@@ -159,7 +222,7 @@ impl CachePlanner {
         let mut model = Model::new();
         let mut any_solver = false;
         let mut used_model = false;
-        for comp in comps {
+        for (ci, comp) in comps.into_iter().enumerate() {
             // The same conjunct set answered before in this session.
             let mut exact: Vec<TermId> = comp.conjuncts.clone();
             exact.sort_unstable();
@@ -183,6 +246,26 @@ impl CachePlanner {
                 stats.cache_hits += u64::from(!any_solver);
                 self.learn(exact, Known::Unsat);
                 return Ok(Planned::Own(Answer::Unsat, None));
+            }
+            let leaves: Vec<TermId> = free_symbols_of(store, &comp.conjuncts);
+            // Hybrid: while models are tried and the component is canonicalised and
+            // looked up, the stack backend already solves it on the other core, when most
+            // components that get this far end up there anyway.
+            self.past_memo += 1;
+            if self.past_memo >= 256 {
+                self.past_memo /= 2;
+                self.to_backend /= 2;
+            }
+            if spec.is_none()
+                && matches!(self.policy, MissPolicy::Stack { .. })
+                && self.to_backend * 2 >= self.past_memo
+            {
+                let decls = component_decls(store, q, &leaves);
+                let cq = component_query(q, &comp.conjuncts, &decls);
+                if let Some(f) = stack.begin(main, store, &cq, stats) {
+                    stats.speculations += 1;
+                    *spec = Some((ci, f));
+                }
             }
             // A model of a superset, or a recent model (cheaper than canonicalising).
             let found = self.find_model(store, &ids, &comp.conjuncts);
@@ -236,8 +319,29 @@ impl CachePlanner {
             }
             // The backend.
             any_solver = true;
-            let leaves: Vec<TermId> = free_symbols_of(store, &comp.conjuncts);
-            let (a, m) = self.solve(stack, main, aux, store, q, &comp.conjuncts, &leaves, stats)?;
+            self.to_backend += 1;
+            let ahead = match spec.take() {
+                Some((i, f)) if i == ci => {
+                    stats.speculations_used += 1;
+                    Some(f)
+                }
+                Some((_, f)) => {
+                    stack.drop_inflight(f);
+                    None
+                }
+                None => None,
+            };
+            let (a, m) = self.solve(
+                stack,
+                main,
+                aux,
+                store,
+                q,
+                &comp.conjuncts,
+                &leaves,
+                ahead,
+                stats,
+            )?;
             match a {
                 Answer::Unsat => {
                     self.unsat_sets.insert(&ids, ());
@@ -409,36 +513,22 @@ impl CachePlanner {
         client_q: &Query,
         conj: &[TermId],
         leaves: &[TermId],
+        ahead: Option<InFlight>,
         stats: &mut Stats,
     ) -> Result<(Answer, Option<Model>), DriverError> {
-        let used: FxHashSet<String> = leaves
-            .iter()
-            .filter_map(|&l| match store.op(l) {
-                Op::Sym(s) => Some(store.sym_name(s).to_string()),
-                _ => None,
-            })
-            .collect();
-        let decls: Vec<Decl> = client_q
-            .decls
-            .iter()
-            .filter(|d| used.contains(&d.name))
-            .cloned()
-            .collect();
-        let q = Query {
-            assertions: conj,
-            base: client_q.base,
-            assumptions: &[],
-            decls: &decls,
-            defs: &[],
-            preamble: client_q.preamble,
-            logic: client_q.logic,
-            sig: client_q.sig,
-        };
+        let decls = component_decls(store, client_q, leaves);
+        let q = component_query(client_q, conj, &decls);
         let (a, h, stack_names): (Answer, &mut SolverHandle, bool) = match self.policy {
-            MissPolicy::Stack { race } => match stack.check(main, aux, race, store, &q, stats)? {
-                (a, Via::Incremental) => (a, main, true),
-                (a, Via::Fresh) => (a, aux, false),
-            },
+            MissPolicy::Stack { race } => {
+                let r = match ahead {
+                    Some(f) => stack.finish(f, main, aux, race, store, &q, stats)?,
+                    None => stack.check(main, aux, race, store, &q, stats)?,
+                };
+                match r {
+                    (a, Via::Incremental) => (a, main, true),
+                    (a, Via::Fresh) => (a, aux, false),
+                }
+            }
             MissPolicy::Fresh => (fresh_check(main, store, &q, stats)?, main, false),
         };
         if a != Answer::Sat || leaves.is_empty() {
@@ -533,6 +623,37 @@ impl CachePlanner {
             m.set(l, val);
         }
         Ok((a, Some(m)))
+    }
+}
+
+/// The client's declarations of a component's free constants.
+fn component_decls(store: &TermStore, client_q: &Query, leaves: &[TermId]) -> Vec<Decl> {
+    let used: FxHashSet<&str> = leaves
+        .iter()
+        .filter_map(|&l| match store.op(l) {
+            Op::Sym(s) => Some(store.sym_name(s)),
+            _ => None,
+        })
+        .collect();
+    client_q
+        .decls
+        .iter()
+        .filter(|d| used.contains(d.name.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// A component as a query of its own (the client's options and base, no assumptions).
+fn component_query<'a>(client_q: &Query<'a>, conj: &'a [TermId], decls: &'a [Decl]) -> Query<'a> {
+    Query {
+        assertions: conj,
+        base: client_q.base,
+        assumptions: &[],
+        decls,
+        defs: &[],
+        preamble: client_q.preamble,
+        logic: client_q.logic,
+        sig: client_q.sig,
     }
 }
 

@@ -74,6 +74,35 @@ pub enum Via {
     Fresh,
 }
 
+/// A check running on the incremental backend whose answer nobody waits for.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    t0: Instant,
+    generation: u64,
+    /// Responses to read before the check's answer (see `InFlight::Sent`).
+    acks: usize,
+    /// Started ahead of need by the cache planner and not needed after all (rather than
+    /// left behind by a race that a fresh context won): it is waited for, up to its
+    /// bail-out deadline, before the backend is used again.
+    speculative: bool,
+}
+
+/// A query sent to the incremental backend by `StackMirror::begin`.
+#[derive(Debug)]
+pub enum InFlight {
+    /// The check-sat is out; its answer has not been read.
+    Sent {
+        t0: Instant,
+        /// The bail-out deadline, from `t0`.
+        deadline: Duration,
+        generation: u64,
+        /// Responses to the commands sent before the check, still to be read.
+        acks: usize,
+    },
+    /// Answered already (the backend refused the query or ran out of time setting it up).
+    Done(Answer),
+}
+
 /// Names in the stack backend: client names, with redeclared ones renamed, and CSE macros.
 #[derive(Default)]
 pub struct StackNames {
@@ -113,7 +142,7 @@ pub struct StackMirror {
     /// An incremental check still running after a fresh context answered its query (start
     /// time, backend generation). Its answer is read and dropped before the backend is used
     /// again; until then queries go to fresh contexts.
-    pending: Option<(Instant, u64)>,
+    pending: Option<Pending>,
     frames: Vec<Vec<TermId>>,
     generation: u64,
     names: StackNames,
@@ -245,19 +274,49 @@ impl StackMirror {
     /// Whether the incremental backend is free: a pending background check is read if it
     /// has finished, and killed (with a back-off) once it has run for `BACKGROUND_MAX`.
     fn settle(&mut self, h: &mut SolverHandle, stats: &mut Stats) -> bool {
-        let Some((t0, gen)) = self.pending else {
+        let Some(p) = self.pending else {
             return true;
         };
-        if gen != h.generation || !h.is_running() {
+        if p.generation != h.generation || !h.is_running() {
             self.clear();
             return true;
         }
-        match h.poll(Duration::ZERO) {
+        // A dropped speculation is waited for like any incremental solve, up to its
+        // bail-out deadline; past that it is a slow solve left in the background.
+        let wait = if p.speculative {
+            self.bailout_deadline(h.timeout)
+                .saturating_sub(p.t0.elapsed())
+        } else {
+            Duration::ZERO
+        };
+        let until = Instant::now() + wait;
+        let mut left = p.acks;
+        let r = loop {
+            match h.poll(until.saturating_duration_since(Instant::now())) {
+                Ok(Some(Response::Error(_))) if left > 0 => {
+                    // A refused command: the backend's state is not what the mirror says.
+                    h.kill();
+                    self.clear();
+                    return true;
+                }
+                Ok(Some(_)) if left > 0 => left -= 1,
+                r => break r,
+            }
+        };
+        if let Some(q) = self.pending.as_mut() {
+            q.acks = left;
+        }
+        match r {
             Ok(Some(_)) => {
                 self.pending = None;
                 true
             }
-            Ok(None) if t0.elapsed() < BACKGROUND_MAX => false,
+            Ok(None) if p.t0.elapsed() < BACKGROUND_MAX => {
+                if let Some(q) = self.pending.as_mut() {
+                    q.speculative = false;
+                }
+                false
+            }
             Ok(None) => {
                 stats.note(format!(
                     "an incremental solve ran {} s in the background; restarting the stack backend",
@@ -313,6 +372,113 @@ impl StackMirror {
         q: &Query,
         stats: &mut Stats,
     ) -> Result<(Answer, Via), DriverError> {
+        match self.try_begin(h, store, q, stats)? {
+            InFlight::Done(a) => Ok((a, Via::Incremental)),
+            InFlight::Sent {
+                t0, deadline, acks, ..
+            } => self.wait(h, aux, race, store, q, stats, t0, deadline, acks, t0),
+        }
+    }
+
+    /// Start answering the query incrementally ahead of need (the cache planner's
+    /// speculation: the solver works on the other core while the result store is
+    /// searched). `None` when the stack would not take the query now (a background check,
+    /// a back-off or a probe is due): `check` routes it then. The result must be given to
+    /// `finish` or `drop_inflight` before the backend is used for anything else.
+    pub fn begin(
+        &mut self,
+        main: &mut SolverHandle,
+        store: &mut TermStore,
+        q: &Query,
+        stats: &mut Stats,
+    ) -> Option<InFlight> {
+        let next = self.queries + 1;
+        if !self.settle(main, stats) || next < self.skip_until || next >= self.next_probe {
+            return None;
+        }
+        self.queries = next;
+        match self.try_begin(main, store, q, stats) {
+            Ok(f) => Some(f),
+            Err(_) => {
+                // Nothing is pending on a dead or failed backend; `check` restarts it.
+                self.queries -= 1;
+                self.clear();
+                main.kill();
+                None
+            }
+        }
+    }
+
+    /// The answer to a query started by `begin` (as `check` would give it).
+    #[allow(clippy::too_many_arguments)]
+    pub fn finish(
+        &mut self,
+        f: InFlight,
+        main: &mut SolverHandle,
+        aux: &mut SolverHandle,
+        race: bool,
+        store: &mut TermStore,
+        q: &Query,
+        stats: &mut Stats,
+    ) -> Result<(Answer, Via), DriverError> {
+        match f {
+            InFlight::Done(a) => Ok((a, Via::Incremental)),
+            InFlight::Sent {
+                t0,
+                deadline,
+                generation,
+                acks,
+            } if generation == main.generation && generation == self.generation => {
+                // What the query costs from here on: the solver worked while the caller did.
+                let now = Instant::now();
+                match self.wait(main, aux, race, store, q, stats, t0, deadline, acks, now) {
+                    Err(DriverError::Died { .. } | DriverError::Io(_)) => {
+                        stats.note("stack backend died; restarting it".into());
+                        self.clear();
+                        main.kill();
+                        self.queries -= 1;
+                        self.check(main, aux, race, store, q, stats)
+                    }
+                    r => r,
+                }
+            }
+            InFlight::Sent { .. } => {
+                self.queries -= 1;
+                self.check(main, aux, race, store, q, stats)
+            }
+        }
+    }
+
+    /// A query started by `begin` is not needed after all: its answer is read and dropped
+    /// before the backend is used again (see `settle`).
+    pub fn drop_inflight(&mut self, f: InFlight) {
+        if let InFlight::Sent {
+            t0,
+            generation,
+            acks,
+            ..
+        } = f
+        {
+            if generation == self.generation {
+                self.pending = Some(Pending {
+                    t0,
+                    generation,
+                    acks,
+                    speculative: true,
+                });
+            }
+        }
+    }
+
+    /// Bring the backend to the query's conjuncts (pops, declarations, pushes) and send
+    /// its check-sat without waiting for the answer.
+    fn try_begin(
+        &mut self,
+        h: &mut SolverHandle,
+        store: &mut TermStore,
+        q: &Query,
+        stats: &mut Stats,
+    ) -> Result<InFlight, DriverError> {
         let options: Vec<String> = q.preamble.to_vec();
         let conjuncts = split_conjuncts(store, q.assertions);
         let want: FxHashSet<TermId> = conjuncts.iter().copied().collect();
@@ -431,10 +597,69 @@ impl StackMirror {
             self.pushes += 1;
             stats.pushes += 1;
         }
-        let batch_t0 = Instant::now();
+        let check = check_text(store, q.assumptions, &self.names);
+        let deadline = self.bailout_deadline(h.timeout);
+        let generation = self.generation;
+        // Pops, declarations, assertions and the check in one write, nothing read yet: the
+        // solver works through them while the caller goes on (z3 spends about as long on
+        // a KLEE query's pops and assertions as on its check).
+        let t0 = Instant::now();
+        if let Some(acks) = h.send_with_check(&cmds, &check)? {
+            stats.solver_checks += 1;
+            self.batch_ms = 0.0;
+            return Ok(InFlight::Sent {
+                t0,
+                deadline,
+                generation,
+                acks,
+            });
+        }
         let sent = h.batch(&cmds);
-        self.batch_ms = batch_t0.elapsed().as_secs_f64() * 1000.0;
+        self.batch_ms = t0.elapsed().as_secs_f64() * 1000.0;
         match sent {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                // The backend refused something: its state is uncertain; start over.
+                stats.note(format!("stack backend rejected a command: {e}"));
+                h.kill();
+                self.clear();
+                return Ok(InFlight::Done(Answer::Unknown));
+            }
+            Err(DriverError::Timeout { .. }) => {
+                self.clear();
+                stats.timeouts += 1;
+                return Ok(InFlight::Done(Answer::Unknown));
+            }
+            Err(e) => return Err(e),
+        }
+        stats.solver_checks += 1;
+        let t0 = Instant::now();
+        h.send_check(&check)?;
+        Ok(InFlight::Sent {
+            t0,
+            deadline,
+            generation,
+            acks: 0,
+        })
+    }
+
+    /// The answer to the check sent at `t0`: within the bail-out `deadline`, else raced
+    /// against a fresh context or abandoned for one. Its cost is counted from `cost_from`.
+    #[allow(clippy::too_many_arguments)]
+    fn wait(
+        &mut self,
+        h: &mut SolverHandle,
+        aux: &mut SolverHandle,
+        race: bool,
+        store: &mut TermStore,
+        q: &Query,
+        stats: &mut Stats,
+        t0: Instant,
+        deadline: Duration,
+        acks: usize,
+        cost_from: Instant,
+    ) -> Result<(Answer, Via), DriverError> {
+        match h.acks(acks) {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
                 // The backend refused something: its state is uncertain; start over.
@@ -450,13 +675,9 @@ impl StackMirror {
             }
             Err(e) => return Err(e),
         }
-        let check = check_text(store, q.assumptions, &self.names);
-        let deadline = self.bailout_deadline(h.timeout);
-        stats.solver_checks += 1;
-        let t0 = Instant::now();
-        h.send_check(&check)?;
-        if let Some(resp) = h.poll(deadline)? {
-            return Ok((self.incremental_answer(&resp, t0), Via::Incremental));
+        let left = deadline.saturating_sub(t0.elapsed());
+        if let Some(resp) = h.poll(left)? {
+            return Ok((self.incremental_answer(&resp, cost_from), Via::Incremental));
         }
         if Some(deadline) == h.timeout {
             // The client's own deadline.
@@ -578,7 +799,12 @@ impl StackMirror {
                     Ok(Some(resp)) => {
                         // The incremental solve goes on in the background (see `pending`).
                         stats.stack_bailouts += 1;
-                        self.pending = Some((t0, h.generation));
+                        self.pending = Some(Pending {
+                            t0,
+                            generation: h.generation,
+                            acks: 0,
+                            speculative: false,
+                        });
                         self.record_fresh(fresh_t0.elapsed());
                         return Ok((response_answer(&resp), Via::Fresh));
                     }

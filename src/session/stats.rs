@@ -30,6 +30,10 @@ pub struct Stats {
     pub stack_rebuilds: u64,
     pub pushes: u64,
     pub pops: u64,
+    /// Hybrid: component solves started on the stack backend before the result store was
+    /// searched, and how many of them were needed.
+    pub speculations: u64,
+    pub speculations_used: u64,
     /// Result-store lookups answered by each persistent tier (per component), and
     /// entries written to the store, as of the end of the run.
     pub disk_hits: u64,
@@ -62,6 +66,8 @@ pub struct Summary {
     /// Scopes pushed to and popped from the incremental backend.
     pub pushes: u64,
     pub pops: u64,
+    pub speculations: u64,
+    pub speculations_used: u64,
     pub fallbacks_passthrough: u64,
     pub disk_hits: u64,
     pub redis_hits: u64,
@@ -103,6 +109,8 @@ impl Stats {
             stack_races: self.stack_races,
             pushes: self.pushes,
             pops: self.pops,
+            speculations: self.speculations,
+            speculations_used: self.speculations_used,
             fallbacks_passthrough: self.fallbacks_passthrough,
             disk_hits: self.disk_hits,
             redis_hits: self.redis_hits,
