@@ -126,6 +126,18 @@ impl CachePlanner {
         }
     }
 
+    /// Forget the session's memos, models and counterexample index (see
+    /// `Engine::forget_session`); the result store stays.
+    pub fn forget_session(&mut self) {
+        self.unsat_sets.clear();
+        self.sat_sets.clear();
+        self.models.clear();
+        self.recent.clear();
+        self.exact.clear();
+        self.whole.clear();
+        self.conj_ids.clear();
+    }
+
     pub fn flush(&mut self) {
         if let Some(t) = self.store_tiers.as_mut() {
             t.flush();

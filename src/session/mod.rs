@@ -27,7 +27,8 @@ pub mod stats;
 use crate::driver::{DriverError, Response, SolverKind, SolverSpec};
 use crate::smt2::command::Command;
 use crate::smt2::lexer::{unescape_string, Sexps};
-use crate::smt2::parser::{parse_command, ErrorKind};
+use crate::smt2::memo::AssertMemo;
+use crate::smt2::parser::{parse_command, parse_command_traced, ErrorKind};
 use crate::smt2::printer::quote_symbol;
 use crate::smt2::reader::Frame;
 use crate::smt2::response::{self, Dialect};
@@ -102,6 +103,7 @@ enum Last {
 pub struct Engine {
     pub store: TermStore,
     sig: Signature,
+    assert_memo: AssertMemo,
     client: ClientState,
     dialect: Dialect,
     planner: Planner,
@@ -139,6 +141,7 @@ impl Engine {
         Ok(Engine {
             store: TermStore::new(),
             sig: Signature::default(),
+            assert_memo: AssertMemo::default(),
             client: ClientState::default(),
             dialect,
             planner,
@@ -243,7 +246,11 @@ impl Engine {
     }
 
     fn command(&mut self, text: &str, line: usize, col: usize) -> Outcome {
-        let parsed = parse_command(&mut self.store, &self.sig, text);
+        let parsed = if crate::driver::reader::command_head(text) == Some("assert") {
+            self.parse_assert(text)
+        } else {
+            parse_command(&mut self.store, &self.sig, text)
+        };
         let cmd = match parsed {
             Ok(c) => c,
             Err(e) if e.kind == ErrorKind::Unsupported => {
@@ -262,6 +269,21 @@ impl Engine {
             }
         };
         self.interpret(cmd, text, line, col)
+    }
+
+    /// An assertion: from the memo when the same text was parsed before with its names
+    /// meaning the same, else parsed (and kept).
+    fn parse_assert(&mut self, text: &str) -> Result<Command, crate::smt2::parser::ParseError> {
+        if let Some(t) = self.assert_memo.get(text, &self.sig) {
+            return Ok(Command::Assert(t, Vec::new()));
+        }
+        let (r, trace) = parse_command_traced(&mut self.store, &self.sig, text);
+        if let Ok(Command::Assert(t, named)) = &r {
+            if named.is_empty() {
+                self.assert_memo.put(text, *t, trace);
+            }
+        }
+        r
     }
 
     /// Switch to passthrough: the client's state is replayed into a lean backend, then
@@ -746,6 +768,14 @@ impl Engine {
             Ok(text) => self.emit(&text),
             Err(e) => self.error_at(line, col, &e.to_string()),
         }
+    }
+
+    /// Drop the session's memos (parsed assertions, answered queries and components,
+    /// models, the unsat index): later queries are answered as a new session would answer
+    /// them, from the result store. For benches that time a store hit.
+    pub fn forget_session(&mut self) {
+        self.assert_memo = AssertMemo::default();
+        self.planner.forget_session();
     }
 
     /// Stop the backends (at exit or on a signal). Answers still in flight are relayed

@@ -326,6 +326,13 @@ impl Planner {
         Ok(super::filter_model(&text, &names))
     }
 
+    /// Drop what this session remembers of earlier queries (not the result store).
+    pub fn forget_session(&mut self) {
+        if let Some(c) = self.cached.as_mut() {
+            c.forget_session();
+        }
+    }
+
     pub fn shutdown(&mut self, stats: &mut super::Stats) {
         if let Some(c) = self.cached.as_mut() {
             c.flush();

@@ -62,8 +62,47 @@ pub fn parse_command(store: &mut TermStore, sig: &Signature, text: &str) -> PRes
         env: FxHashMap::default(),
         named: Vec::new(),
         sort_params: Vec::new(),
+        trace: None,
     };
     p.command(sx.roots[0])
+}
+
+/// `parse_command`, also returning the signature lookups its terms were built from.
+pub fn parse_command_traced(
+    store: &mut TermStore,
+    sig: &Signature,
+    text: &str,
+) -> (PResult<Command>, Trace) {
+    let sx = match Sexps::parse(text) {
+        Ok(sx) => sx,
+        Err(e) => {
+            return (
+                Err(ParseError {
+                    offset: e.offset,
+                    msg: e.msg,
+                    kind: ErrorKind::Syntax,
+                }),
+                Trace::default(),
+            )
+        }
+    };
+    if sx.roots.len() != 1 {
+        return (
+            err(0, ErrorKind::Syntax, "expected exactly one command"),
+            Trace::default(),
+        );
+    }
+    let mut p = Parser {
+        store,
+        sig,
+        sx: &sx,
+        env: FxHashMap::default(),
+        named: Vec::new(),
+        sort_params: Vec::new(),
+        trace: Some(Trace::default()),
+    };
+    let r = p.command(sx.roots[0]);
+    (r, p.trace.take().unwrap_or_default())
 }
 
 /// Parse a standalone term (used for solver answers, e.g. model values).
@@ -83,6 +122,7 @@ pub fn parse_term(store: &mut TermStore, sig: &Signature, text: &str) -> PResult
         env: FxHashMap::default(),
         named: Vec::new(),
         sort_params: Vec::new(),
+        trace: None,
     };
     p.term(sx.roots[0], 0)
 }
@@ -104,6 +144,7 @@ pub fn parse_sort(store: &mut TermStore, sig: &Signature, text: &str) -> PResult
         env: FxHashMap::default(),
         named: Vec::new(),
         sort_params: Vec::new(),
+        trace: None,
     };
     p.sort(sx.roots[0], 0)
 }
@@ -117,6 +158,33 @@ struct Parser<'a, 's> {
     named: Vec<(String, TermId)>,
     /// define-sort / datatype parameters in scope.
     sort_params: Vec<(String, SortId)>,
+    /// The signature lookups made while building terms, when asked for (`parse_traced`).
+    trace: Option<Trace>,
+}
+
+/// What parsing a command looked up in the signature to build its terms: each function
+/// and sort name with what it stood for. Parsing the same text again gives the same terms
+/// as long as every one of these names still stands for the same thing (see
+/// `crate::smt2::memo`).
+#[derive(Clone, Debug, Default)]
+pub struct Trace {
+    funs: FxHashMap<String, Option<FunDef>>,
+    sorts: FxHashMap<String, Option<SortDef>>,
+}
+
+impl Trace {
+    /// Every name looked up stands for what it stood for then.
+    pub fn holds(&self, sig: &Signature) -> bool {
+        self.funs.iter().all(|(n, d)| sig.fun(n) == d.as_ref())
+            && self.sorts.iter().all(|(n, d)| sig.sort(n) == d.as_ref())
+    }
+    /// Names looked up.
+    pub fn len(&self) -> usize {
+        self.funs.len() + self.sorts.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 pub fn builtin_op(name: &str) -> Option<Op> {
@@ -192,6 +260,30 @@ fn indexed_op(name: &str, idx: &[u32]) -> Option<Op> {
 }
 
 impl<'a, 's> Parser<'a, 's> {
+    /// `sig.fun`, noted in the trace.
+    fn fun_def(&mut self, name: &str) -> Option<&'a FunDef> {
+        let sig: &'a Signature = self.sig;
+        let d = sig.fun(name);
+        if let Some(t) = self.trace.as_mut() {
+            if !t.funs.contains_key(name) {
+                t.funs.insert(name.to_string(), d.cloned());
+            }
+        }
+        d
+    }
+
+    /// `sig.sort`, noted in the trace.
+    fn sort_def(&mut self, name: &str) -> Option<&'a SortDef> {
+        let sig: &'a Signature = self.sig;
+        let d = sig.sort(name);
+        if let Some(t) = self.trace.as_mut() {
+            if !t.sorts.contains_key(name) {
+                t.sorts.insert(name.to_string(), d.cloned());
+            }
+        }
+        d
+    }
+
     fn off(&self, id: u32) -> usize {
         self.sx.offset(id)
     }
@@ -767,7 +859,7 @@ impl<'a, 's> Parser<'a, 's> {
         args: &[SortId],
         depth: usize,
     ) -> PResult<SortId> {
-        match self.sig.sort(name) {
+        match self.sort_def(name) {
             Some(SortDef::Declared(arity)) => {
                 if *arity as usize != args.len() {
                     return err(
@@ -803,12 +895,16 @@ impl<'a, 's> Parser<'a, 's> {
                     env: FxHashMap::default(),
                     named: Vec::new(),
                     sort_params: params.iter().cloned().zip(args.iter().copied()).collect(),
+                    // The body's own lookups are part of this parse's.
+                    trace: self.trace.take(),
                 };
                 let root = sx.roots.first().copied().unwrap_or(0);
-                p.sort(root, depth + 1).map_err(|mut e| {
+                let r = p.sort(root, depth + 1).map_err(|mut e| {
                     e.offset = self.sx.offset(id);
                     e
-                })
+                });
+                self.trace = p.trace.take();
+                r
             }
             None => err(
                 self.off(id),
@@ -950,7 +1046,7 @@ impl<'a, 's> Parser<'a, 's> {
     }
 
     fn apply(&mut self, id: u32, name: &str, args: Vec<TermId>) -> PResult<TermId> {
-        match self.sig.fun(name) {
+        match self.fun_def(name) {
             Some(FunDef::Declared {
                 sym,
                 params,
@@ -1076,12 +1172,13 @@ impl<'a, 's> Parser<'a, 's> {
                         return Ok(TermStore::FALSE);
                     }
                 }
-                let takes_args = match self.sig.fun(text) {
+                let def = self.fun_def(text);
+                let takes_args = match def {
                     Some(FunDef::Declared { params, .. }) => !params.is_empty(),
                     Some(FunDef::Macro { params, .. }) => !params.is_empty(),
                     None => false,
                 };
-                match self.sig.fun(text) {
+                match def {
                     Some(_) if !takes_args => self.apply(id, text, vec![]),
                     Some(_) => err(
                         self.off(id),
