@@ -1,13 +1,19 @@
-//! The cache strategy's query path (Green + KLEE's solver chain, on canonical forms):
-//! slice the query into independent components; for each, try the component's exact
-//! canonical key in the tiered store, then counterexample reasoning (a stored unsat
-//! conjunct set that is a subset of the component proves unsat; a model of a stored
-//! superset, or a recent model, that evaluates to true proves sat); what is left goes to a
-//! backend. Results of the backend feed the store.
+//! The cache strategy's query path (Green + KLEE's solver chain, on canonical forms). A
+//! query asked before in this session is answered from the whole-query memo. Otherwise it
+//! is sliced into independent components, and each is tried, cheapest first: the session
+//! memo of components; counterexample reasoning on unsat sets (a refuted subset proves
+//! unsat); a model of a stored superset or a recent model, evaluated; the component's
+//! canonical key in the tiered store; a backend. Results of the backend feed the store.
+//! Under `hybrid` the backend is the incremental stack, and a component that got past the
+//! memo and the unsat index is sent to it ahead of need while at least half such
+//! components have ended up there: the solver works on the other core while models are
+//! evaluated and the key is computed, and its answer is read only if the cache finds none.
 //!
 //! Invariants:
 //! * A `sat` is only returned with a model that the evaluator found to satisfy every
 //!   assertion and assumption of the client's query (not just the component).
+//! * A solve started ahead is either waited for (the component's answer) or dropped before
+//!   `check` returns, never both (`StackMirror::begin`).
 //! * `unknown` is never stored. An unsat entry is stored under the key of the exact
 //!   canonical component the backend refuted, and in the counterexample index under the
 //!   set of that component's conjuncts (client names, this session), so a superset is

@@ -143,7 +143,10 @@ impl Planner {
             race: cfg.jobs >= 2,
             main: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
             aux: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
-            stack: StackMirror::new(cfg.strategy == Strategy::StackCse),
+            stack: StackMirror::new(
+                cfg.strategy == Strategy::StackCse,
+                cfg.strategy == Strategy::Hybrid,
+            ),
             cached: match cfg.strategy {
                 Strategy::Cache => Some(CachePlanner::new(cfg.cache.as_ref(), MissPolicy::Fresh)),
                 Strategy::Hybrid => Some(CachePlanner::new(
