@@ -1,5 +1,6 @@
 //! Framing + parsing throughput: every command of a KLEE log framed by `CommandReader` and
-//! parsed into a fresh `TermStore`, with the signature maintained as the engine does.
+//! parsed into a fresh `TermStore`, with the signature maintained as the engine does; and the
+//! same with the engine's memo of parsed assertions (`smt2::memo`).
 
 mod common;
 
@@ -36,6 +37,17 @@ fn bench(c: &mut Criterion) {
                 || (TermStore::new(), Signature::default()),
                 |(mut store, mut sig)| {
                     let n = common::parse_all(&mut store, &mut sig, black_box(&text));
+                    (n, store)
+                },
+                BatchSize::PerIteration,
+            )
+        });
+        // The same with the engine's memo of parsed assertions (a KLEE log repeats many).
+        g.bench_function(format!("frame+parse+memo/{}", common::short(rel)), |b| {
+            b.iter_batched(
+                || (TermStore::new(), Signature::default()),
+                |(mut store, mut sig)| {
+                    let n = common::parse_all_memo(&mut store, &mut sig, black_box(&text));
                     (n, store)
                 },
                 BatchSize::PerIteration,

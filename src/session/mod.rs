@@ -518,7 +518,7 @@ impl Engine {
                 }
                 _ => {
                     // Ask the backend whether it accepts the option; remember it for fresh contexts.
-                    match self.planner.main.cmd(text) {
+                    match self.planner.main_for_client(&mut self.stats).cmd(text) {
                         Ok(Response::Success) => {
                             self.client.options.push((k.clone(), v.clone()));
                             self.client.preamble.push(text.to_string());
@@ -546,7 +546,7 @@ impl Engine {
                 let v = self.own_option(k).unwrap_or_default();
                 self.emit(&v);
             }
-            Command::GetInfo(_) | Command::GetOption(_) => match self.planner.main.cmd(text) {
+            Command::GetInfo(_) | Command::GetOption(_) => match self.planner.main_for_client(&mut self.stats).cmd(text) {
                 Ok(r) => self.emit(&r.to_text()),
                 Err(e) => self.emit(&response::error(&format!("solver failed: {e}"))),
             },

@@ -329,6 +329,13 @@ impl Planner {
         Ok(super::filter_model(&text, &names))
     }
 
+    /// The main backend for a command of the client's own (set-option, get-info,
+    /// get-option): nothing of the stack's is still running in it.
+    pub fn main_for_client(&mut self, stats: &mut super::Stats) -> &mut SolverHandle {
+        self.stack.quiesce(&mut self.main, stats);
+        &mut self.main
+    }
+
     /// Drop what this session remembers of earlier queries (not the result store).
     pub fn forget_session(&mut self) {
         if let Some(c) = self.cached.as_mut() {

@@ -349,6 +349,15 @@ impl StackMirror {
         }
     }
 
+    /// Make the backend free for a command of the client's own (set-option, get-info): a
+    /// check still running in it (a dropped speculation, a race's loser) is waited for as
+    /// `settle` does, else abandoned, so that the next response read is that command's.
+    pub fn quiesce(&mut self, h: &mut SolverHandle, stats: &mut Stats) {
+        if self.pending.is_some() && !self.settle(h, stats) {
+            self.abandon(h);
+        }
+    }
+
     /// Give the backend up (it is about to be used for something else, or its options
     /// changed): kill it, so that neither a background check still running in it nor
     /// anything sent to it later can be mistaken for the mirror's state.
