@@ -774,7 +774,7 @@ fn array_of_cells(
 /// True when an uninterpreted function is applied anywhere (models of functions are not
 /// extracted, so such queries are planned otherwise).
 fn has_functions(store: &TermStore, cs: &[TermId]) -> bool {
-    let mut seen: FxHashSet<TermId> = FxHashSet::default();
+    let mut seen = crate::term::visit::Visited::new();
     let mut stack: Vec<TermId> = cs.to_vec();
     while let Some(t) = stack.pop() {
         if !seen.insert(t) {
@@ -811,6 +811,30 @@ fn satisfies(store: &TermStore, m: &Model, ts: &[TermId]) -> bool {
 /// independence rule): for an array already in the model, only the cells this component
 /// reads are copied, so the other components' cells (and the default) stay as they were.
 fn merge(store: &TermStore, into: &mut Model, from: &Model, conj: &[TermId]) {
+    // The cells `conj` reads of each array, found only when an array is in both models
+    // (components may share an array, each reading its own cells: KLEE's rule in `slice`).
+    let mut cells: Option<FxHashMap<TermId, Vec<TermId>>> = None;
+    for (l, v) in from.iter() {
+        match (into.get(l), v) {
+            (Some(Value::Array(have)), Value::Array(new)) => {
+                let mut have = have.clone();
+                let cells = cells.get_or_insert_with(|| literal_cells(store, conj));
+                let idx = cells.get(&l).map(|v| v.as_slice()).unwrap_or(&[]);
+                for &i in idx {
+                    if let Some(iv) = Value::from_term(store, i) {
+                        let e = new.select(&iv).clone();
+                        have.store(iv, e);
+                    }
+                }
+                into.set(l, Value::Array(have));
+            }
+            _ => into.set(l, v.clone()),
+        }
+    }
+}
+
+/// The index terms of every `(select a i)` in `conj` with `a` an array constant, by array.
+fn literal_cells(store: &TermStore, conj: &[TermId]) -> FxHashMap<TermId, Vec<TermId>> {
     let mut cells: FxHashMap<TermId, Vec<TermId>> = FxHashMap::default();
     let mut seen = crate::term::visit::Visited::new();
     let mut stack: Vec<TermId> = conj.to_vec();
@@ -826,21 +850,7 @@ fn merge(store: &TermStore, into: &mut Model, from: &Model, conj: &[TermId]) {
         }
         stack.extend(store.args(t).iter().copied());
     }
-    for (l, v) in from.iter() {
-        match (into.get(l).cloned(), v) {
-            (Some(Value::Array(mut have)), Value::Array(new)) => {
-                let idx = cells.get(&l).map(|v| v.as_slice()).unwrap_or(&[]);
-                for &i in idx {
-                    if let Some(iv) = Value::from_term(store, i) {
-                        let e = new.select(&iv).clone();
-                        have.store(iv, e);
-                    }
-                }
-                into.set(l, Value::Array(have));
-            }
-            _ => into.set(l, v.clone()),
-        }
-    }
+    cells
 }
 
 fn restrict(store: &TermStore, m: &Model, conj: &[TermId]) -> Model {

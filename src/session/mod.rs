@@ -546,10 +546,12 @@ impl Engine {
                 let v = self.own_option(k).unwrap_or_default();
                 self.emit(&v);
             }
-            Command::GetInfo(_) | Command::GetOption(_) => match self.planner.main_for_client(&mut self.stats).cmd(text) {
-                Ok(r) => self.emit(&r.to_text()),
-                Err(e) => self.emit(&response::error(&format!("solver failed: {e}"))),
-            },
+            Command::GetInfo(_) | Command::GetOption(_) => {
+                match self.planner.main_for_client(&mut self.stats).cmd(text) {
+                    Ok(r) => self.emit(&r.to_text()),
+                    Err(e) => self.emit(&response::error(&format!("solver failed: {e}"))),
+                }
+            }
             Command::DeclareSort(..)
             | Command::DefineSort { .. }
             | Command::DeclareFun { .. }

@@ -47,24 +47,7 @@ fn err<T>(offset: usize, kind: ErrorKind, msg: impl Into<String>) -> PResult<T> 
 
 /// Parse one command (the text of one top-level s-expression).
 pub fn parse_command(store: &mut TermStore, sig: &Signature, text: &str) -> PResult<Command> {
-    let sx = Sexps::parse(text).map_err(|e| ParseError {
-        offset: e.offset,
-        msg: e.msg,
-        kind: ErrorKind::Syntax,
-    })?;
-    if sx.roots.len() != 1 {
-        return err(0, ErrorKind::Syntax, "expected exactly one command");
-    }
-    let mut p = Parser {
-        store,
-        sig,
-        sx: &sx,
-        env: FxHashMap::default(),
-        named: Vec::new(),
-        sort_params: Vec::new(),
-        trace: None,
-    };
-    p.command(sx.roots[0])
+    command_with(store, sig, text, None).0
 }
 
 /// `parse_command`, also returning the signature lookups its terms were built from.
@@ -73,80 +56,48 @@ pub fn parse_command_traced(
     sig: &Signature,
     text: &str,
 ) -> (PResult<Command>, Trace) {
-    let sx = match Sexps::parse(text) {
+    let (r, trace) = command_with(store, sig, text, Some(Trace::default()));
+    (r, trace.unwrap_or_default())
+}
+
+fn command_with(
+    store: &mut TermStore,
+    sig: &Signature,
+    text: &str,
+    trace: Option<Trace>,
+) -> (PResult<Command>, Option<Trace>) {
+    let sx = match one_root(text, "expected exactly one command") {
         Ok(sx) => sx,
-        Err(e) => {
-            return (
-                Err(ParseError {
-                    offset: e.offset,
-                    msg: e.msg,
-                    kind: ErrorKind::Syntax,
-                }),
-                Trace::default(),
-            )
-        }
+        Err(e) => return (Err(e), trace),
     };
-    if sx.roots.len() != 1 {
-        return (
-            err(0, ErrorKind::Syntax, "expected exactly one command"),
-            Trace::default(),
-        );
-    }
-    let mut p = Parser {
-        store,
-        sig,
-        sx: &sx,
-        env: FxHashMap::default(),
-        named: Vec::new(),
-        sort_params: Vec::new(),
-        trace: Some(Trace::default()),
-    };
+    let mut p = Parser::new(store, sig, &sx, trace);
     let r = p.command(sx.roots[0]);
-    (r, p.trace.take().unwrap_or_default())
+    (r, p.trace.take())
+}
+
+/// The s-expressions of `text`, which must be exactly one (else `msg`).
+fn one_root<'s>(text: &'s str, msg: &str) -> PResult<Sexps<'s>> {
+    let sx = Sexps::parse(text).map_err(|e| ParseError {
+        offset: e.offset,
+        msg: e.msg,
+        kind: ErrorKind::Syntax,
+    })?;
+    if sx.roots.len() != 1 {
+        return err(0, ErrorKind::Syntax, msg);
+    }
+    Ok(sx)
 }
 
 /// Parse a standalone term (used for solver answers, e.g. model values).
 pub fn parse_term(store: &mut TermStore, sig: &Signature, text: &str) -> PResult<TermId> {
-    let sx = Sexps::parse(text).map_err(|e| ParseError {
-        offset: e.offset,
-        msg: e.msg,
-        kind: ErrorKind::Syntax,
-    })?;
-    if sx.roots.len() != 1 {
-        return err(0, ErrorKind::Syntax, "expected exactly one term");
-    }
-    let mut p = Parser {
-        store,
-        sig,
-        sx: &sx,
-        env: FxHashMap::default(),
-        named: Vec::new(),
-        sort_params: Vec::new(),
-        trace: None,
-    };
-    p.term(sx.roots[0], 0)
+    let sx = one_root(text, "expected exactly one term")?;
+    Parser::new(store, sig, &sx, None).term(sx.roots[0], 0)
 }
 
 /// Parse a standalone sort.
 pub fn parse_sort(store: &mut TermStore, sig: &Signature, text: &str) -> PResult<SortId> {
-    let sx = Sexps::parse(text).map_err(|e| ParseError {
-        offset: e.offset,
-        msg: e.msg,
-        kind: ErrorKind::Syntax,
-    })?;
-    if sx.roots.len() != 1 {
-        return err(0, ErrorKind::Syntax, "expected exactly one sort");
-    }
-    let mut p = Parser {
-        store,
-        sig,
-        sx: &sx,
-        env: FxHashMap::default(),
-        named: Vec::new(),
-        sort_params: Vec::new(),
-        trace: None,
-    };
-    p.sort(sx.roots[0], 0)
+    let sx = one_root(text, "expected exactly one sort")?;
+    Parser::new(store, sig, &sx, None).sort(sx.roots[0], 0)
 }
 
 struct Parser<'a, 's> {
@@ -260,6 +211,23 @@ fn indexed_op(name: &str, idx: &[u32]) -> Option<Op> {
 }
 
 impl<'a, 's> Parser<'a, 's> {
+    fn new(
+        store: &'a mut TermStore,
+        sig: &'a Signature,
+        sx: &'a Sexps<'s>,
+        trace: Option<Trace>,
+    ) -> Self {
+        Parser {
+            store,
+            sig,
+            sx,
+            env: FxHashMap::default(),
+            named: Vec::new(),
+            sort_params: Vec::new(),
+            trace,
+        }
+    }
+
     /// `sig.fun`, noted in the trace.
     fn fun_def(&mut self, name: &str) -> Option<&'a FunDef> {
         let sig: &'a Signature = self.sig;
