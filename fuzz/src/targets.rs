@@ -177,15 +177,33 @@ fn z3_engine(strategy: Strategy, out: SharedOut) -> Option<Engine> {
     fuzz_engine(strategy, spec, Duration::from_secs(2), out)
 }
 
-/// The answers (sat/unsat/unknown) of the check-sats of `data` through an engine.
-/// Also: did the engine print an `(error ...)` (then z3 dialect differences, e.g. z3 5.x
-/// accepting Int/Bool mixes that smtproxy rejects, make answers incomparable).
-fn run_engine(strategy: Strategy, data: &[u8]) -> Option<(Vec<&'static str>, bool)> {
+/// One run of `data` through an engine.
+struct Run {
+    /// The answers (sat/unsat/unknown) of the check-sats.
+    answers: Vec<&'static str>,
+    /// The engine printed an `(error ...)` (then z3 dialect differences, e.g. z3 5.x
+    /// accepting Int/Bool mixes that smtproxy rejects, make runs incomparable).
+    errors: bool,
+    /// Each command's name and what was printed while it was handled.
+    replies: Vec<(String, String)>,
+}
+
+fn run_engine(strategy: Strategy, data: &[u8]) -> Option<Run> {
     let out = SharedOut::default();
     let mut e = z3_engine(strategy, out.clone())?;
     let mut answers = Vec::new();
+    let mut replies = Vec::new();
     for frame in CommandReader::new(data) {
+        let head = match &frame {
+            Frame::Command(c) => smtproxy::driver::reader::command_head(&c.text)
+                .unwrap_or("")
+                .to_string(),
+            Frame::Error { .. } => String::new(),
+        };
+        let before = out.0.lock().unwrap().len();
         let o: Outcome = e.handle(frame);
+        let printed = String::from_utf8_lossy(&out.0.lock().unwrap()[before..]).into_owned();
+        replies.push((head, printed));
         if let Some(a) = o.check {
             answers.push(a.as_str());
         }
@@ -195,22 +213,42 @@ fn run_engine(strategy: Strategy, data: &[u8]) -> Option<(Vec<&'static str>, boo
     }
     e.shutdown();
     let text = String::from_utf8_lossy(&out.0.lock().unwrap()).into_owned();
-    Some((answers, text.contains("(error")))
+    Some(Run {
+        answers,
+        errors: text.contains("(error"),
+        replies,
+    })
+}
+
+/// Commands whose replies may rightly differ between smtproxy and z3: models (any model
+/// will do), statistics, and the reason for an `unknown`.
+fn reply_may_differ(head: &str, reply: &str) -> bool {
+    matches!(
+        head,
+        "get-value" | "get-model" | "get-assignment" | "get-unsat-core" | "get-proof" | "exit"
+    ) || reply.contains(":all-statistics")
+        || reply.contains(":reason-unknown")
+        || reply.contains("unknown")
+        || reply.trim_start().starts_with("(:")
+            && (reply.contains(":time") || reply.contains(":memory"))
 }
 
 /// Target (b): the whole session engine with the real z3 behind it (no mock backend
 /// exists: the engine needs a driver process). Strategy hybrid with a memory-only cache,
 /// then the same input in passthrough (z3 itself); a definite answer (sat/unsat) that
-/// differs is a bug, as is any panic. Returns (hybrid answers, passthrough answers).
+/// differs is a bug, as is any panic. When neither run printed an error, every other
+/// reply must be the same too (success, get-info, get-option, echo, ...), except those
+/// that may rightly differ (`reply_may_differ`). Returns (hybrid answers, passthrough
+/// answers).
 pub fn engine(data: &[u8]) -> Option<(Vec<&'static str>, Vec<&'static str>)> {
     let data = data[..data.len().min(ENGINE_MAX_LEN)].to_vec();
     with_big_stack(move || {
-        let (got, err1) = run_engine(Strategy::Hybrid, &data)?;
-        let (want, err2) = run_engine(Strategy::Passthrough, &data)?;
-        if err1 || err2 {
-            return Some((got, want));
+        let got = run_engine(Strategy::Hybrid, &data)?;
+        let want = run_engine(Strategy::Passthrough, &data)?;
+        if got.errors || want.errors {
+            return Some((got.answers, want.answers));
         }
-        for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+        for (i, (g, w)) in got.answers.iter().zip(want.answers.iter()).enumerate() {
             if *g != "unknown" && *w != "unknown" {
                 assert_eq!(
                     g,
@@ -222,14 +260,26 @@ pub fn engine(data: &[u8]) -> Option<(Vec<&'static str>, Vec<&'static str>)> {
             }
         }
         assert_eq!(
-            got.len(),
-            want.len(),
+            got.answers.len(),
+            want.answers.len(),
             "hybrid answered {} check-sats, passthrough {}\ninput:\n{}",
-            got.len(),
-            want.len(),
+            got.answers.len(),
+            want.answers.len(),
             String::from_utf8_lossy(&data)
         );
-        Some((got, want))
+        for (i, ((head, g), (_, w))) in got.replies.iter().zip(want.replies.iter()).enumerate() {
+            if reply_may_differ(head, g) || reply_may_differ(head, w) {
+                continue;
+            }
+            assert_eq!(
+                g,
+                w,
+                "command #{} ({head}) replied {g:?} by hybrid but {w:?} by z3 (passthrough)\ninput:\n{}",
+                i + 1,
+                String::from_utf8_lossy(&data)
+            );
+        }
+        Some((got.answers, want.answers))
     })
 }
 
