@@ -37,6 +37,9 @@ pub struct ClientState {
     pub options: Vec<(String, String)>,
     /// Raw commands before the first frame that must be replayed (set-logic, set-option).
     pub preamble: Vec<String>,
+    /// Something was asserted since the last reset (z3 then refuses set-logic: "logic
+    /// must be set before initialization").
+    pub asserted: bool,
 }
 
 impl Default for ClientState {
@@ -48,6 +51,7 @@ impl Default for ClientState {
             produce_models: false,
             options: Vec::new(),
             preamble: Vec::new(),
+            asserted: false,
         }
     }
 }

@@ -476,13 +476,37 @@ impl Engine {
                     // z3 (4.8 and 5.x), cvc5 and yices all reject a second set-logic; taking
                     // it would also put it twice into every fresh context, which the
                     // backend rejects, turning every later answer into `unknown`.
-                    let msg = if self.dialect == Dialect::Z3 {
-                        "the logic has already been set"
+                    if self.dialect == Dialect::Z3 {
+                        // z3 puts this one a column before the logic's name.
+                        let (l, c) = argument_position(text, line, col);
+                        self.error_at(l, c.saturating_sub(1), "the logic has already been set");
                     } else {
-                        "logic already set"
-                    };
-                    self.error_at(line, col, msg);
+                        self.error_at(line, col, "logic already set");
+                    }
                     return outcome;
+                }
+                if self.dialect == Dialect::Z3 && self.client.asserted {
+                    // z3 puts this one a column before the logic's name.
+                    let (l, c) = argument_position(text, line, col);
+                    self.error_at(
+                        l,
+                        c.saturating_sub(1),
+                        "logic must be set before initialization",
+                    );
+                    return outcome;
+                }
+                // A logic the solver may not know: its own answer (z3: `unsupported`, and
+                // the logic is ignored; cvc5, yices: an error).
+                match self.planner.logic_reply(text, l) {
+                    Response::Unsupported => {
+                        self.emit("unsupported");
+                        return outcome;
+                    }
+                    Response::Error(e) => {
+                        self.error_at(line, col, &e);
+                        return outcome;
+                    }
+                    _ => {}
                 }
                 self.client.logic = Some(l.clone());
                 self.client.preamble.push(text.to_string());
@@ -599,6 +623,7 @@ impl Engine {
                 self.success();
             }
             Command::Assert(t, named) => {
+                self.client.asserted = true;
                 let top = self.client.top();
                 top.assertions.push(t);
                 top.named.extend(named);

@@ -134,6 +134,8 @@ pub struct Planner {
     stack: StackMirror,
     cached: Option<CachePlanner>,
     model_at: ModelAt,
+    /// The solver's answers to set-logic for names outside the common ones.
+    logic_replies: rustc_hash::FxHashMap<String, Response>,
 }
 
 impl Planner {
@@ -158,6 +160,7 @@ impl Planner {
                 _ => None,
             },
             model_at: ModelAt::None,
+            logic_replies: Default::default(),
         })
     }
 
@@ -327,6 +330,45 @@ impl Planner {
         }
         let text = self.model_cmd("(get-model)")?;
         Ok(super::filter_model(&text, &names))
+    }
+
+    /// What the solver answers to the client's `set-logic` command `text` for `logic`:
+    /// `Success` for the common SMT-LIB logics every supported solver knows; any other
+    /// name is asked of the auxiliary backend once, after a `(reset)` (it serves only
+    /// fresh contexts, which begin with one), and the answer kept. A backend that cannot be
+    /// asked counts as accepting it.
+    pub fn logic_reply(&mut self, text: &str, logic: &str) -> Response {
+        const COMMON: &[&str] = &[
+            "QF_AX",
+            "QF_BV",
+            "QF_ABV",
+            "QF_AUFBV",
+            "QF_UF",
+            "QF_UFBV",
+            "QF_IDL",
+            "QF_RDL",
+            "QF_LIA",
+            "QF_LRA",
+            "QF_NIA",
+            "QF_NRA",
+            "QF_UFIDL",
+            "QF_UFLIA",
+            "QF_UFLRA",
+            "QF_ALIA",
+            "QF_AUFLIA",
+        ];
+        if COMMON.contains(&logic) {
+            return Response::Success;
+        }
+        if let Some(r) = self.logic_replies.get(logic) {
+            return r.clone();
+        }
+        let r = match self.aux.cmd("(reset)").and_then(|_| self.aux.cmd(text)) {
+            Ok(r @ (Response::Unsupported | Response::Error(_))) => r,
+            _ => Response::Success,
+        };
+        self.logic_replies.insert(logic.to_string(), r.clone());
+        r
     }
 
     /// The main backend for a command of the client's own (set-option, get-info,
