@@ -5,7 +5,7 @@
 use smtproxy::smt2::command::Command;
 use smtproxy::smt2::parser::{parse_command, parse_term};
 use smtproxy::smt2::reader::{CommandReader, Frame};
-use smtproxy::term::signature::{DeclKind, FunDef, Signature};
+use smtproxy::term::signature::Signature;
 use smtproxy::term::{TermId, TermStore};
 use std::path::{Path, PathBuf};
 
@@ -36,25 +36,11 @@ pub fn short(rel: &str) -> String {
 /// Update the signature for a command exactly as `session::Engine::declare` does for
 /// declarations, and clear it on `(reset)` / `(exit)`. Returns false for a reset.
 pub fn track(store: &mut TermStore, sig: &mut Signature, cmd: &Command) -> bool {
-    match cmd {
-        Command::DeclareFun { name, params, ret } => {
-            let sym = store.sym(name);
-            sig.add_fun(
-                name,
-                FunDef::Declared {
-                    sym,
-                    params: params.clone(),
-                    ret: *ret,
-                    kind: DeclKind::Free,
-                },
-            );
-        }
-        Command::Exit | Command::Reset => {
-            sig.clear();
-            return false;
-        }
-        _ => {}
+    if matches!(cmd, Command::Exit | Command::Reset) {
+        sig.clear();
+        return false;
     }
+    cmd.declare_in(store, sig);
     true
 }
 

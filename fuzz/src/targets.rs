@@ -11,7 +11,7 @@ use smtproxy::smt2::command::Command;
 use smtproxy::smt2::parser::{parse_command, parse_term};
 use smtproxy::smt2::printer::{print_term, ClientNames};
 use smtproxy::smt2::reader::{CommandReader, Frame};
-use smtproxy::term::signature::{DeclKind, FunDef, Signature, SortDef};
+use smtproxy::term::signature::Signature;
 use smtproxy::term::TermStore;
 use std::time::Duration;
 
@@ -68,39 +68,8 @@ fn reader_inner(data: &[u8]) {
         let Ok(cmd) = parse_command(&mut store, &sig, &raw.text) else {
             continue;
         };
+        cmd.declare_in(&mut store, &mut sig);
         match &cmd {
-            Command::DeclareSort(name, arity) => sig.add_sort(name, SortDef::Declared(*arity)),
-            Command::DefineSort { name, params, body } => sig.add_sort(
-                name,
-                SortDef::Alias {
-                    params: params.clone(),
-                    body: body.clone(),
-                },
-            ),
-            Command::DeclareFun { name, params, ret } => {
-                let sym = store.sym(name);
-                sig.add_fun(
-                    name,
-                    FunDef::Declared {
-                        sym,
-                        params: params.clone(),
-                        ret: *ret,
-                        kind: DeclKind::Free,
-                    },
-                );
-            }
-            Command::DefineFun {
-                name, params, body, ..
-            } => {
-                let params = params.iter().map(|(_, s, sym)| (*sym, *s)).collect();
-                sig.add_fun(
-                    name,
-                    FunDef::Macro {
-                        params,
-                        body: *body,
-                    },
-                );
-            }
             Command::Push(k) => {
                 for _ in 0..(*k).min(64) {
                     sig.push();

@@ -32,7 +32,7 @@ use crate::smt2::parser::{parse_command, parse_command_traced, ErrorKind};
 use crate::smt2::printer::quote_symbol;
 use crate::smt2::reader::Frame;
 use crate::smt2::response::{self, Dialect};
-use crate::term::signature::{DeclKind, FunDef, Signature, SortDef};
+use crate::term::signature::Signature;
 use crate::term::{TermId, TermStore};
 
 use client::{ClientState, Decl};
@@ -384,77 +384,14 @@ impl Engine {
 
     /// Update the signature for a declaration-like command.
     fn declare(&mut self, cmd: &Command) {
-        match cmd {
-            Command::DeclareSort(name, arity) => self.sig.add_sort(name, SortDef::Declared(*arity)),
-            Command::DefineSort { name, params, body } => self.sig.add_sort(
-                name,
-                SortDef::Alias {
-                    params: params.clone(),
-                    body: body.clone(),
-                },
-            ),
-            Command::DeclareFun { name, params, ret } => {
-                let sym = self.store.sym(name);
-                self.sig.add_fun(
-                    name,
-                    FunDef::Declared {
-                        sym,
-                        params: params.clone(),
-                        ret: *ret,
-                        kind: DeclKind::Free,
-                    },
-                );
-                self.client.top().decls.push(Decl {
-                    name: name.clone(),
-                    sym,
-                    params: params.clone(),
-                    ret: *ret,
-                });
-            }
-            Command::DefineFun {
-                name, params, body, ..
-            } => {
-                let params = params.iter().map(|(_, s, sym)| (*sym, *s)).collect();
-                self.sig.add_fun(
-                    name,
-                    FunDef::Macro {
-                        params,
-                        body: *body,
-                    },
-                );
-            }
-            Command::DefineFunsRec(decls) => {
-                for (name, params, ret) in decls {
-                    let sym = self.store.sym(name);
-                    self.sig.add_fun(
-                        name,
-                        FunDef::Declared {
-                            sym,
-                            params: params.clone(),
-                            ret: *ret,
-                            kind: DeclKind::Defined,
-                        },
-                    );
-                }
-            }
-            Command::DeclareDatatypes { sorts, funs } => {
-                for (name, arity) in sorts {
-                    self.sig.add_sort(name, SortDef::Declared(*arity));
-                }
-                for (name, params, ret) in funs {
-                    let sym = self.store.sym(name);
-                    self.sig.add_fun(
-                        name,
-                        FunDef::Declared {
-                            sym,
-                            params: params.clone(),
-                            ret: *ret,
-                            kind: DeclKind::Defined,
-                        },
-                    );
-                }
-            }
-            _ => {}
+        let sym = cmd.declare_in(&mut self.store, &mut self.sig);
+        if let (Some(sym), Command::DeclareFun { name, params, ret }) = (sym, cmd) {
+            self.client.top().decls.push(Decl {
+                name: name.clone(),
+                sym,
+                params: params.clone(),
+                ret: *ret,
+            });
         }
     }
 

@@ -2,7 +2,8 @@
 //! carry interned sorts. Commands smtproxy does not interpret keep their text, so they can
 //! be forwarded to the solver verbatim.
 
-use crate::term::{SortId, Sym, TermId};
+use crate::term::signature::{DeclKind, FunDef, Signature, SortDef};
+use crate::term::{SortId, Sym, TermId, TermStore};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
@@ -80,5 +81,71 @@ impl Command {
                 | Command::ResetAssertions
                 | Command::Other(_)
         )
+    }
+
+    /// Enter what a declaration or definition command introduces into `sig`, as the
+    /// session does (declare-fun: a free symbol; define-fun: a macro; define-fun-rec and
+    /// datatypes: defined symbols; sorts). Other commands leave `sig` as it is. Returns the
+    /// symbol of a declare-fun.
+    pub fn declare_in(&self, store: &mut TermStore, sig: &mut Signature) -> Option<Sym> {
+        let declared = |store: &mut TermStore,
+                        sig: &mut Signature,
+                        name: &str,
+                        params: &[SortId],
+                        ret,
+                        kind| {
+            let sym = store.sym(name);
+            let params = params.to_vec();
+            sig.add_fun(
+                name,
+                FunDef::Declared {
+                    sym,
+                    params,
+                    ret,
+                    kind,
+                },
+            );
+            sym
+        };
+        match self {
+            Command::DeclareSort(name, arity) => sig.add_sort(name, SortDef::Declared(*arity)),
+            Command::DefineSort { name, params, body } => sig.add_sort(
+                name,
+                SortDef::Alias {
+                    params: params.clone(),
+                    body: body.clone(),
+                },
+            ),
+            Command::DeclareFun { name, params, ret } => {
+                return Some(declared(store, sig, name, params, *ret, DeclKind::Free));
+            }
+            Command::DefineFun {
+                name, params, body, ..
+            } => {
+                let params = params.iter().map(|(_, s, sym)| (*sym, *s)).collect();
+                sig.add_fun(
+                    name,
+                    FunDef::Macro {
+                        params,
+                        body: *body,
+                    },
+                );
+            }
+            Command::DefineFunsRec(decls) => {
+                for (name, params, ret) in decls {
+                    declared(store, sig, name, params, *ret, DeclKind::Defined);
+                }
+            }
+            Command::DeclareDatatypes { sorts, funs } => {
+                for (name, arity) in sorts {
+                    sig.add_sort(name, SortDef::Declared(*arity));
+                }
+                for (name, params, ret) in funs {
+                    declared(store, sig, name, params, *ret, DeclKind::Defined);
+                }
+            }
+            _ => {}
+        }
+        None
     }
 }

@@ -56,7 +56,6 @@ mod tests {
     use super::*;
     use crate::smt2::command::Command;
     use crate::smt2::parser::parse_command_traced;
-    use crate::term::signature::{DeclKind, FunDef};
     use crate::term::TermStore;
 
     fn assert_term(
@@ -80,28 +79,12 @@ mod tests {
     /// What the engine does with a declaration or definition.
     fn declare(store: &mut TermStore, sig: &mut Signature, text: &str) {
         let (r, _) = parse_command_traced(store, sig, text);
-        match r {
-            Ok(Command::DeclareFun { name, params, ret }) => {
-                let sym = store.sym(&name);
-                let kind = DeclKind::Free;
-                sig.add_fun(
-                    &name,
-                    FunDef::Declared {
-                        sym,
-                        params,
-                        ret,
-                        kind,
-                    },
-                );
-            }
-            Ok(Command::DefineFun {
-                name, params, body, ..
-            }) => {
-                let params = params.iter().map(|(_, s, sym)| (*sym, *s)).collect();
-                sig.add_fun(&name, FunDef::Macro { params, body });
-            }
-            r => panic!("not a declaration: {text}: {r:?}"),
-        }
+        let cmd = r.unwrap_or_else(|e| panic!("{text}: {e:?}"));
+        assert!(
+            matches!(cmd, Command::DeclareFun { .. } | Command::DefineFun { .. }),
+            "not a declaration: {text}"
+        );
+        cmd.declare_in(store, sig);
     }
 
     #[test]
