@@ -475,8 +475,7 @@ fn canon_deep_term_no_stack_overflow() {
             let can = canon::canonicalize(&mut s, &comps[0].conjuncts);
             assert!(can.text.len() > 200_000);
             assert_eq!(can.renaming.len(), 1);
-            let keys = canon::conjunct_keys_client(&s, &conj);
-            assert_eq!(keys.len(), 2);
+            assert!(canon::print_canonical(&s, conj[0]).len() > 200_000);
         })
         .unwrap()
         .join()

@@ -72,7 +72,6 @@ pub struct CachePlanner {
     /// Session memo of whole queries: sorted assertions and assumptions -> unsat (`None`)
     /// or the model that satisfied them.
     whole: FxHashMap<Vec<TermId>, Option<Model>>,
-    conj_ids: FxHashMap<TermId, u64>,
     warned: bool,
     /// Components for which models were tried, and how many a model answered, in the
     /// current window: the recent-model budget shrinks when they rarely pay.
@@ -127,7 +126,6 @@ impl CachePlanner {
             to_backend: 0,
             exact: FxHashMap::default(),
             whole: FxHashMap::default(),
-            conj_ids: FxHashMap::default(),
             warned: false,
         }
     }
@@ -141,7 +139,6 @@ impl CachePlanner {
         self.recent.clear();
         self.exact.clear();
         self.whole.clear();
-        self.conj_ids.clear();
     }
 
     pub fn flush(&mut self) {
@@ -258,7 +255,7 @@ impl CachePlanner {
                 }
                 None => {}
             }
-            let ids = self.conjunct_ids(store, &comp.conjuncts);
+            let ids = Self::conjunct_ids(&comp.conjuncts);
             // Counterexample reasoning: a refuted subset.
             if self.unsat_sets.find_subset(&ids).is_some() {
                 stats.cache_hits += u64::from(!any_solver);
@@ -449,19 +446,12 @@ impl CachePlanner {
         self.exact.insert(conj, k);
     }
 
-    /// Stable ids of conjuncts (hash of their text in client names), memoised per term.
-    fn conjunct_ids(&mut self, store: &TermStore, conj: &[TermId]) -> Vec<u64> {
-        let mut ids: Vec<u64> = conj
-            .iter()
-            .map(|&c| {
-                *self.conj_ids.entry(c).or_insert_with(|| {
-                    crate::query::canon::conjunct_keys_client(store, &[c])
-                        .first()
-                        .copied()
-                        .unwrap_or(0)
-                })
-            })
-            .collect();
+    /// Ids of conjuncts for the counterexample index: the term ids themselves. The store
+    /// lives as long as the session and hash-conses every term with its sorts, so equal ids
+    /// are the same formula; client text is not enough (after a pop or reset the same text
+    /// may name constants of other sorts: `(distinct a b c)` is unsat over Bool only).
+    fn conjunct_ids(conj: &[TermId]) -> Vec<u64> {
+        let mut ids: Vec<u64> = conj.iter().map(|c| u64::from(c.0)).collect();
         ids.sort_unstable();
         ids.dedup();
         ids
