@@ -33,11 +33,12 @@
 //! Precondition: see `slice::sliceable` (only free symbols; quantified variables are not
 //! renamed but are tolerated).
 
-use super::slice::free_symbols_of;
-use crate::smt2::printer::{backend_name, bv_literal, op_name, quote_symbol, string_literal};
+use crate::smt2::printer::{
+    backend_name, bv_literal, bv_u64, op_name, quote_symbol, string_literal,
+};
 use crate::term::visit::Visited;
 use crate::term::{Lit, Op, SortId, SortStore, Sym, TermId, TermStore};
-use num_bigint::{BigInt, BigUint};
+use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Signed, Zero};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -105,46 +106,68 @@ fn is_free_leaf(store: &TermStore, t: TermId, bound: &FxHashSet<Sym>) -> bool {
     matches!(store.op(t), Op::Sym(s) if store.args(t).is_empty() && !bound.contains(&s))
 }
 
-/// Context for the structural hash.
-struct Hasher<'a> {
-    sort_h: FxHashMap<SortId, u64>,
-    /// Colour of each free constant (name-independent).
-    colors: &'a FxHashMap<TermId, u64>,
-    bound: &'a FxHashSet<Sym>,
+thread_local! {
+    /// `plain_op_hash` results. Plain operators refer to nothing in a store (no symbol,
+    /// literal or binder id), so one table serves every store of the thread.
+    static PLAIN_OP_HASH: std::cell::RefCell<FxHashMap<Op, u64>> =
+        std::cell::RefCell::new(FxHashMap::default());
 }
 
-impl Hasher<'_> {
+/// The hash of a plain operator's `Debug` text (its name and indices, e.g. `Extract(7, 0)`,
+/// or a small bit-vector literal's value, `Bv(65)`), memoised per thread (bounded).
+fn plain_op_hash(op: Op) -> u64 {
+    PLAIN_OP_HASH.with(|m| {
+        let mut m = m.borrow_mut();
+        if let Some(&h) = m.get(&op) {
+            return h;
+        }
+        if m.len() >= 1 << 16 {
+            m.clear();
+        }
+        let h = hash_bytes(format!("{op:?}").as_bytes());
+        m.insert(op, h);
+        h
+    })
+}
+
+/// What each node contributes to its structural hash apart from its arguments (and, for a
+/// free constant, its colour): its sort, and its operator's name, indices, literal or
+/// symbol name. A function of structure only, never of term ids.
+struct OwnHashes {
+    sort_h: FxHashMap<SortId, u64>,
+    /// The words an operator mixes in (see `op_words`), by operator.
+    op_h: FxHashMap<Op, [u64; 2]>,
+}
+
+impl OwnHashes {
     fn sort_hash(&mut self, store: &TermStore, s: SortId) -> u64 {
         *self
             .sort_h
             .entry(s)
             .or_insert_with(|| hash_bytes(store.sorts.to_text(s).as_bytes()))
     }
-    /// Own hash of a node given its argument hashes.
-    fn node_hash(&mut self, store: &TermStore, t: TermId, arg_h: &mut [u64]) -> u64 {
+    /// The words an operator mixes into its node's hash (the second only for operators that
+    /// carry a literal). Memoised per operator, as formatting them is costly.
+    fn op_words(store: &TermStore, op: Op) -> [u64; 2] {
+        match op {
+            Op::Sym(s) => [hash_bytes(store.sym_name(s).as_bytes()), 0],
+            Op::BvWide(l) | Op::Num(l) | Op::Dec(l) | Op::Str(l) | Op::Other(l) | Op::Annot(l) => [
+                hash_bytes(format!("{op:?}").split('(').next().unwrap_or("").as_bytes()),
+                hash_bytes(format!("{:?}", store.get_lit(l)).as_bytes()),
+            ],
+            op => [plain_op_hash(op), 0],
+        }
+    }
+    /// The own hash of node `t`; `free` when it is a free constant (its name is not part of
+    /// it: the colour is mixed in instead).
+    fn own(&mut self, store: &TermStore, t: TermId, free: bool) -> u64 {
         let n = store.node(t);
         let sh = self.sort_hash(store, n.sort);
         let mut h = mix(0xC0FFEE, sh);
+        if free {
+            return h;
+        }
         match n.op {
-            Op::Sym(s) => {
-                if n.args.is_empty() && !self.bound.contains(&s) {
-                    return mix(h, *self.colors.get(&t).unwrap_or(&0x5EED));
-                }
-                h = mix(h, hash_bytes(store.sym_name(s).as_bytes()));
-            }
-            Op::BvWide(l) | Op::Num(l) | Op::Dec(l) | Op::Str(l) | Op::Other(l) | Op::Annot(l) => {
-                h = mix(
-                    h,
-                    hash_bytes(
-                        format!("{:?}", n.op)
-                            .split('(')
-                            .next()
-                            .unwrap_or("")
-                            .as_bytes(),
-                    ),
-                );
-                h = mix(h, hash_bytes(format!("{:?}", store.get_lit(l)).as_bytes()));
-            }
             Op::Forall(b) | Op::Exists(b) => {
                 h = mix(h, matches!(n.op, Op::Forall(_)) as u64);
                 for &(s, so) in store.binders[b as usize].iter() {
@@ -152,30 +175,36 @@ impl Hasher<'_> {
                     h = mix(h, self.sort_hash(store, so));
                 }
             }
-            op => h = mix(h, hash_bytes(format!("{op:?}").as_bytes())),
-        }
-        if is_commutative(n.op) {
-            arg_h.sort_unstable();
-        }
-        h = mix(h, arg_h.len() as u64);
-        for &a in arg_h.iter() {
-            h = mix(h, a);
+            op => {
+                let w = *self
+                    .op_h
+                    .entry(op)
+                    .or_insert_with(|| Self::op_words(store, op));
+                h = mix(h, w[0]);
+                if matches!(
+                    op,
+                    Op::BvWide(_)
+                        | Op::Num(_)
+                        | Op::Dec(_)
+                        | Op::Str(_)
+                        | Op::Other(_)
+                        | Op::Annot(_)
+                ) {
+                    h = mix(h, w[1]);
+                }
+            }
         }
         h
     }
 }
 
-/// All nodes reachable from `roots` that are not yet in `memo`, ascending (topological).
-fn unvisited_reachable(
-    store: &TermStore,
-    roots: &[TermId],
-    memo: &FxHashMap<TermId, u64>,
-) -> Vec<TermId> {
+/// All nodes reachable from `roots`, ascending (topological).
+fn reachable(store: &TermStore, roots: &[TermId]) -> Vec<TermId> {
     let mut seen = Visited::new();
     let mut stack: Vec<TermId> = roots.to_vec();
     let mut out = Vec::new();
     while let Some(x) = stack.pop() {
-        if memo.contains_key(&x) || !seen.insert(x) {
+        if !seen.insert(x) {
             continue;
         }
         out.push(x);
@@ -183,26 +212,6 @@ fn unvisited_reachable(
     }
     out.sort_unstable();
     out
-}
-
-fn hash_all(
-    store: &TermStore,
-    roots: &[TermId],
-    hs: &mut Hasher,
-    memo: &mut FxHashMap<TermId, u64>,
-) {
-    let mut buf = Vec::new();
-    for x in unvisited_reachable(store, roots, memo) {
-        buf.clear();
-        buf.extend(store.args(x).iter().map(|a| memo[a]));
-        let h = hs.node_hash(store, x, &mut buf);
-        memo.insert(x, h);
-    }
-}
-
-/// All nodes reachable from `roots`, ascending.
-fn reachable(store: &TermStore, roots: &[TermId]) -> Vec<TermId> {
-    unvisited_reachable(store, roots, &FxHashMap::default())
 }
 
 fn bound_syms(store: &TermStore, nodes: &[TermId]) -> FxHashSet<Sym> {
@@ -231,7 +240,6 @@ fn int_lit(store: &mut TermStore, v: &BigInt) -> TermId {
 const MAX_LIN_TERMS: usize = 64;
 
 struct Norm {
-    map: FxHashMap<TermId, TermId>,
     lin: FxHashMap<TermId, Option<Lin>>,
 }
 
@@ -426,20 +434,47 @@ fn neg_of(store: &mut TermStore, x: TermId) -> TermId {
 }
 
 /// Normalise all of `roots` bottom-up; returns the map old -> new.
-fn normalise(store: &mut TermStore, roots: &[TermId]) -> FxHashMap<TermId, TermId> {
-    let nodes = reachable(store, roots);
+fn normalise(store: &mut TermStore, roots: &[TermId]) -> Vec<TermId> {
+    let dag = Dag::new(store, roots);
     let mut nm = Norm {
-        map: FxHashMap::default(),
         lin: FxHashMap::default(),
     };
-    for x in nodes {
-        let n = store.node(x).clone();
-        let args: Vec<TermId> = n.args.iter().map(|a| nm.map[a]).collect();
-        let new = rewrite(store, n.op, args, n.sort, &mut nm);
-        nm.remember(store, new);
-        nm.map.insert(x, new);
+    let mut new: Vec<TermId> = Vec::with_capacity(dag.len());
+    let mut args: Vec<TermId> = Vec::new();
+    for (i, &x) in dag.ids.iter().enumerate() {
+        let n = store.node(x);
+        args.clear();
+        args.extend(dag.kids(i).iter().map(|&k| new[k as usize]));
+        // Most nodes (all but the operators `rewrite` changes) stay as they are when their
+        // arguments did.
+        let y = if !rewrites(n.op) && args[..] == *n.args {
+            x
+        } else {
+            let (op, sort) = (n.op, n.sort);
+            rewrite(store, op, args.clone(), sort, &mut nm)
+        };
+        nm.remember(store, y);
+        new.push(y);
     }
-    nm.map
+    roots.iter().map(|&r| new[dag.local(r)]).collect()
+}
+
+/// The operators `rewrite` may change a node of even when its arguments are unchanged.
+fn rewrites(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Not
+            | Op::Eq
+            | Op::Distinct
+            | Op::BvUgt
+            | Op::BvUge
+            | Op::BvSgt
+            | Op::BvSge
+            | Op::Gt
+            | Op::Ge
+            | Op::Le
+            | Op::Lt
+    )
 }
 
 fn rewrite(
@@ -523,29 +558,101 @@ fn rewrite(
 
 // ---------------------------------------------------------------- passes 2-5
 
-/// Name-independent hashes of every node reachable from `roots`, refined by the contexts in
-/// which each free constant occurs.
-fn refined_hashes(
-    store: &TermStore,
-    roots: &[TermId],
-    bound: &FxHashSet<Sym>,
-) -> FxHashMap<TermId, u64> {
-    let nodes = reachable(store, roots);
-    let leaves: Vec<TermId> = nodes
+/// The DAG below a set of roots with local indices, so that the passes below keep their
+/// per-node data in vectors rather than hash maps: node `i` is `ids[i]` (ascending, so
+/// every node comes after its arguments) and its arguments are `kids(i)`, as local indices
+/// in the store's argument order.
+struct Dag {
+    ids: Vec<TermId>,
+    index: FxHashMap<TermId, u32>,
+    args: Vec<u32>,
+    spans: Vec<(u32, u32)>,
+}
+
+impl Dag {
+    fn new(store: &TermStore, roots: &[TermId]) -> Dag {
+        let ids = reachable(store, roots);
+        let mut index = FxHashMap::with_capacity_and_hasher(ids.len(), Default::default());
+        for (i, &x) in ids.iter().enumerate() {
+            index.insert(x, i as u32);
+        }
+        let mut args = Vec::with_capacity(ids.len() * 2);
+        let mut spans = Vec::with_capacity(ids.len());
+        for &x in &ids {
+            let start = args.len() as u32;
+            args.extend(store.args(x).iter().map(|a| index[a]));
+            spans.push((start, args.len() as u32));
+        }
+        Dag {
+            ids,
+            index,
+            args,
+            spans,
+        }
+    }
+    fn len(&self) -> usize {
+        self.ids.len()
+    }
+    #[inline]
+    fn kids(&self, i: usize) -> &[u32] {
+        let (a, b) = self.spans[i];
+        &self.args[a as usize..b as usize]
+    }
+    #[inline]
+    fn local(&self, t: TermId) -> usize {
+        self.index[&t] as usize
+    }
+}
+
+/// Name-independent hashes of every node of `dag` (by local index), refined by the contexts
+/// in which each free constant (`leaf[i]`) occurs.
+fn refined_hashes(store: &TermStore, dag: &Dag, roots: &[TermId], leaf: &[bool]) -> Vec<u64> {
+    let n = dag.len();
+    let leaves: Vec<usize> = (0..n).filter(|&i| leaf[i]).collect();
+    let mut colors: Vec<u64> = vec![0x1EAF; n];
+    let mut memo: Vec<u64> = vec![0; n];
+    let mut oh = OwnHashes {
+        sort_h: FxHashMap::default(),
+        op_h: FxHashMap::default(),
+    };
+    let own: Vec<u64> = (0..n).map(|i| oh.own(store, dag.ids[i], leaf[i])).collect();
+    let comm: Vec<bool> = dag
+        .ids
         .iter()
-        .copied()
-        .filter(|&x| is_free_leaf(store, x, bound))
+        .map(|&x| is_commutative(store.op(x)))
         .collect();
-    let mut colors: FxHashMap<TermId, u64> = leaves.iter().map(|&x| (x, 0x1EAF)).collect();
-    let mut memo = FxHashMap::default();
+    // Heights and the order of decreasing height (stable: ties by ascending id).
+    let mut height: Vec<u32> = vec![0; n];
+    for i in 0..n {
+        height[i] = dag
+            .kids(i)
+            .iter()
+            .map(|&k| height[k as usize] + 1)
+            .max()
+            .unwrap_or(0);
+    }
+    let mut by_height: Vec<usize> = (0..n).collect();
+    by_height.sort_by_key(|&i| std::cmp::Reverse(height[i]));
+    let mut contrib: FxHashMap<(bool, u64), Vec<u64>> = FxHashMap::default();
+    let mut ctx_of: FxHashMap<(bool, u64), u64> = FxHashMap::default();
+    let mut buf = Vec::new();
     for round in 0..3 {
-        memo = FxHashMap::default();
-        let mut hs = Hasher {
-            sort_h: FxHashMap::default(),
-            colors: &colors,
-            bound,
-        };
-        hash_all(store, roots, &mut hs, &mut memo);
+        for i in 0..n {
+            memo[i] = if leaf[i] {
+                mix(own[i], colors[i])
+            } else {
+                buf.clear();
+                buf.extend(dag.kids(i).iter().map(|&k| memo[k as usize]));
+                if comm[i] {
+                    buf.sort_unstable();
+                }
+                let mut h = mix(own[i], buf.len() as u64);
+                for &a in &buf {
+                    h = mix(h, a);
+                }
+                h
+            };
+        }
         if round == 2 || leaves.is_empty() {
             break;
         }
@@ -555,30 +662,18 @@ fn refined_hashes(
         // variants `(f a b)`/`(f b a)`, which the input may or may not contain both of) form
         // one class; each free constant is its own class. Classes are processed by
         // decreasing height (a parent is always higher than its children).
-        let class = |x: TermId| -> (bool, u64) {
-            if colors.contains_key(&x) {
-                (true, x.0 as u64)
+        let class = |i: usize| -> (bool, u64) {
+            if leaf[i] {
+                (true, dag.ids[i].0 as u64)
             } else {
-                (false, memo[&x])
+                (false, memo[i])
             }
         };
-        let mut height: FxHashMap<TermId, u32> = FxHashMap::default();
-        for &x in &nodes {
-            let h = store
-                .args(x)
-                .iter()
-                .map(|a| height[a] + 1)
-                .max()
-                .unwrap_or(0);
-            height.insert(x, h);
-        }
-        let mut by_height: Vec<TermId> = nodes.clone();
-        by_height.sort_by_key(|&x| std::cmp::Reverse(height[&x]));
-        let mut contrib: FxHashMap<(bool, u64), Vec<u64>> = FxHashMap::default();
+        contrib.clear();
+        ctx_of.clear();
         for &r in roots {
-            contrib.entry(class(r)).or_default().push(0x7007);
+            contrib.entry(class(dag.local(r))).or_default().push(0x7007);
         }
-        let mut ctx_of: FxHashMap<(bool, u64), u64> = FxHashMap::default();
         for &p in &by_height {
             let cp = class(p);
             let h = match ctx_of.get(&cp) {
@@ -595,86 +690,47 @@ fn refined_hashes(
                     h
                 }
             };
-            let comm = is_commutative(store.op(p));
-            let base = mix(h, memo[&p]);
-            for (k, &a) in store.args(p).iter().enumerate() {
+            let base = mix(h, memo[p]);
+            for (k, &a) in dag.kids(p).iter().enumerate() {
                 contrib
-                    .entry(class(a))
+                    .entry(class(a as usize))
                     .or_default()
-                    .push(mix(base, if comm { 0 } else { k as u64 + 1 }));
+                    .push(mix(base, if comm[p] { 0 } else { k as u64 + 1 }));
             }
         }
-        let mut new = FxHashMap::default();
         for &l in &leaves {
-            new.insert(l, mix(colors[&l], ctx_of[&class(l)]));
+            colors[l] = mix(colors[l], ctx_of[&class(l)]);
         }
-        colors = new;
     }
     memo
 }
 
-/// Rebuild bottom-up with commutative arguments sorted by (hash, id).
-fn sort_args(
-    store: &mut TermStore,
-    roots: &[TermId],
-    hash: &FxHashMap<TermId, u64>,
-) -> FxHashMap<TermId, TermId> {
-    let nodes = reachable(store, roots);
-    let mut map: FxHashMap<TermId, TermId> = FxHashMap::default();
-    for x in nodes {
-        let n = store.node(x).clone();
-        if n.args.is_empty() {
-            map.insert(x, x);
-            continue;
-        }
-        let mut args: Vec<(u64, TermId, TermId)> =
-            n.args.iter().map(|a| (hash[a], *a, map[a])).collect();
-        if is_commutative(n.op) {
-            args.sort_unstable();
-        }
-        let args: Vec<TermId> = args.into_iter().map(|(_, _, n)| n).collect();
-        let new = if args[..] == n.args[..] {
-            x
-        } else {
-            store.intern(n.op, args, n.sort)
-        };
-        map.insert(x, new);
+/// Arguments of node `i` in canonical order: those of commutative operators sorted by
+/// (hash, term id), so deterministic but possibly order dependent on ties.
+fn ordered_kids<'d>(
+    store: &TermStore,
+    dag: &'d Dag,
+    hash: &[u64],
+    i: usize,
+    buf: &'d mut Vec<u32>,
+) -> &'d [u32] {
+    let kids = dag.kids(i);
+    if !is_commutative(store.op(dag.ids[i])) {
+        return kids;
     }
-    map
-}
-
-/// Iterative substitution of leaves (sharing preserved).
-fn rename(store: &mut TermStore, roots: &[TermId], sub: &FxHashMap<TermId, TermId>) -> Vec<TermId> {
-    let nodes = reachable(store, roots);
-    let mut map: FxHashMap<TermId, TermId> = FxHashMap::default();
-    for x in nodes {
-        if let Some(&y) = sub.get(&x) {
-            map.insert(x, y);
-            continue;
-        }
-        let n = store.node(x).clone();
-        if n.args.is_empty() {
-            map.insert(x, x);
-            continue;
-        }
-        let args: Vec<TermId> = n.args.iter().map(|a| map[a]).collect();
-        let new = if args[..] == n.args[..] {
-            x
-        } else {
-            store.intern(n.op, args, n.sort)
-        };
-        map.insert(x, new);
-    }
-    roots.iter().map(|r| map[r]).collect()
+    buf.clear();
+    buf.extend_from_slice(kids);
+    buf.sort_unstable_by_key(|&k| (hash[k as usize], dag.ids[k as usize]));
+    buf
 }
 
 /// Canonicalise one component (see the module doc).
 pub fn canonicalize(store: &mut TermStore, comp: &[TermId]) -> Canonical {
     let tops = super::view::conjuncts(store, comp);
     // 1. local normalisation
-    let nmap = normalise(store, &tops);
+    let mut stack: Vec<TermId> = normalise(store, &tops);
+    stack.reverse();
     let mut cs: Vec<TermId> = Vec::new();
-    let mut stack: Vec<TermId> = tops.iter().rev().map(|t| nmap[t]).collect();
     while let Some(c) = stack.pop() {
         match store.op(c) {
             Op::True => {}
@@ -698,43 +754,79 @@ pub fn canonicalize(store: &mut TermStore, comp: &[TermId]) -> Canonical {
             text: String::new(),
         };
     }
-    let all = reachable(store, &cs);
-    let bound = bound_syms(store, &all);
-    // 2. hashes, 3. argument order
-    let hash = refined_hashes(store, &cs, &bound);
-    let amap = sort_args(store, &cs, &hash);
-    // 4. conjunct order (hash of the original normalised conjunct, then id), dedup
-    let mut ord: Vec<(u64, TermId, TermId)> = cs.iter().map(|c| (hash[c], *c, amap[c])).collect();
+    let dag = Dag::new(store, &cs);
+    let n = dag.len();
+    let bound = bound_syms(store, &dag.ids);
+    let leaf: Vec<bool> = dag
+        .ids
+        .iter()
+        .map(|&x| is_free_leaf(store, x, &bound))
+        .collect();
+    // 2. hashes
+    let hash = refined_hashes(store, &dag, &cs, &leaf);
+    // 4. conjunct order: by (hash, id) of the normalised conjunct
+    let mut ord: Vec<(u64, TermId)> = cs.iter().map(|&c| (hash[dag.local(c)], c)).collect();
     ord.sort_unstable();
-    let mut sorted: Vec<TermId> = Vec::new();
-    let mut seen = FxHashSet::default();
-    for (_, _, c) in ord {
-        if seen.insert(c) {
-            sorted.push(c);
+    // 3. argument order, and the free constants by first occurrence (depth-first, left to
+    // right) in the conjuncts so ordered, with their arguments so ordered.
+    let mut leaves: Vec<usize> = Vec::new();
+    let mut visited = vec![false; n];
+    let mut buf = Vec::new();
+    let mut stack: Vec<u32> = ord
+        .iter()
+        .rev()
+        .map(|&(_, c)| dag.local(c) as u32)
+        .collect();
+    while let Some(i) = stack.pop() {
+        let i = i as usize;
+        if std::mem::replace(&mut visited[i], true) {
+            continue;
         }
+        if leaf[i] {
+            leaves.push(i);
+        }
+        stack.extend(ordered_kids(store, &dag, &hash, i, &mut buf).iter().rev());
     }
     // renaming by first occurrence
-    let leaves = free_symbols_of(store, &sorted);
-    let mut sub: FxHashMap<TermId, TermId> = FxHashMap::default();
+    let mut new: Vec<TermId> = dag.ids.clone();
     let mut renaming = Vec::new();
     let mut decls = String::new();
-    for (i, &l) in leaves.iter().enumerate() {
-        let sort = store.sort(l);
-        let s = store.sym(&format!("\0c{i}"));
+    for (k, &l) in leaves.iter().enumerate() {
+        let sort = store.sort(dag.ids[l]);
+        let s = store.sym(&format!("\0c{k}"));
         let c = store.mk_sym_app(s, vec![], sort);
-        sub.insert(l, c);
-        renaming.push((l, c));
+        new[l] = c;
+        renaming.push((dag.ids[l], c));
         let _ = writeln!(
             decls,
-            "(declare-fun sp!c{i} () {})",
+            "(declare-fun sp!c{k} () {})",
             store.sorts.to_text(sort)
         );
     }
-    let renamed = rename(store, &sorted, &sub);
+    // the canonical terms: arguments ordered, constants renamed (bottom-up)
+    let mut args: Vec<TermId> = Vec::new();
+    for i in 0..n {
+        if dag.kids(i).is_empty() {
+            continue;
+        }
+        args.clear();
+        args.extend(
+            ordered_kids(store, &dag, &hash, i, &mut buf)
+                .iter()
+                .map(|&k| new[k as usize]),
+        );
+        let x = dag.ids[i];
+        if args[..] != *store.args(x) {
+            let nd = store.node(x);
+            let (op, sort) = (nd.op, nd.sort);
+            new[i] = store.intern_slice(op, &args, sort);
+        }
+    }
     // 5. text
     let mut lines: Vec<(String, TermId)> = Vec::new();
     let mut seen = FxHashSet::default();
-    for c in renamed {
+    for &(_, c) in &ord {
+        let c = new[dag.local(c)];
         if seen.insert(c) {
             lines.push((print_canonical(store, c), c));
         }
@@ -744,7 +836,7 @@ pub fn canonicalize(store: &mut TermStore, comp: &[TermId]) -> Canonical {
     // Uninterpreted functions keep their names; their signatures are part of the text.
     let mut funs: Vec<String> = Vec::new();
     let mut fseen = FxHashSet::default();
-    for x in reachable(store, &lines.iter().map(|l| l.1).collect::<Vec<_>>()) {
+    for &x in &dag.ids {
         if let Op::Sym(s) = store.op(x) {
             if !store.args(x).is_empty() && fseen.insert(s) {
                 let params: Vec<String> = store
@@ -814,16 +906,14 @@ pub fn print_canonical(store: &TermStore, t: TermId) -> String {
             st.push((a, false));
         }
     }
-    let mut names: FxHashMap<TermId, String> = FxHashMap::default();
+    // shared node -> the number of its `let` name `sp!l<n>`
+    let mut names: FxHashMap<TermId, usize> = FxHashMap::default();
     let mut out = String::new();
     for (i, &x) in shared.iter().enumerate() {
-        out.push_str("(let ((");
-        let name = format!("sp!l{i}");
-        out.push_str(&name);
-        out.push(' ');
+        let _ = write!(out, "(let ((sp!l{i} ");
         print_tree(store, x, &names, &mut out);
         out.push_str(")) ");
-        names.insert(x, name);
+        names.insert(x, i);
     }
     print_tree(store, t, &names, &mut out);
     for _ in 0..shared.len() {
@@ -832,7 +922,7 @@ pub fn print_canonical(store: &TermStore, t: TermId) -> String {
     out
 }
 
-fn print_tree(store: &TermStore, t: TermId, names: &FxHashMap<TermId, String>, out: &mut String) {
+fn print_tree(store: &TermStore, t: TermId, names: &FxHashMap<TermId, usize>, out: &mut String) {
     enum W {
         T(TermId),
         S(&'static str),
@@ -851,12 +941,13 @@ fn print_tree(store: &TermStore, t: TermId, names: &FxHashMap<TermId, String>, o
             }
             W::T(x) => x,
         };
-        if let Some(n) = names.get(&x) {
-            out.push_str(n);
+        if let Some(i) = names.get(&x) {
+            let _ = write!(out, "sp!l{i}");
             continue;
         }
         let n = store.node(x);
-        let head: String = match n.op {
+        // Leaves and annotations; everything else is `(head args)`.
+        match n.op {
             Op::True => {
                 out.push_str("true");
                 continue;
@@ -866,11 +957,7 @@ fn print_tree(store: &TermStore, t: TermId, names: &FxHashMap<TermId, String>, o
                 continue;
             }
             Op::Bv(v) => {
-                bv_literal(
-                    &BigUint::from(v),
-                    store.sorts.bv_width(n.sort).unwrap_or(64),
-                    out,
-                );
+                bv_u64(v, store.sorts.bv_width(n.sort).unwrap_or(64), out);
                 continue;
             }
             Op::BvWide(l) | Op::Num(l) | Op::Dec(l) | Op::Str(l) => {
@@ -878,32 +965,16 @@ fn print_tree(store: &TermStore, t: TermId, names: &FxHashMap<TermId, String>, o
                     (Op::BvWide(_), Lit::Nat(v)) => {
                         bv_literal(v, store.sorts.bv_width(n.sort).unwrap_or(0), out)
                     }
-                    (_, Lit::Nat(v)) => out.push_str(&v.to_string()),
+                    (_, Lit::Nat(v)) => {
+                        let _ = write!(out, "{v}");
+                    }
                     (_, Lit::Dec(d)) => out.push_str(d),
                     (_, Lit::Str(s)) => string_literal(s, out),
                     (_, Lit::Raw(r)) => out.push_str(r),
                 }
                 continue;
             }
-            Op::Sym(s) => {
-                let q = quote_symbol(&backend_name(store.sym_name(s))).into_owned();
-                if n.args.is_empty() {
-                    out.push_str(&q);
-                    continue;
-                }
-                q
-            }
-            Op::Other(l) => {
-                let h = match store.get_lit(l) {
-                    Lit::Raw(r) => r.clone(),
-                    _ => String::new(),
-                };
-                if n.args.is_empty() {
-                    out.push_str(&h);
-                    continue;
-                }
-                h
-            }
+            Op::Sym(_) | Op::Other(_) if n.args.is_empty() => {}
             Op::Annot(l) => {
                 // (! t attrs)
                 out.push_str("(! ");
@@ -915,62 +986,68 @@ fn print_tree(store: &TermStore, t: TermId, names: &FxHashMap<TermId, String>, o
                 st.push(W::T(n.args[0]));
                 continue;
             }
+            _ => out.push('('),
+        }
+        match n.op {
+            Op::Sym(s) => out.push_str(&quote_symbol(&backend_name(store.sym_name(s)))),
+            Op::Other(l) => {
+                if let Lit::Raw(r) = store.get_lit(l) {
+                    out.push_str(r);
+                }
+            }
             Op::Forall(b) | Op::Exists(b) => {
-                let mut h = String::from(if matches!(n.op, Op::Forall(_)) {
+                out.push_str(if matches!(n.op, Op::Forall(_)) {
                     "forall ("
                 } else {
                     "exists ("
                 });
                 for (i, (s, sort)) in store.binders[b as usize].iter().enumerate() {
                     if i > 0 {
-                        h.push(' ');
+                        out.push(' ');
                     }
                     let _ = write!(
-                        h,
+                        out,
                         "({} {})",
                         quote_symbol(&backend_name(store.sym_name(*s))),
                         store.sorts.to_text(*sort)
                     );
                 }
-                h.push(')');
-                h
+                out.push(')');
             }
-            Op::ConstArray => format!("(as const {})", store.sorts.to_text(n.sort)),
-            Op::Extract(i, j) => format!("(_ extract {i} {j})"),
-            Op::ZeroExtend(k) => format!("(_ zero_extend {k})"),
-            Op::SignExtend(k) => format!("(_ sign_extend {k})"),
-            Op::Repeat(k) => format!("(_ repeat {k})"),
-            Op::RotateLeft(k) => format!("(_ rotate_left {k})"),
-            Op::RotateRight(k) => format!("(_ rotate_right {k})"),
-            Op::Divisible(k) => format!("(_ divisible {k})"),
-            op => op_name(op).to_string(),
-        };
-        out.push('(');
-        out.push_str(&head);
+            Op::ConstArray => {
+                let _ = write!(out, "(as const {})", store.sorts.to_text(n.sort));
+            }
+            Op::Extract(i, j) => {
+                let _ = write!(out, "(_ extract {i} {j})");
+            }
+            Op::ZeroExtend(k) => {
+                let _ = write!(out, "(_ zero_extend {k})");
+            }
+            Op::SignExtend(k) => {
+                let _ = write!(out, "(_ sign_extend {k})");
+            }
+            Op::Repeat(k) => {
+                let _ = write!(out, "(_ repeat {k})");
+            }
+            Op::RotateLeft(k) => {
+                let _ = write!(out, "(_ rotate_left {k})");
+            }
+            Op::RotateRight(k) => {
+                let _ = write!(out, "(_ rotate_right {k})");
+            }
+            Op::Divisible(k) => {
+                let _ = write!(out, "(_ divisible {k})");
+            }
+            op => out.push_str(op_name(op)),
+        }
+        if matches!(n.op, Op::Sym(_) | Op::Other(_)) && n.args.is_empty() {
+            // A constant or an unmodelled nullary operator: its head alone.
+            continue;
+        }
         st.push(W::S(")"));
         for &a in n.args.iter().rev() {
             st.push(W::T(a));
             st.push(W::S(" "));
         }
     }
-}
-
-// ---------------------------------------------------------------- conjunct keys
-
-/// A fixed 64-bit hash (blake3, first 8 bytes little-endian) of each conjunct printed with
-/// client (backend) names, sorted and deduplicated: set elements for counterexample-cache
-/// reasoning across the queries of one run (client names are stable within a run).
-pub fn conjunct_keys_client(store: &TermStore, conjuncts: &[TermId]) -> Vec<u64> {
-    let mut v: Vec<u64> = conjuncts
-        .iter()
-        .map(|&c| {
-            let h = blake3::hash(print_canonical(store, c).as_bytes());
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&h.as_bytes()[..8]);
-            u64::from_le_bytes(b)
-        })
-        .collect();
-    v.sort_unstable();
-    v.dedup();
-    v
 }

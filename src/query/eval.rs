@@ -221,7 +221,7 @@ impl<'a> Evaluator<'a> {
     fn step(&mut self, fr: &mut Frame) -> Result<Step, EvalError> {
         let store = self.store;
         let node = store.node(fr.t);
-        let args = &node.args[..];
+        let args = node.args;
         match node.op {
             Op::Ite => self.step_ite(fr, args),
             Op::And | Op::Or | Op::Implies => self.step_connective(fr, node.op, args),
@@ -378,7 +378,7 @@ impl<'a> Evaluator<'a> {
     fn compute(&mut self, t: TermId) -> Result<Option<Value>, EvalError> {
         let store = self.store;
         let node = store.node(t);
-        let args = &node.args[..];
+        let args = node.args;
         let memo = &self.memo;
         let arg = |k: usize| -> Result<&Value, EvalError> {
             match memo.get(&args[k]) {

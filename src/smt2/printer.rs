@@ -12,7 +12,6 @@ use crate::term::{Lit, Op, Sort, Sym, TermId, TermStore};
 use num_bigint::BigUint;
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::fmt::Write;
 
 pub fn is_simple_symbol(name: &str) -> bool {
     !name.is_empty()
@@ -167,11 +166,24 @@ pub fn bv_literal(v: &BigUint, width: u32, out: &mut String) {
     }
 }
 
-fn bv_u64(v: u64, width: u32, out: &mut String) {
-    if width.is_multiple_of(4) {
-        let _ = write!(out, "#x{:0w$x}", v, w = (width / 4) as usize);
+/// `bv_literal` of a value that fits in 64 bits, without formatting machinery (it is on the
+/// path of every printed KLEE query): zero-padded to the width, never truncated.
+pub(crate) fn bv_u64(v: u64, width: u32, out: &mut String) {
+    let (prefix, bits) = if width.is_multiple_of(4) {
+        ("#x", 4)
     } else {
-        let _ = write!(out, "#b{:0w$b}", v, w = width as usize);
+        ("#b", 1)
+    };
+    let digits = (width / bits) as usize;
+    let used = ((64 - v.leading_zeros()).div_ceil(bits) as usize).max(1);
+    out.push_str(prefix);
+    for _ in used..digits {
+        out.push('0');
+    }
+    let mask = (1u64 << bits) - 1;
+    for k in (0..used).rev() {
+        let d = ((v >> (k as u32 * bits)) & mask) as u8;
+        out.push(char::from(if d < 10 { b'0' + d } else { b'a' + d - 10 }));
     }
 }
 
@@ -417,4 +429,29 @@ pub fn print_sort(store: &TermStore, s: crate::term::SortId) -> String {
 /// True when the sort is an array whose values need `(as const ...)` to print.
 pub fn is_array(store: &TermStore, s: crate::term::SortId) -> bool {
     matches!(store.sorts.get(s), Sort::Array(..))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bv_u64_is_bv_literal() {
+        // (0x123, 4): a value wider than its width prints whole, as bv_literal does.
+        for &(v, w) in &[
+            (0u64, 1u32),
+            (1, 1),
+            (0, 8),
+            (0xAB, 8),
+            (5, 3),
+            (0x1F, 12),
+            (u64::MAX, 64),
+            (1 << 63, 64),
+            (6, 63),
+            (0x123, 4),
+        ] {
+            let (mut a, mut b) = (String::new(), String::new());
+            super::bv_u64(v, w, &mut a);
+            super::bv_literal(&num_bigint::BigUint::from(v), w, &mut b);
+            assert_eq!(a, b, "{v} width {w}");
+        }
+    }
 }

@@ -129,16 +129,29 @@ pub enum Op {
     Divisible(u32),
 }
 
-#[derive(Clone, PartialEq, Eq, Hash, Debug)]
-pub struct Node {
+/// A node as seen from outside the store: its operator, arguments and sort.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Node<'a> {
     pub op: Op,
-    pub args: Box<[TermId]>,
+    pub args: &'a [TermId],
     pub sort: SortId,
+}
+
+/// A node as stored: its arguments are `args[start..start + len]` of the store's pool
+/// (one flat vector for all nodes, so creating a node allocates nothing of its own).
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    op: Op,
+    sort: SortId,
+    start: u32,
+    len: u32,
 }
 
 /// The store. One per session (the replay and bench engines keep one per run).
 pub struct TermStore {
-    nodes: Vec<Node>,
+    nodes: Vec<Slot>,
+    /// The arguments of every node, back to back (see `Slot`).
+    args: Vec<TermId>,
     /// Structural hash of a node -> its id; a second node with the same hash (rare) goes
     /// into `collisions`. Lookups allocate nothing.
     memo: FxHashMap<u64, TermId>,
@@ -166,6 +179,7 @@ impl TermStore {
     pub fn new() -> Self {
         let mut t = TermStore {
             nodes: Vec::new(),
+            args: Vec::new(),
             memo: FxHashMap::default(),
             collisions: FxHashMap::default(),
             sorts: SortStore::new(),
@@ -208,14 +222,17 @@ impl TermStore {
         args.hash(&mut hasher);
         sort.hash(&mut hasher);
         let h = hasher.finish();
-        let same = |n: &Node| n.op == op && n.sort == sort && n.args[..] == *args;
+        let same = |id: TermId| {
+            let n = self.node(id);
+            n.op == op && n.sort == sort && n.args == args
+        };
         let first = self.memo.get(&h).copied();
         if let Some(id) = first {
-            if same(&self.nodes[id.0 as usize]) {
+            if same(id) {
                 return id;
             }
             if let Some(ids) = self.collisions.get(&h) {
-                if let Some(&id) = ids.iter().find(|&&id| same(&self.nodes[id.0 as usize])) {
+                if let Some(&id) = ids.iter().find(|&&id| same(id)) {
                     return id;
                 }
             }
@@ -227,10 +244,13 @@ impl TermStore {
             .max()
             .unwrap_or(0);
         self.depth.push(d);
-        self.nodes.push(Node {
+        let start = self.args.len() as u32;
+        self.args.extend_from_slice(args);
+        self.nodes.push(Slot {
             op,
-            args: Box::from(args),
             sort,
+            start,
+            len: args.len() as u32,
         });
         if first.is_some() {
             self.collisions.entry(h).or_default().push(id);
@@ -241,8 +261,13 @@ impl TermStore {
     }
 
     #[inline]
-    pub fn node(&self, t: TermId) -> &Node {
-        &self.nodes[t.0 as usize]
+    pub fn node(&self, t: TermId) -> Node<'_> {
+        let s = self.nodes[t.0 as usize];
+        Node {
+            op: s.op,
+            args: &self.args[s.start as usize..(s.start + s.len) as usize],
+            sort: s.sort,
+        }
     }
     #[inline]
     pub fn op(&self, t: TermId) -> Op {
@@ -250,7 +275,8 @@ impl TermStore {
     }
     #[inline]
     pub fn args(&self, t: TermId) -> &[TermId] {
-        &self.nodes[t.0 as usize].args
+        let s = self.nodes[t.0 as usize];
+        &self.args[s.start as usize..(s.start + s.len) as usize]
     }
     #[inline]
     pub fn sort(&self, t: TermId) -> SortId {
@@ -348,15 +374,16 @@ impl TermStore {
         if let Some(&r) = memo.get(&t) {
             return r;
         }
-        let n = self.node(t).clone();
-        let r = if n.args.is_empty() {
+        let n = self.node(t);
+        let (op, sort, old) = (n.op, n.sort, n.args.to_vec());
+        let r = if old.is_empty() {
             t
         } else {
-            let args: Vec<TermId> = n.args.iter().map(|&a| self.subst_rec(a, memo)).collect();
-            if args[..] == n.args[..] {
+            let args: Vec<TermId> = old.iter().map(|&a| self.subst_rec(a, memo)).collect();
+            if args == old {
                 t
             } else {
-                self.intern(n.op, args, n.sort)
+                self.intern(op, args, sort)
             }
         };
         memo.insert(t, r);
