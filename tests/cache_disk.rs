@@ -266,24 +266,93 @@ fn disk_other_format_version_rejected() {
     let path = populated(dir.path());
     let raw = rusqlite::Connection::open(&path).unwrap();
     raw.execute(
-        "UPDATE meta SET value = 2 WHERE name = 'format_version'",
+        "UPDATE meta SET value = 3 WHERE name = 'format_version'",
         [],
     )
     .unwrap();
     drop(raw);
     let err = DiskStore::open(&path)
         .err()
-        .expect("version 2 store accepted");
+        .expect("version 3 store accepted");
     assert!(
         matches!(
             err,
             CacheError::Version {
-                found: 2,
-                expected: 1
+                found: 3,
+                expected: 2
             }
         ),
         "{err}"
     );
+}
+
+/// A store written by a build of format 1 (entries without checksums) is emptied and
+/// upgraded at open: its entries are not served, later ones are kept.
+#[test]
+fn disk_format_1_store_emptied_and_upgraded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = populated(dir.path());
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute(
+        "UPDATE meta SET value = 1 WHERE name = 'format_version'",
+        [],
+    )
+    .unwrap();
+    // What format 1 wrote for an unsat entry: version, verdict, no model.
+    raw.execute(
+        "UPDATE results SET value = x'010200' WHERE key = ?1",
+        [&key(7, 1).0[..]],
+    )
+    .unwrap();
+    drop(raw);
+    let mut s = DiskStore::open(&path).expect("format 1 store opens");
+    assert_eq!(s.get(&key(7, 1)).unwrap(), None);
+    assert_eq!(s.get(&key(7, 2)).unwrap(), None);
+    s.put(&key(8, 1), &entry(8, 1)).unwrap();
+    s.flush().unwrap();
+    drop(s);
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    let (version, rows): (i64, i64) = raw
+        .query_row(
+            "SELECT (SELECT value FROM meta WHERE name = 'format_version'),
+                    (SELECT count(*) FROM results)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((version, rows), (2, 1));
+    drop(raw);
+    let mut s = DiskStore::open(&path).unwrap();
+    assert_eq!(s.get(&key(8, 1)).unwrap(), Some(entry(8, 1)));
+}
+
+/// An entry moved under another key (a damaged index, a hand edit, a bad copy between
+/// stores) fails its checksum: a miss with one warning, never that entry's verdict.
+#[test]
+fn disk_entry_under_another_key_is_a_miss() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = populated(dir.path());
+    let raw = rusqlite::Connection::open(&path).unwrap();
+    raw.execute(
+        "UPDATE results SET value = (SELECT value FROM results WHERE key = ?1) WHERE key = ?2",
+        [&key(7, 1).0[..], &key(7, 2).0[..]],
+    )
+    .unwrap();
+    drop(raw);
+    let mut s = DiskStore::open(&path).unwrap();
+    let err = s
+        .get(&key(7, 2))
+        .expect_err("entry under another key accepted");
+    assert!(
+        err.is_entry_error() && err.to_string().contains("checksum"),
+        "{err}"
+    );
+    assert_eq!(s.get(&key(7, 1)).unwrap(), Some(entry(7, 1)));
+    drop(s);
+    let mut c = TieredCache::new(&memory_only_cfg(path));
+    assert_eq!(c.get(&key(7, 2)), None);
+    assert_eq!(c.get(&key(7, 3)), Some(entry(7, 3)));
+    assert_eq!(c.warnings().len(), 1, "{:?}", c.warnings());
 }
 
 #[test]

@@ -50,8 +50,8 @@ fn redis_two_clients_share_entries() {
         .arg(redis_key(&key(3)))
         .query(&mut raw)
         .unwrap();
-    assert_eq!(Entry::decode(&v.unwrap()).unwrap(), entry(3));
-    assert!(redis_key(&key(3)).starts_with("smtproxy:v1:"));
+    assert_eq!(Entry::decode(&key(3), &v.unwrap()).unwrap(), entry(3));
+    assert!(redis_key(&key(3)).starts_with("smtproxy:v2:"));
     // An entry in an unknown format is rejected, not misread.
     redis::cmd("SET")
         .arg(redis_key(&key(5)))
@@ -59,6 +59,21 @@ fn redis_two_clients_share_entries() {
         .query::<()>(&mut raw)
         .unwrap();
     assert!(b.get(&key(5)).unwrap_err().is_entry_error());
+    // Another key's entry under this key fails its checksum.
+    let v3: Vec<u8> = redis::cmd("GET")
+        .arg(redis_key(&key(3)))
+        .query(&mut raw)
+        .unwrap();
+    redis::cmd("SET")
+        .arg(redis_key(&key(6)))
+        .arg(&v3[..])
+        .query::<()>(&mut raw)
+        .unwrap();
+    let err = b.get(&key(6)).unwrap_err();
+    assert!(
+        err.is_entry_error() && err.to_string().contains("checksum"),
+        "{err}"
+    );
 }
 
 #[test]

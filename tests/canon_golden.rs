@@ -17,7 +17,9 @@ use std::path::Path;
 /// blake3 over every component's key and its renaming (client names in canonical order),
 /// query by query; and the number of components.
 fn digest(rel: &str) -> (String, usize) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("smt2-corpus/klee").join(rel);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("smt2-corpus/klee")
+        .join(rel);
     let text = smtproxy::corpus::load(&path).expect("corpus log").text;
     let mut store = TermStore::new();
     let mut sig = Signature::default();
@@ -59,11 +61,26 @@ fn digest(rel: &str) -> (String, usize) {
 
 #[test]
 fn canonical_keys_are_pinned() {
-    assert_eq!(KEY_FORMAT_VERSION, 1, "version bumped: update the digests below");
+    assert_eq!(
+        KEY_FORMAT_VERSION, 1,
+        "version bumped: update the digests below"
+    );
     for (rel, want, comps) in [
-        ("sbase-expr/solver-queries.smt2.gz", "6e0ca1e3ad8a114fbbe1e0a6545601a5", 316),
-        ("regexp/solver-queries.smt2.gz", "f32ea38e41a8107e51c8bb965c32afce", 158),
-        ("sort/solver-queries.smt2.gz", "be0f3ed85d7c9362c82cdc7c7de9903d", 59),
+        (
+            "sbase-expr/solver-queries.smt2.gz",
+            "6e0ca1e3ad8a114fbbe1e0a6545601a5",
+            316,
+        ),
+        (
+            "regexp/solver-queries.smt2.gz",
+            "f32ea38e41a8107e51c8bb965c32afce",
+            158,
+        ),
+        (
+            "sort/solver-queries.smt2.gz",
+            "be0f3ed85d7c9362c82cdc7c7de9903d",
+            59,
+        ),
     ] {
         let (got, n) = digest(rel);
         assert_eq!(n, comps, "{rel}: number of components");

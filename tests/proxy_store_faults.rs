@@ -390,7 +390,7 @@ fn store_locked_by_another_process() {
             "PRAGMA journal_mode=DELETE;
              CREATE TABLE meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
              CREATE TABLE results(key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
-             INSERT INTO meta(name, value) VALUES ('format_version', 1);
+             INSERT INTO meta(name, value) VALUES ('format_version', 2);
              BEGIN EXCLUSIVE; INSERT INTO meta(name, value) VALUES ('held', 1);",
         )
         .unwrap();

@@ -3,7 +3,8 @@
 //!
 //! * Schema: `results(key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID`, where
 //!   `value` is an [`Entry::encode`] byte string, and `meta(name TEXT PRIMARY KEY,
-//!   value INTEGER)` holding `format_version` = [`FORMAT_VERSION`]. A file with another
+//!   value INTEGER)` holding `format_version` = [`FORMAT_VERSION`]. A file of format 1
+//!   (entries without checksums) is emptied and upgraded at open; a file with any other
 //!   format version is rejected at open.
 //! * Concurrency: WAL journal (readers never wait for writers), `synchronous=NORMAL`,
 //!   a busy timeout (default [`DEFAULT_BUSY_TIMEOUT`]) for writers, and every write batch
@@ -269,13 +270,13 @@ fn setup(conn: &Connection) -> Result<(), CacheError> {
     let version = match existing {
         Some(v) => v,
         None => {
-            conn.execute_batch(
+            conn.execute_batch(&format!(
                 "BEGIN IMMEDIATE;
                  CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
                  CREATE TABLE IF NOT EXISTS results(key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
-                 INSERT OR IGNORE INTO meta(name, value) VALUES ('format_version', 1);
-                 COMMIT;",
-            )
+                 INSERT OR IGNORE INTO meta(name, value) VALUES ('format_version', {FORMAT_VERSION});
+                 COMMIT;"
+            ))
             .inspect_err(|_| {
                 let _ = conn.execute_batch("ROLLBACK;");
             })?;
@@ -285,6 +286,27 @@ fn setup(conn: &Connection) -> Result<(), CacheError> {
                 |r| r.get(0),
             )?
         }
+    };
+    // A store of format 1 (entries without checksums) is emptied and becomes format 2:
+    // its entries are only a cache, and none is served unchecked.
+    let version = if version == 1 && FORMAT_VERSION == 2 {
+        conn.execute_batch(
+            "BEGIN IMMEDIATE;
+             DELETE FROM results
+              WHERE (SELECT value FROM meta WHERE name = 'format_version') = 1;
+             UPDATE meta SET value = 2 WHERE name = 'format_version' AND value = 1;
+             COMMIT;",
+        )
+        .inspect_err(|_| {
+            let _ = conn.execute_batch("ROLLBACK;");
+        })?;
+        conn.query_row(
+            "SELECT value FROM meta WHERE name = 'format_version'",
+            [],
+            |r| r.get(0),
+        )?
+    } else {
+        version
     };
     if version != FORMAT_VERSION as i64 {
         return Err(CacheError::Version {
@@ -348,7 +370,7 @@ fn check_header(path: &Path) -> Result<(), CacheError> {
 impl Store for DiskStore {
     fn get(&mut self, k: &Key) -> Result<Option<Entry>, CacheError> {
         if let Some(v) = self.buffer.lock().entries.get(k) {
-            return Entry::decode(v).map(Some);
+            return Entry::decode(k, v).map(Some);
         }
         let mut stmt = self
             .conn
@@ -356,14 +378,14 @@ impl Store for DiskStore {
         let v: Option<Vec<u8>> = stmt.query_row([&k.0[..]], |r| r.get(0)).optional()?;
         match v {
             None => Ok(None),
-            Some(v) => Entry::decode(&v).map(Some),
+            Some(v) => Entry::decode(k, &v).map(Some),
         }
     }
 
     fn put(&mut self, k: &Key, e: &Entry) -> Result<(), CacheError> {
         let (n, since) = {
             let mut p = self.buffer.lock();
-            p.entries.entry(*k).or_insert_with(|| e.encode());
+            p.entries.entry(*k).or_insert_with(|| e.encode(k));
             (p.entries.len(), *p.since.get_or_insert_with(Instant::now))
         };
         if n >= self.batch || since.elapsed() >= FLUSH_INTERVAL {

@@ -13,6 +13,10 @@
 //! * Every persistent byte string is an [`Entry::encode`] output whose first byte is
 //!   [`FORMAT_VERSION`]; a reader rejects any other version (or any malformed byte
 //!   string) with [`CacheError`] rather than guessing.
+//! * An encoded entry ends with a checksum of its key and its bytes, so an entry that was
+//!   damaged, or that sits under a key it was not stored for, is rejected rather than
+//!   served: an unsat verdict is trusted as it is read (a sat one is checked against its
+//!   model anyway).
 //! * Stores never panic on bad input, bad files or unreachable servers: they return
 //!   [`CacheError`]. The [`TieredCache`] turns an error into a single warning on
 //!   stderr and continues without the failing tier, so a cache problem can slow
@@ -35,8 +39,8 @@ pub use tiered::{CacheConfig, CacheStats, TieredCache};
 use std::fmt;
 
 /// The version byte that starts every encoded [`Entry`] (and is recorded in the
-/// on-disk store's `meta` table).
-pub const FORMAT_VERSION: u8 = 1;
+/// on-disk store's `meta` table). Version 2 added the checksum.
+pub const FORMAT_VERSION: u8 = 2;
 
 /// A 128-bit cache key: the hash of a canonical query component.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -102,15 +106,28 @@ pub struct Entry {
     pub model: Option<String>,
 }
 
-// Encoding, version 1:
-//   byte 0      FORMAT_VERSION (1)
+// Encoding, version 2:
+//   byte 0      FORMAT_VERSION (2)
 //   byte 1      verdict: 1 = sat, 2 = unsat
 //   byte 2      0 = no model, 1 = model follows
 //   bytes 3..7  (only if model) model length, u32 little-endian
 //   bytes 7..   (only if model) model text, UTF-8, exactly that many bytes
+//   last 8      checksum: the first 8 bytes of blake3("smtproxy-entry" || key || all the
+//               bytes before the checksum)
 // Nothing may follow.
 const V_SAT: u8 = 1;
 const V_UNSAT: u8 = 2;
+const CHECKSUM_LEN: usize = 8;
+
+fn checksum(k: &Key, body: &[u8]) -> [u8; CHECKSUM_LEN] {
+    let mut h = blake3::Hasher::new();
+    h.update(b"smtproxy-entry");
+    h.update(&k.0);
+    h.update(body);
+    let mut out = [0u8; CHECKSUM_LEN];
+    out.copy_from_slice(&h.finalize().as_bytes()[..CHECKSUM_LEN]);
+    out
+}
 
 impl Entry {
     pub fn sat(model: Option<String>) -> Entry {
@@ -127,10 +144,11 @@ impl Entry {
         }
     }
 
-    /// The versioned binary form (see the module source for the layout).
-    pub fn encode(&self) -> Vec<u8> {
+    /// The versioned binary form of the entry stored under `k` (see the module source for
+    /// the layout).
+    pub fn encode(&self, k: &Key) -> Vec<u8> {
         let model = self.model.as_deref();
-        let mut out = Vec::with_capacity(7 + model.map_or(0, str::len));
+        let mut out = Vec::with_capacity(7 + model.map_or(0, str::len) + CHECKSUM_LEN);
         out.push(FORMAT_VERSION);
         out.push(match self.verdict {
             Verdict::Sat => V_SAT,
@@ -146,19 +164,33 @@ impl Entry {
                 out.extend_from_slice(&m.as_bytes()[..len as usize]);
             }
         }
+        let sum = checksum(k, &out);
+        out.extend_from_slice(&sum);
         out
     }
 
-    /// Parses [`Entry::encode`] output; any other version or malformed input is an error.
-    pub fn decode(bytes: &[u8]) -> Result<Entry, CacheError> {
+    /// Parses [`Entry::encode`] output read under key `k`; any other version, malformed
+    /// input or a checksum that does not match (damage, or an entry under another key's
+    /// name) is an error.
+    pub fn decode(k: &Key, bytes: &[u8]) -> Result<Entry, CacheError> {
         let bad = |why: &str| CacheError::BadEntry(why.to_string());
-        let (&version, rest) = bytes.split_first().ok_or_else(|| bad("empty"))?;
+        let (&version, _) = bytes.split_first().ok_or_else(|| bad("empty"))?;
         if version != FORMAT_VERSION {
             return Err(CacheError::Version {
                 found: version,
                 expected: FORMAT_VERSION,
             });
         }
+        if bytes.len() < 1 + CHECKSUM_LEN {
+            return Err(bad("truncated"));
+        }
+        let (bytes, sum) = bytes.split_at(bytes.len() - CHECKSUM_LEN);
+        if checksum(k, bytes) != sum {
+            return Err(bad(
+                "checksum mismatch (damaged, or stored under another key)",
+            ));
+        }
+        let rest = &bytes[1..];
         if rest.len() < 2 {
             return Err(bad("truncated header"));
         }
@@ -251,6 +283,7 @@ mod tests {
 
     #[test]
     fn entry_round_trip() {
+        let k = Key([7; 16]);
         for e in [
             Entry::unsat(),
             Entry::sat(None),
@@ -260,47 +293,72 @@ mod tests {
             )),
             Entry::sat(Some("ünïcode ✓".into())),
         ] {
-            assert_eq!(Entry::decode(&e.encode()).unwrap(), e);
+            assert_eq!(Entry::decode(&k, &e.encode(&k)).unwrap(), e);
         }
     }
 
     #[test]
     fn entry_unknown_version_rejected() {
-        let mut b = Entry::sat(Some("m".into())).encode();
-        b[0] = 2;
+        let k = Key([7; 16]);
+        let mut b = Entry::sat(Some("m".into())).encode(&k);
+        b[0] = 3;
         assert!(matches!(
-            Entry::decode(&b),
+            Entry::decode(&k, &b),
             Err(CacheError::Version {
-                found: 2,
-                expected: 1
+                found: 3,
+                expected: 2
             })
         ));
-        b[0] = 0;
+        b[0] = 1;
         assert!(matches!(
-            Entry::decode(&b),
-            Err(CacheError::Version { found: 0, .. })
+            Entry::decode(&k, &b),
+            Err(CacheError::Version { found: 1, .. })
         ));
     }
 
     #[test]
     fn entry_malformed_rejected() {
-        let good = Entry::sat(Some("model".into())).encode();
+        let k = Key([7; 16]);
+        let good = Entry::sat(Some("model".into())).encode(&k);
         for cut in 0..good.len() {
             assert!(
-                Entry::decode(&good[..cut]).is_err(),
+                Entry::decode(&k, &good[..cut]).is_err(),
                 "prefix {cut} accepted"
             );
         }
         let mut extra = good.clone();
         extra.push(0);
-        assert!(Entry::decode(&extra).is_err());
+        assert!(Entry::decode(&k, &extra).is_err());
         let mut badv = good.clone();
         badv[1] = 9;
-        assert!(Entry::decode(&badv).is_err());
-        let mut badutf = Entry::sat(Some("ab".into())).encode();
-        let n = badutf.len();
-        badutf[n - 1] = 0xff;
-        assert!(Entry::decode(&badutf).is_err());
-        assert!(Entry::decode(&[1, 2, 0, 0]).is_err());
+        assert!(Entry::decode(&k, &badv).is_err());
+        assert!(Entry::decode(&k, &[2, 2, 0, 0]).is_err());
+    }
+
+    /// The checksum binds an entry to its key and its bytes: an unsat entry read under
+    /// another key, or with any byte changed, is refused (never served as a verdict).
+    #[test]
+    fn entry_checksum_binds_key_and_bytes() {
+        let (k, other) = (Key([7; 16]), Key([8; 16]));
+        let unsat = Entry::unsat().encode(&k);
+        assert!(matches!(
+            Entry::decode(&other, &unsat),
+            Err(CacheError::BadEntry(m)) if m.contains("checksum")
+        ));
+        let sat = Entry::sat(Some("((x #x01))".into())).encode(&k);
+        for i in 0..sat.len() {
+            for bit in 0..8 {
+                let mut b = sat.clone();
+                b[i] ^= 1 << bit;
+                assert!(
+                    Entry::decode(&k, &b).is_err(),
+                    "byte {i} bit {bit} flipped and accepted"
+                );
+            }
+        }
+        // A sat entry's bytes with the verdict byte set to unsat do not pass either.
+        let mut forged = Entry::sat(None).encode(&k);
+        forged[1] = 2;
+        assert!(Entry::decode(&k, &forged).is_err());
     }
 }

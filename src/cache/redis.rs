@@ -1,6 +1,6 @@
 //! The shared network tier: a Redis server used by many machines.
 //!
-//! * Keys are `smtproxy:v1:<32 hex digits>` (the `v1` is [`FORMAT_VERSION`], so builds
+//! * Keys are `smtproxy:v2:<32 hex digits>` (the `v2` is [`FORMAT_VERSION`], so builds
 //!   with another entry format never read each other's values); values are
 //!   [`Entry::encode`] byte strings, written with `SET NX` (first writer wins).
 //! * Reads are synchronous on the caller's connection with [`IO_TIMEOUT`] for connect,
@@ -325,7 +325,7 @@ impl Store for RedisStore {
         let v: Option<Vec<u8>> = self.link.run(|c| ::redis::cmd("GET").arg(&key).query(c))?;
         match v {
             None => Ok(None),
-            Some(v) => Entry::decode(&v).map(Some),
+            Some(v) => Entry::decode(k, &v).map(Some),
         }
     }
 
@@ -334,7 +334,7 @@ impl Store for RedisStore {
             .tx
             .as_ref()
             .ok_or_else(|| CacheError::Unavailable("writer stopped".into()))?;
-        match tx.try_send(Msg::Set(redis_key(k), e.encode())) {
+        match tx.try_send(Msg::Set(redis_key(k), e.encode(k))) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 self.shared.dropped.fetch_add(1, Ordering::Relaxed);

@@ -433,7 +433,7 @@ fn neg_of(store: &mut TermStore, x: TermId) -> TermId {
     }
 }
 
-/// Normalise all of `roots` bottom-up; returns the map old -> new.
+/// Normalise all of `roots` bottom-up; returns their normalised forms, in order.
 fn normalise(store: &mut TermStore, roots: &[TermId]) -> Vec<TermId> {
     let dag = Dag::new(store, roots);
     let mut nm = Norm {
