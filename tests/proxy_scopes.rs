@@ -49,7 +49,7 @@ const SORTS: &[&str] = &["Bool", "Int", "(_ BitVec 1)", "(_ BitVec 2)"];
 /// One script of about `ops` commands (plus its header): episodes for even seeds, free
 /// form for odd ones.
 fn script(seed: u64, ops: usize) -> String {
-    if seed % 2 == 0 {
+    if seed.is_multiple_of(2) {
         episodes(seed, ops)
     } else {
         free_form(seed, ops)
