@@ -5,8 +5,8 @@
 //!
 //! The scripts are made to hit what a session memo, the counterexample index, the
 //! memo of parsed assertions or the stack mirror could get wrong: a handful of names
-//! declared, popped and declared again with other sorts (Bool, Int, 1- and 2-bit vectors)
-//! under push, pop and reset, and assertions whose text fits any sort (`(distinct a b c)`
+//! declared, popped and declared again with other sorts (Bool, Int, 1- and 2-bit vectors,
+//! arrays) under push, pop, reset and reset-assertions, and assertions whose text fits any sort (`(distinct a b c)`
 //! is unsat over Bool and 1-bit vectors, sat over Int), so the same text comes back
 //! meaning something else; some assertions go through Bool macros (`define-fun m1`) whose
 //! names come back with other bodies. Session 5's wrong unsat (the counterexample index keyed
@@ -44,7 +44,13 @@ impl Rng {
 const NAMES: &[&str] = &["a", "b", "c", "d"];
 /// Names of Bool macros (`define-fun`), scoped like declarations.
 const MACROS: &[&str] = &["m1", "m2"];
-const SORTS: &[&str] = &["Bool", "Int", "(_ BitVec 1)", "(_ BitVec 2)"];
+const SORTS: &[&str] = &[
+    "Bool",
+    "Int",
+    "(_ BitVec 1)",
+    "(_ BitVec 2)",
+    "(Array (_ BitVec 1) Bool)",
+];
 
 /// One script of about `ops` commands (plus its header): episodes for even seeds, free
 /// form for odd ones.
@@ -91,8 +97,8 @@ fn episodes(seed: u64, ops: usize) -> String {
     out
 }
 
-/// Any mix of declarations, assertions (some through macros), push, pop, reset and
-/// check-sat (with and without assumptions).
+/// Any mix of declarations, assertions (some through macros), push, pop, reset,
+/// reset-assertions and check-sat (with and without assumptions).
 fn free_form(seed: u64, ops: usize) -> String {
     let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut out = String::from("(set-logic ALL)\n");
@@ -132,7 +138,8 @@ fn free_form(seed: u64, ops: usize) -> String {
                     }
                 }
             }
-            60..=77 => out.push_str("(check-sat)\n"),
+            60..=76 => out.push_str("(check-sat)\n"),
+            77 => out.push_str("(get-info :assertion-stack-levels)\n"),
             78..=85 => {
                 out.push_str("(push 1)\n");
                 frames.push(Vec::new());
@@ -141,9 +148,14 @@ fn free_form(seed: u64, ops: usize) -> String {
                 out.push_str("(pop 1)\n");
                 frames.pop();
             }
-            95..=96 => {
+            95 => {
                 out.push_str("(reset)\n");
                 frames = vec![Vec::new()];
+            }
+            96 => {
+                // z3 drops the assertions of every level and keeps the levels with their
+                // declarations.
+                out.push_str("(reset-assertions)\n(get-info :assertion-stack-levels)\n");
             }
             97..=99 => {
                 let bools: Vec<&str> = visible
@@ -212,6 +224,11 @@ fn assertion(r: &mut Rng, visible: &[(&str, &str)]) -> Option<String> {
                 _ => format!("(< {x} {})", r.below(3)),
             },
             "(_ BitVec 1)" => format!("(= {x} #b{})", r.below(2)),
+            "(Array (_ BitVec 1) Bool)" => match r.below(3) {
+                0 => format!("(select {x} #b{})", r.below(2)),
+                1 => format!("(not (select {x} #b{}))", r.below(2)),
+                _ => format!("(= (store {x} #b{} true) {})", r.below(2), other(r)?),
+            },
             _ => match r.below(2) {
                 0 => format!("(bvult {x} {})", other(r)?),
                 _ => format!("(= {x} #b{:02b})", r.below(4)),
@@ -277,6 +294,63 @@ fn random_scopes_match_z3() {
         seeds.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// z3's reset-assertions drops the assertions of every level but keeps the levels and
+/// what was declared in them; get-info :assertion-stack-levels is the client's depth
+/// (before session 5 smtproxy popped the levels, and answered the depth of its own
+/// backend, 0 under cache and fresh).
+const LEVELS: &str = "(declare-fun a () Int)
+(assert (> a 0))
+(push 1)
+(get-info :assertion-stack-levels)
+(declare-fun b () Int)
+(define-fun f () Int 5)
+(push 1)
+(get-info :assertion-stack-levels)
+(assert (< a 0))
+(assert (> b f))
+(check-sat)
+(reset-assertions)
+(get-info :assertion-stack-levels)
+(check-sat)
+(assert (< a 0))
+(assert (> b f))
+(check-sat)
+(pop 1)
+(get-info :assertion-stack-levels)
+(check-sat)
+(assert (< b 0))
+(check-sat)
+(pop 1)
+(get-info :assertion-stack-levels)
+(assert (> b 0))
+(check-sat)
+";
+
+#[test]
+fn reset_assertions_and_levels_as_z3() {
+    if !have("z3") {
+        return;
+    }
+    let t = Duration::from_secs(60);
+    let want = run_prog("z3", &["-in"], LEVELS.as_bytes(), t).stdout_str();
+    assert!(want.contains("(:assertion-stack-levels 2)") && want.contains("unknown constant b"));
+    for strategy in [
+        "hybrid",
+        "cache",
+        "stack",
+        "stack-cse",
+        "fresh",
+        "passthrough",
+    ] {
+        let got = run(
+            &["--solver", "z3", "--strategy", strategy, "--cache", "none"],
+            LEVELS.as_bytes(),
+            t,
+        );
+        assert_eq!(got.stdout_str(), want, "under {strategy}");
+    }
 }
 
 #[test]

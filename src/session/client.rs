@@ -91,21 +91,26 @@ impl ClientState {
         }
         out
     }
-    /// Forget all assertions and frames (reset-assertions); base-level declarations are
-    /// kept when `keep_base_decls`.
-    pub fn reset_assertions(&mut self, keep_base_decls: bool) {
+    /// Forget every assertion (reset-assertions). With `keep_levels` (z3's behaviour) the
+    /// levels stay, with every declaration and definition made in them, and only the
+    /// assertions go, from every level. Otherwise (SMT-LIB, cvc5) all levels above the base
+    /// go, and with them the base level's declarations and definitions.
+    pub fn reset_assertions(&mut self, keep_levels: bool) {
+        if keep_levels {
+            for f in &mut self.frames {
+                f.assertions.clear();
+                f.named.clear();
+                f.raw.retain(|r| !r.trim_start().starts_with("(assert"));
+            }
+            return;
+        }
         let mut base = std::mem::take(&mut self.frames[0]);
         self.frames.clear();
         base.assertions.clear();
         base.named.clear();
-        if !keep_base_decls {
-            base.decls.clear();
-            base.defs.clear();
-        }
-        base.raw.retain(|r| !r.trim_start().starts_with("(assert"));
-        if !keep_base_decls {
-            base.raw.clear();
-        }
+        base.decls.clear();
+        base.defs.clear();
+        base.raw.clear();
         self.frames.push(base);
     }
 }

@@ -325,8 +325,11 @@ impl Engine {
                 self.reset_client();
             }
             Command::ResetAssertions => {
-                let keep = self.dialect == Dialect::Z3;
-                self.client.reset_assertions(keep);
+                let z3 = self.dialect == Dialect::Z3;
+                self.client.reset_assertions(z3);
+                if !z3 {
+                    self.sig.clear();
+                }
             }
             Command::Push(n) => {
                 for _ in 0..*n {
@@ -503,6 +506,14 @@ impl Engine {
                     env!("CARGO_PKG_VERSION")
                 ));
             }
+            Command::GetInfo(ref k) if k == ":assertion-stack-levels" => {
+                // The client's depth: the backends' stacks are smtproxy's own (z3, cvc5
+                // and yices all answer this form).
+                self.emit(&format!(
+                    "(:assertion-stack-levels {})",
+                    self.client.depth()
+                ));
+            }
             Command::GetOption(ref k) if self.own_option(k).is_some() => {
                 let v = self.own_option(k).unwrap_or_default();
                 self.emit(&v);
@@ -589,13 +600,12 @@ impl Engine {
                 self.success();
             }
             Command::ResetAssertions => {
-                let keep = self.dialect == Dialect::Z3;
-                self.client.reset_assertions(keep);
-                if !keep {
+                // z3 keeps the levels and their declarations and drops only the
+                // assertions; cvc5 (and SMT-LIB) drop the levels and the declarations.
+                let z3 = self.dialect == Dialect::Z3;
+                self.client.reset_assertions(z3);
+                if !z3 {
                     self.sig.clear();
-                }
-                while self.sig.depth() > 0 {
-                    self.sig.pop();
                 }
                 self.last = Last::None;
                 self.success();
