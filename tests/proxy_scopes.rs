@@ -66,33 +66,73 @@ fn script(seed: u64, ops: usize) -> String {
 /// sorts, one to three assertions and a check-sat; a reset now and then. The same
 /// assertion text keeps coming back over other sorts, alone in its component.
 fn episodes(seed: u64, ops: usize) -> String {
+    render(&episode_list(seed, ops), false)
+}
+
+struct Episode {
+    reset: bool,
+    decls: Vec<(&'static str, &'static str)>,
+    asserts: Vec<String>,
+}
+
+fn episode_list(seed: u64, ops: usize) -> Vec<Episode> {
     let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let mut out = String::from("(set-logic ALL)\n");
+    let mut eps = Vec::new();
     let mut n = 0;
     while n < ops {
-        if r.below(10) == 0 {
-            out.push_str("(reset)\n");
-        }
-        out.push_str("(push 1)\n");
+        let reset = r.below(10) == 0;
         let k = 2 + r.below(3);
         // Often one sort for all: `(distinct a b c)` then comes back over other sorts.
         let one = (r.below(2) == 0).then(|| *r.pick(SORTS));
-        let mut visible = Vec::new();
+        let mut decls = Vec::new();
         for &name in &NAMES[..k] {
-            let s = one.unwrap_or_else(|| *r.pick(SORTS));
-            let _ = writeln!(out, "(declare-fun {name} () {s})");
-            visible.push((name, s));
+            decls.push((name, one.unwrap_or_else(|| *r.pick(SORTS))));
         }
+        let mut asserts = Vec::new();
         if one.is_some() && k >= 3 && r.below(2) == 0 {
-            out.push_str("(assert (distinct a b c))\n");
+            asserts.push("(distinct a b c)".to_string());
         }
         for _ in 0..r.below(3) {
-            if let Some(t) = assertion(&mut r, &visible) {
-                let _ = writeln!(out, "(assert {t})");
+            if let Some(t) = assertion(&mut r, &decls) {
+                asserts.push(t);
             }
         }
-        out.push_str("(check-sat)\n(pop 1)\n");
+        eps.push(Episode {
+            reset,
+            decls,
+            asserts,
+        });
         n += k + 5;
+    }
+    eps
+}
+
+/// The script of `eps`, each episode in a scope of its own; with `values`, models are on
+/// and every check-sat is followed by a get-value of the episode's constants.
+fn render(eps: &[Episode], values: bool) -> String {
+    let models = if values {
+        "(set-option :produce-models true)\n"
+    } else {
+        ""
+    };
+    let mut out = format!("{models}(set-logic ALL)\n");
+    for e in eps {
+        if e.reset {
+            let _ = write!(out, "(reset)\n{models}");
+        }
+        out.push_str("(push 1)\n");
+        for (n, s) in &e.decls {
+            let _ = writeln!(out, "(declare-fun {n} () {s})");
+        }
+        for t in &e.asserts {
+            let _ = writeln!(out, "(assert {t})");
+        }
+        out.push_str("(check-sat)\n");
+        if values {
+            let names: Vec<&str> = e.decls.iter().map(|(n, _)| *n).collect();
+            let _ = writeln!(out, "(get-value ({}))", names.join(" "));
+        }
+        out.push_str("(pop 1)\n");
     }
     out
 }
@@ -317,6 +357,93 @@ fn random_scopes_match_z3() {
         seeds.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Models: every episode's check-sat is followed by a get-value of its constants. The
+/// answers must be z3's, and every set of values smtproxy gives after a sat must satisfy
+/// the episode's assertions, checked by z3 (the values may differ from z3's own).
+#[test]
+fn random_episode_values_satisfy() {
+    if !have("z3") {
+        return;
+    }
+    let t = Duration::from_secs(60);
+    let mut checks = String::new();
+    let mut n_checks = 0;
+    for seed in (2..=12).step_by(2) {
+        let eps = episode_list(seed, 150);
+        let text = render(&eps, true);
+        let z3 = run_prog("z3", &["-in"], text.as_bytes(), t).stdout_str();
+        let want = responses(&z3);
+        assert_eq!(want.len(), 2 * eps.len(), "seed {seed}: z3 said {z3}");
+        for strategy in ["hybrid", "cache", "stack", "stack-cse", "fresh"] {
+            let out = run(
+                &["--solver", "z3", "--strategy", strategy, "--cache", "none"],
+                text.as_bytes(),
+                t,
+            );
+            out.assert_no_panic_no_hang(&format!("seed {seed} under {strategy} (values)"));
+            let got = responses(&out.stdout_str());
+            assert_eq!(got.len(), want.len(), "seed {seed} under {strategy}");
+            for (i, e) in eps.iter().enumerate() {
+                let (answer, values) = (&got[2 * i].0, &got[2 * i + 1]);
+                assert_eq!(
+                    answer,
+                    &want[2 * i].0,
+                    "seed {seed} under {strategy}: episode {i}"
+                );
+                if answer != "sat" {
+                    assert!(values.0.starts_with("(error"), "{}", values.0);
+                    continue;
+                }
+                assert_eq!(values.1.len(), e.decls.len(), "seed {seed}: {}", values.0);
+                checks.push_str("(reset)\n(set-logic ALL)\n");
+                for (n, s) in &e.decls {
+                    let _ = writeln!(checks, "(declare-fun {n} () {s})");
+                }
+                for a in &e.asserts {
+                    let _ = writeln!(checks, "(assert {a})");
+                }
+                for (n, v) in e.decls.iter().zip(&values.1) {
+                    let _ = writeln!(checks, "(assert (= {} {v}))", n.0);
+                }
+                checks.push_str("(check-sat)\n");
+                n_checks += 1;
+            }
+        }
+    }
+    let verdicts = run_prog("z3", &["-in"], checks.as_bytes(), t).stdout_str();
+    let sat = verdicts.lines().filter(|l| *l == "sat").count();
+    assert!(n_checks >= 50, "only {n_checks} sat episodes");
+    assert_eq!(
+        sat, n_checks,
+        "values that do not satisfy their episode:\n{verdicts}"
+    );
+}
+
+/// The top-level responses in `out`: each with its text and, for a get-value answer, the
+/// value texts in order.
+fn responses(out: &str) -> Vec<(String, Vec<String>)> {
+    let sx = smtproxy::smt2::lexer::Sexps::parse(out).expect("responses are s-expressions");
+    sx.roots
+        .iter()
+        .map(|&r| {
+            let values = match sx.list(r) {
+                Some(pairs) if sx.symbol(pairs.first().copied().unwrap_or(r)) != Some("error") => {
+                    pairs
+                        .iter()
+                        .filter_map(|&p| {
+                            sx.list(p)
+                                .and_then(|kv| kv.get(1))
+                                .map(|&v| sx.source(v).to_string())
+                        })
+                        .collect()
+                }
+                _ => Vec::new(),
+            };
+            (sx.source(r).to_string(), values)
+        })
+        .collect()
 }
 
 /// The episode scripts (no errors, no reset-assertions: cvc5 1.0 stops at the first error,
