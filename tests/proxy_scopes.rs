@@ -1,16 +1,24 @@
-//! Random scripts about scopes, run through `z3 -in` and through smtproxy under every
-//! strategy that answers on its own (hybrid, cache, stack, stack-cse, fresh): stdout must
-//! be equal byte for byte (the scripts ask for no values, so there is nothing the two may
-//! legitimately print differently).
+//! Random scripts about scopes, run through the real solver and through smtproxy.
 //!
-//! The scripts are made to hit what a session memo, the counterexample index, the
-//! memo of parsed assertions or the stack mirror could get wrong: a handful of names
-//! declared, popped and declared again with other sorts (Bool, Int, 1- and 2-bit vectors,
-//! arrays) under push, pop, reset and reset-assertions, and assertions whose text fits any sort (`(distinct a b c)`
-//! is unsat over Bool and 1-bit vectors, sat over Int), so the same text comes back
-//! meaning something else; some assertions go through Bool macros (`define-fun m1`) whose
-//! names come back with other bodies. Session 5's wrong unsat (the counterexample index keyed
-//! conjuncts by text) fails this test.
+//! The scripts are made to hit what a session memo, the counterexample index, the memo of
+//! parsed assertions or the stack mirror could get wrong: a handful of names declared,
+//! popped and declared again with other sorts (Bool, Int, 1- and 2-bit vectors, arrays)
+//! under push, pop, reset and reset-assertions, and assertions whose text fits any sort
+//! (`(distinct a b c)` is unsat over Bool and 1-bit vectors, sat over Int), so the same
+//! text comes back meaning something else; some assertions go through Bool macros
+//! (`define-fun m1`) whose names come back with other bodies.
+//!
+//! * `random_scopes_match_z3`: stdout equal to `z3 -in` byte for byte under hybrid, cache,
+//!   stack, stack-cse and fresh (no values are asked for, so nothing may differ);
+//! * `random_episode_values_satisfy`: with a get-value after every check-sat, the same
+//!   answers as z3, and every set of values smtproxy gives satisfies its scope in z3;
+//! * `random_episodes_match_cvc5` / `_yices`: the error-free episode scripts against
+//!   cvc5 and yices (QF_ABV, no Int) through `--solver cvc5` / `--solver yices`;
+//! * `reset_assertions_and_levels_as_z3`: z3's reset-assertions and assertion-stack-levels.
+//!
+//! On the commit before session 5's fixes the default run fails three ways (the
+//! counterexample index keyed conjuncts by text: seed 16, and the yices episodes; and the
+//! reset-assertions script).
 //!
 //! Fixed seeds; `SMTPROXY_SCOPES_SEED=N` runs one other seed, `SMTPROXY_SCOPES_RUNS=K`
 //! more scripts. A failing script is written to `target/proxy_scopes-<seed>.smt2` (every
