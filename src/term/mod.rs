@@ -237,14 +237,16 @@ impl TermStore {
                 }
             }
         }
-        let id = TermId(self.nodes.len() as u32);
+        let id = TermId(u32::try_from(self.nodes.len()).expect("term store: 2^32 nodes"));
         let d = args
             .iter()
             .map(|a| self.depth[a.0 as usize] + 1)
             .max()
             .unwrap_or(0);
         self.depth.push(d);
-        let start = self.args.len() as u32;
+        // Ids and pool offsets are u32: past 2^32 (over 16 GB of arguments alone, far beyond
+        // any machine this runs on) refuse loudly rather than wrap into wrong terms.
+        let start = u32::try_from(self.args.len()).expect("term store: argument pool full");
         self.args.extend_from_slice(args);
         self.nodes.push(Slot {
             op,
