@@ -877,14 +877,16 @@ pub fn canonicalize(store: &mut TermStore, comp: &[TermId]) -> Canonical {
 /// depends only on the term's structure (not on term ids). Symbols print with backend
 /// names (internal names as `sp!...`).
 pub fn print_canonical(store: &TermStore, t: TermId) -> String {
-    // reference counts (tree edges within the DAG), quantifier bodies included
-    let mut refs: FxHashMap<TermId, u32> = FxHashMap::default();
+    // nodes reached more than once (by two tree edges of the DAG), quantifier bodies
+    // included
+    let mut seen = Visited::new();
+    let mut reused = Visited::new();
     let mut stack = vec![t];
     while let Some(x) = stack.pop() {
-        let c = refs.entry(x).or_insert(0);
-        *c += 1;
-        if *c == 1 {
+        if seen.insert(x) {
             stack.extend(store.args(x).iter().copied());
+        } else {
+            reused.insert(x);
         }
     }
     // shared non-leaf nodes in post-order
@@ -893,7 +895,7 @@ pub fn print_canonical(store: &TermStore, t: TermId) -> String {
     let mut st: Vec<(TermId, bool)> = vec![(t, false)];
     while let Some((x, expanded)) = st.pop() {
         if expanded {
-            if x != t && refs[&x] > 1 && !store.args(x).is_empty() {
+            if x != t && reused.contains(&x) && !store.args(x).is_empty() {
                 shared.push(x);
             }
             continue;
