@@ -3,6 +3,9 @@
 //! after asserting the constants' values), and the answers must agree exactly.
 //! Skipped (with a message) when no `z3` is on PATH.
 
+mod common;
+
+use common::rng::Rng;
 use smtproxy::query::eval::{EvalError, Evaluator, Model};
 use smtproxy::query::value::Value;
 use smtproxy::smt2::command::Command;
@@ -12,23 +15,6 @@ use smtproxy::term::signature::{DeclKind, FunDef, Signature};
 use smtproxy::term::{TermId, TermStore};
 use std::io::Write;
 use std::process::{Command as Proc, Stdio};
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545F4914F6CDD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len() as u64) as usize]
-    }
-}
 
 fn z3_available() -> bool {
     Proc::new("z3")

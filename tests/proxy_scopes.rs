@@ -26,28 +26,10 @@
 
 mod common;
 
+use common::rng::Rng;
 use common::{have, root, run, run_prog};
 use std::fmt::Write;
 use std::time::Duration;
-
-/// xorshift64*: a fixed, dependency-free generator, so a seed means the same script on
-/// every machine and with every crate version.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len())]
-    }
-}
 
 const NAMES: &[&str] = &["a", "b", "c", "d"];
 /// Names of Bool macros (`define-fun`), scoped like declarations.
@@ -89,7 +71,7 @@ fn episode_list(seed: u64, ops: usize, sorts: &[&'static str]) -> Vec<Episode> {
     let mut n = 0;
     while n < ops {
         let reset = r.below(10) == 0;
-        let k = 2 + r.below(3);
+        let k = 2 + r.below(3) as usize;
         // Often one sort for all: `(distinct a b c)` then comes back over other sorts.
         let one = (r.below(2) == 0).then(|| *r.pick(sorts));
         let mut decls = Vec::new();
@@ -196,14 +178,14 @@ fn free_form(seed: u64, ops: usize) -> String {
             60..=76 => out.push_str("(check-sat)\n"),
             77 => out.push_str("(get-info :assertion-stack-levels)\n"),
             78..=85 => {
-                let n = 1 + r.below(2);
+                let n = 1 + r.below(2) as usize;
                 let _ = writeln!(out, "(push {n})");
                 for _ in 0..n {
                     frames.push(Vec::new());
                 }
             }
             86..=93 if frames.len() > 1 => {
-                let n = 1 + r.below((frames.len() - 1).min(2));
+                let n = 1 + r.below((frames.len() as u64 - 1).min(2)) as usize;
                 let _ = writeln!(out, "(pop {n})");
                 frames.truncate(frames.len() - n);
             }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod redis_server;
+pub mod rng;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
