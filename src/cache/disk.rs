@@ -251,59 +251,49 @@ impl DiskStore {
     }
 }
 
+const VERSION_SQL: &str = "SELECT value FROM meta WHERE name = 'format_version'";
+
+/// Run `batch` (a `BEGIN IMMEDIATE; ...; COMMIT;` script), rolled back if it fails part
+/// way, then read the format version it left.
+fn write_then_version(conn: &Connection, batch: &str) -> Result<i64, CacheError> {
+    conn.execute_batch(batch).inspect_err(|_| {
+        let _ = conn.execute_batch("ROLLBACK;");
+    })?;
+    Ok(conn.query_row(VERSION_SQL, [], |r| r.get(0))?)
+}
+
 fn setup(conn: &Connection) -> Result<(), CacheError> {
     let _mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
     conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
     // Fast path: an initialised store needs no write lock.
-    let existing: Option<i64> = match conn
-        .query_row(
-            "SELECT value FROM meta WHERE name = 'format_version'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()
-    {
+    let existing: Option<i64> = match conn.query_row(VERSION_SQL, [], |r| r.get(0)).optional() {
         Ok(v) => v,
         Err(rusqlite::Error::SqliteFailure(_, Some(msg))) if msg.contains("no such table") => None,
         Err(e) => return Err(e.into()),
     };
     let version = match existing {
         Some(v) => v,
-        None => {
-            conn.execute_batch(&format!(
+        None => write_then_version(
+            conn,
+            &format!(
                 "BEGIN IMMEDIATE;
                  CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
                  CREATE TABLE IF NOT EXISTS results(key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
                  INSERT OR IGNORE INTO meta(name, value) VALUES ('format_version', {FORMAT_VERSION});
                  COMMIT;"
-            ))
-            .inspect_err(|_| {
-                let _ = conn.execute_batch("ROLLBACK;");
-            })?;
-            conn.query_row(
-                "SELECT value FROM meta WHERE name = 'format_version'",
-                [],
-                |r| r.get(0),
-            )?
-        }
+            ),
+        )?,
     };
     // A store of format 1 (entries without checksums) is emptied and becomes format 2:
     // its entries are only a cache, and none is served unchecked.
     let version = if version == 1 && FORMAT_VERSION == 2 {
-        conn.execute_batch(
+        write_then_version(
+            conn,
             "BEGIN IMMEDIATE;
              DELETE FROM results
               WHERE (SELECT value FROM meta WHERE name = 'format_version') = 1;
              UPDATE meta SET value = 2 WHERE name = 'format_version' AND value = 1;
              COMMIT;",
-        )
-        .inspect_err(|_| {
-            let _ = conn.execute_batch("ROLLBACK;");
-        })?;
-        conn.query_row(
-            "SELECT value FROM meta WHERE name = 'format_version'",
-            [],
-            |r| r.get(0),
         )?
     } else {
         version
