@@ -324,26 +324,9 @@ fn random_scopes_match_z3() {
         }
         let want = run_prog("z3", &["-in"], text.as_bytes(), t).stdout_str();
         checks += want.lines().count();
-        for strategy in ["hybrid", "cache", "stack", "stack-cse", "fresh"] {
-            let got = run(
-                &["--solver", "z3", "--strategy", strategy, "--cache", "none"],
-                text.as_bytes(),
-                t,
-            );
-            got.assert_no_panic_no_hang(&format!("seed {seed} under {strategy}"));
-            if got.stdout_str() != want {
-                let path = root().join(format!("target/proxy_scopes-{seed}.smt2"));
-                let _ = std::fs::write(&path, &text);
-                let first = want
-                    .lines()
-                    .zip(got.stdout_str().lines())
-                    .position(|(a, b)| a != b);
-                failures.push(format!(
-                    "seed {seed} under {strategy}: stdout differs from z3's (first at answer {first:?}); script in {}",
-                    path.display()
-                ));
-            }
-        }
+        let name = seed.to_string();
+        let strategies = ["hybrid", "cache", "stack", "stack-cse", "fresh"];
+        failures.extend(differ("z3", &strategies, &name, &text, &want));
     }
     // The scripts must be about something: many answers.
     assert!(
@@ -441,96 +424,78 @@ fn responses(out: &str) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-/// The episode scripts (no errors, no reset-assertions: cvc5 1.0 stops at the first error,
-/// and its reset-assertions is not z3's) through cvc5 itself and through smtproxy with cvc5.
-#[test]
-fn random_episodes_match_cvc5() {
-    if !have("cvc5") {
-        eprintln!("cvc5 not installed; skipping");
+/// Run `text` through smtproxy with `solver` under each of `strategies`; every stdout
+/// other than `want` (the solver's own) is described in the result, its script saved as
+/// `target/proxy_scopes-<name>.smt2`.
+fn differ(solver: &str, strategies: &[&str], name: &str, text: &str, want: &str) -> Vec<String> {
+    let mut failures = Vec::new();
+    for &strategy in strategies {
+        let got = run(
+            &[
+                "--solver",
+                solver,
+                "--strategy",
+                strategy,
+                "--cache",
+                "none",
+            ],
+            text.as_bytes(),
+            Duration::from_secs(60),
+        );
+        got.assert_no_panic_no_hang(&format!("script {name} under {strategy} ({solver})"));
+        let got = got.stdout_str();
+        if got != want {
+            let path = root().join(format!("target/proxy_scopes-{name}.smt2"));
+            let _ = std::fs::write(&path, text);
+            let first = want.lines().zip(got.lines()).position(|(a, b)| a != b);
+            failures.push(format!(
+                "script {name} under {strategy}: stdout differs from {solver}'s (first at answer {first:?}); script in {}",
+                path.display()
+            ));
+        }
+    }
+    failures
+}
+
+/// The error-free episode scripts (cvc5 1.0 stops at the first error, and its
+/// reset-assertions is not z3's) through `solver_cmd` itself and through smtproxy with
+/// `solver`, over `sorts` under `logic`.
+fn episodes_match(solver: &str, solver_cmd: &[&str], sorts: &[&'static str], logic: &str) {
+    let (prog, args) = solver_cmd.split_first().expect("a solver command");
+    if !have(prog) {
+        eprintln!("{prog} not installed; skipping");
         return;
     }
-    let t = Duration::from_secs(60);
     let mut failures = Vec::new();
     for seed in (2..=12).step_by(2) {
-        let text = episodes(seed, 150);
-        let want = run_prog(
-            "cvc5",
-            &["--lang", "smt2", "--incremental"],
-            text.as_bytes(),
-            t,
-        )
-        .stdout_str();
-        assert!(want.lines().count() >= 10, "seed {seed}: cvc5 said {want}");
-        for strategy in ["hybrid", "cache", "stack", "fresh"] {
-            let got = run(
-                &[
-                    "--solver",
-                    "cvc5",
-                    "--strategy",
-                    strategy,
-                    "--cache",
-                    "none",
-                ],
-                text.as_bytes(),
-                t,
-            );
-            got.assert_no_panic_no_hang(&format!("seed {seed} under {strategy} (cvc5)"));
-            if got.stdout_str() != want {
-                let path = root().join(format!("target/proxy_scopes-cvc5-{seed}.smt2"));
-                let _ = std::fs::write(&path, &text);
-                failures.push(format!(
-                    "seed {seed} under {strategy} with cvc5: stdout differs; script in {}",
-                    path.display()
-                ));
-            }
-        }
+        let text = render(&episode_list(seed, 150, sorts), false, logic);
+        let want = run_prog(prog, args, text.as_bytes(), Duration::from_secs(60)).stdout_str();
+        assert!(
+            want.lines().count() >= 10 && !want.contains("error"),
+            "seed {seed}: {solver} said {want}"
+        );
+        let name = format!("{solver}-{seed}");
+        let strategies = ["hybrid", "cache", "stack", "fresh"];
+        failures.extend(differ(solver, &strategies, &name, &text, &want));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The episode scripts without Int (yices needs a logic and has no `ALL`: QF_ABV) through
-/// yices itself and through smtproxy with yices.
+#[test]
+fn random_episodes_match_cvc5() {
+    episodes_match(
+        "cvc5",
+        &["cvc5", "--lang", "smt2", "--incremental"],
+        SORTS,
+        "ALL",
+    );
+}
+
+/// Without Int: yices needs a logic and has no `ALL` (QF_ABV).
 #[test]
 fn random_episodes_match_yices() {
-    if !have("yices-smt2") {
-        eprintln!("yices-smt2 not installed; skipping");
-        return;
-    }
     let sorts: Vec<&'static str> = SORTS.iter().copied().filter(|s| *s != "Int").collect();
-    let t = Duration::from_secs(60);
-    let mut failures = Vec::new();
-    for seed in (2..=12).step_by(2) {
-        let text = render(&episode_list(seed, 150, &sorts), false, "QF_ABV");
-        let want = run_prog("yices-smt2", &["--incremental"], text.as_bytes(), t).stdout_str();
-        assert!(
-            want.lines().count() >= 10 && !want.contains("error"),
-            "seed {seed}: yices said {want}"
-        );
-        for strategy in ["hybrid", "cache", "stack", "fresh"] {
-            let got = run(
-                &[
-                    "--solver",
-                    "yices",
-                    "--strategy",
-                    strategy,
-                    "--cache",
-                    "none",
-                ],
-                text.as_bytes(),
-                t,
-            );
-            got.assert_no_panic_no_hang(&format!("seed {seed} under {strategy} (yices)"));
-            if got.stdout_str() != want {
-                let path = root().join(format!("target/proxy_scopes-yices-{seed}.smt2"));
-                let _ = std::fs::write(&path, &text);
-                failures.push(format!(
-                    "seed {seed} under {strategy} with yices: stdout differs; script in {}",
-                    path.display()
-                ));
-            }
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    episodes_match("yices", &["yices-smt2", "--incremental"], &sorts, "QF_ABV");
 }
 
 /// z3's reset-assertions drops the assertions of every level but keeps the levels and
