@@ -34,7 +34,7 @@
 //! renamed but are tolerated).
 
 use crate::smt2::printer::{
-    backend_name, bv_literal, bv_u64, op_name, quote_symbol, string_literal,
+    backend_name, bv_literal, bv_u64, quote_symbol, string_literal, write_op_head,
 };
 use crate::term::visit::Visited;
 use crate::term::{Lit, Op, SortId, SortStore, Sym, TermId, TermStore};
@@ -1019,28 +1019,7 @@ fn print_tree(store: &TermStore, t: TermId, names: &FxHashMap<TermId, usize>, ou
             Op::ConstArray => {
                 let _ = write!(out, "(as const {})", store.sorts.to_text(n.sort));
             }
-            Op::Extract(i, j) => {
-                let _ = write!(out, "(_ extract {i} {j})");
-            }
-            Op::ZeroExtend(k) => {
-                let _ = write!(out, "(_ zero_extend {k})");
-            }
-            Op::SignExtend(k) => {
-                let _ = write!(out, "(_ sign_extend {k})");
-            }
-            Op::Repeat(k) => {
-                let _ = write!(out, "(_ repeat {k})");
-            }
-            Op::RotateLeft(k) => {
-                let _ = write!(out, "(_ rotate_left {k})");
-            }
-            Op::RotateRight(k) => {
-                let _ = write!(out, "(_ rotate_right {k})");
-            }
-            Op::Divisible(k) => {
-                let _ = write!(out, "(_ divisible {k})");
-            }
-            op => out.push_str(op_name(op)),
+            op => write_op_head(op, out),
         }
         if matches!(n.op, Op::Sym(_) | Op::Other(_)) && n.args.is_empty() {
             // A constant or an unmodelled nullary operator: its head alone.

@@ -12,6 +12,7 @@ use crate::term::{Lit, Op, Sort, Sym, TermId, TermStore};
 use num_bigint::BigUint;
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
+use std::fmt::Write;
 
 pub fn is_simple_symbol(name: &str) -> bool {
     !name.is_empty()
@@ -145,6 +146,25 @@ pub fn op_name(op: Op) -> &'static str {
         Op::IsInt => "is_int",
         _ => "",
     }
+}
+
+/// The head of an application of an operator with a fixed name: `(_ extract 7 0)` for
+/// an indexed one, else `op_name` (`bvadd`, `=`, ...). Not for symbols, literals,
+/// annotations, binders or const arrays, whose heads need the store.
+pub fn write_op_head(op: Op, out: &mut String) {
+    let _ = match op {
+        Op::Extract(i, j) => write!(out, "(_ extract {i} {j})"),
+        Op::ZeroExtend(k) => write!(out, "(_ zero_extend {k})"),
+        Op::SignExtend(k) => write!(out, "(_ sign_extend {k})"),
+        Op::Repeat(k) => write!(out, "(_ repeat {k})"),
+        Op::RotateLeft(k) => write!(out, "(_ rotate_left {k})"),
+        Op::RotateRight(k) => write!(out, "(_ rotate_right {k})"),
+        Op::Divisible(k) => write!(out, "(_ divisible {k})"),
+        op => {
+            out.push_str(op_name(op));
+            Ok(())
+        }
+    };
 }
 
 /// Bit-vector literal text: `#x` when the width is a multiple of 4, else `#b`.
@@ -347,14 +367,15 @@ impl Printer<'_> {
             return out.push_str(&quote_symbol(name));
         }
         let args = &n.args;
-        let head: Cow<str> = match n.op {
+        // The head, for symbols and unmodelled operators (`write_op_head` for the rest).
+        let head: Option<Cow<str>> = match n.op {
             Op::Sym(s) => {
                 let nm = self.names.sym(store, t, s);
                 let q = quote_symbol(&nm).into_owned();
                 if args.is_empty() {
                     return out.push_str(&q);
                 }
-                Cow::Owned(q)
+                Some(Cow::Owned(q))
             }
             Op::Other(l) => {
                 let h = match store.get_lit(l) {
@@ -364,7 +385,7 @@ impl Printer<'_> {
                 if args.is_empty() {
                     return out.push_str(&h);
                 }
-                Cow::Owned(h)
+                Some(Cow::Owned(h))
             }
             Op::Annot(l) => {
                 out.push_str("(! ");
@@ -402,17 +423,13 @@ impl Printer<'_> {
                 self.node(args[0], out);
                 return out.push(')');
             }
-            Op::Extract(i, j) => Cow::Owned(format!("(_ extract {i} {j})")),
-            Op::ZeroExtend(k) => Cow::Owned(format!("(_ zero_extend {k})")),
-            Op::SignExtend(k) => Cow::Owned(format!("(_ sign_extend {k})")),
-            Op::Repeat(k) => Cow::Owned(format!("(_ repeat {k})")),
-            Op::RotateLeft(k) => Cow::Owned(format!("(_ rotate_left {k})")),
-            Op::RotateRight(k) => Cow::Owned(format!("(_ rotate_right {k})")),
-            Op::Divisible(k) => Cow::Owned(format!("(_ divisible {k})")),
-            op => Cow::Borrowed(op_name(op)),
+            _ => None,
         };
         out.push('(');
-        out.push_str(&head);
+        match head {
+            Some(h) => out.push_str(&h),
+            None => write_op_head(n.op, out),
+        }
         for &a in args.iter() {
             out.push(' ');
             self.node(a, out);
