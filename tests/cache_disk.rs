@@ -260,17 +260,22 @@ fn disk_full_is_an_error() {
     assert_eq!(c.get(&key(3, 199)), Some(Entry::sat(Some(big))));
 }
 
+/// Record another format version in a store's `meta` table, as another build would.
+fn set_format_version(path: &Path, v: i64) {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .execute(
+            "UPDATE meta SET value = ?1 WHERE name = 'format_version'",
+            [v],
+        )
+        .unwrap();
+}
+
 #[test]
 fn disk_other_format_version_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let path = populated(dir.path());
-    let raw = rusqlite::Connection::open(&path).unwrap();
-    raw.execute(
-        "UPDATE meta SET value = 3 WHERE name = 'format_version'",
-        [],
-    )
-    .unwrap();
-    drop(raw);
+    set_format_version(&path, 3);
     let err = DiskStore::open(&path)
         .err()
         .expect("version 3 store accepted");
@@ -292,12 +297,8 @@ fn disk_other_format_version_rejected() {
 fn disk_format_1_store_emptied_and_upgraded() {
     let dir = tempfile::tempdir().unwrap();
     let path = populated(dir.path());
+    set_format_version(&path, 1);
     let raw = rusqlite::Connection::open(&path).unwrap();
-    raw.execute(
-        "UPDATE meta SET value = 1 WHERE name = 'format_version'",
-        [],
-    )
-    .unwrap();
     // What format 1 wrote for an unsat entry: version, verdict, no model.
     raw.execute(
         "UPDATE results SET value = x'010200' WHERE key = ?1",
