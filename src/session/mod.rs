@@ -324,13 +324,7 @@ impl Engine {
             Command::Reset => {
                 self.reset_client();
             }
-            Command::ResetAssertions => {
-                let z3 = self.dialect == Dialect::Z3;
-                self.client.reset_assertions(z3);
-                if !z3 {
-                    self.sig.clear();
-                }
-            }
+            Command::ResetAssertions => self.reset_assertions(),
             Command::Push(n) => {
                 for _ in 0..*n {
                     self.sig.push();
@@ -373,6 +367,17 @@ impl Engine {
         self.last = Last::None;
         self.pass_model_check = None;
         self.planner.reset();
+    }
+
+    /// The client's state after reset-assertions: z3 keeps the levels and their
+    /// declarations and drops only the assertions; cvc5 and yices (and SMT-LIB) drop the
+    /// levels and the declarations too.
+    fn reset_assertions(&mut self) {
+        let z3 = self.dialect == Dialect::Z3;
+        self.client.reset_assertions(z3);
+        if !z3 {
+            self.sig.clear();
+        }
     }
 
     fn echo(&mut self, raw: &str) {
@@ -600,13 +605,7 @@ impl Engine {
                 self.success();
             }
             Command::ResetAssertions => {
-                // z3 keeps the levels and their declarations and drops only the
-                // assertions; cvc5 (and SMT-LIB) drop the levels and the declarations.
-                let z3 = self.dialect == Dialect::Z3;
-                self.client.reset_assertions(z3);
-                if !z3 {
-                    self.sig.clear();
-                }
+                self.reset_assertions();
                 self.last = Last::None;
                 self.success();
             }
