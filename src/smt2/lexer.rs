@@ -80,7 +80,7 @@ fn is_simple_sym_char(c: char) -> bool {
 
 /// Length of the run of simple-symbol bytes at the start of `b` (all ASCII).
 #[inline]
-fn sym_run(b: &[u8]) -> usize {
+pub(super) fn sym_run(b: &[u8]) -> usize {
     b.iter()
         .position(|&c| c >= 128 || !SYM_CHAR[c as usize])
         .unwrap_or(b.len())
@@ -152,7 +152,7 @@ fn token<'a>(i: &'a str) -> IResult<&'a str, (Tok, &'a str)> {
 }
 
 /// Skip white space and comments.
-fn skip_ws(text: &str, mut pos: usize) -> usize {
+pub(super) fn skip_ws(text: &str, mut pos: usize) -> usize {
     let b = text.as_bytes();
     while pos < b.len() {
         match b[pos] {

@@ -1,10 +1,11 @@
 //! SMT-LIB v2.6: streaming command framing (`reader`), tokens and s-expressions (`lexer`,
-//! nom), commands parsed into the term store (`parser`, `command`; repeated assertions from a
-//! memo, `memo`), the printer whose
-//! output parses back to the same term ids (`printer`), and the formatting of answers
-//! (`response`).
+//! nom), commands parsed into the term store (`parser`, `command`; assertions in the
+//! common KLEE subset in one pass, `fast`; repeated assertions from a memo, `memo`), the
+//! printer whose output parses back to the same term ids (`printer`), and the formatting
+//! of answers (`response`).
 
 pub mod command;
+mod fast;
 pub mod lexer;
 pub mod memo;
 pub mod parser;

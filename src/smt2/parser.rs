@@ -60,7 +60,49 @@ pub fn parse_command_traced(
     (r, trace.unwrap_or_default())
 }
 
+/// The general parser alone, without the fast path (`fast.rs`), with its trace: for the
+/// tests and the fuzz target that hold the two to the same terms.
+#[doc(hidden)]
+pub fn parse_command_general(
+    store: &mut TermStore,
+    sig: &Signature,
+    text: &str,
+) -> (PResult<Command>, Trace) {
+    let (r, trace) = general(store, sig, text, Some(Trace::default()));
+    (r, trace.unwrap_or_default())
+}
+
+/// The fast path alone (`fast.rs`): the command and its trace when the fast path takes
+/// it, for the fuzz target that holds it to the general parser.
+#[doc(hidden)]
+pub fn parse_command_fast(
+    store: &mut TermStore,
+    sig: &Signature,
+    text: &str,
+) -> Option<(Command, Trace)> {
+    let mut trace = Some(Trace::default());
+    let c = super::fast::command(store, sig, &mut trace, text)?;
+    Some((c, trace.unwrap_or_default()))
+}
+
 fn command_with(
+    store: &mut TermStore,
+    sig: &Signature,
+    text: &str,
+    mut trace: Option<Trace>,
+) -> (PResult<Command>, Option<Trace>) {
+    if let Some(c) = super::fast::command(store, sig, &mut trace, text) {
+        return (Ok(c), trace);
+    }
+    // The general parser notes its own lookups; the fast path's may include names it never
+    // reached.
+    if let Some(t) = trace.as_mut().filter(|t| !t.is_empty()) {
+        *t = Trace::default();
+    }
+    general(store, sig, text, trace)
+}
+
+fn general(
     store: &mut TermStore,
     sig: &Signature,
     text: &str,
@@ -117,7 +159,7 @@ struct Parser<'a, 's> {
 /// and sort name with what it stood for. Parsing the same text again gives the same terms
 /// as long as every one of these names still stands for the same thing (see
 /// `crate::smt2::memo`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Trace {
     funs: FxHashMap<String, Option<FunDef>>,
     sorts: FxHashMap<String, Option<SortDef>>,
@@ -197,7 +239,7 @@ pub fn builtin_op(name: &str) -> Option<Op> {
     })
 }
 
-fn indexed_op(name: &str, idx: &[u32]) -> Option<Op> {
+pub(super) fn indexed_op(name: &str, idx: &[u32]) -> Option<Op> {
     Some(match (name, idx) {
         ("extract", [i, j]) => Op::Extract(*i, *j),
         ("zero_extend", [k]) => Op::ZeroExtend(*k),
@@ -230,14 +272,7 @@ impl<'a, 's> Parser<'a, 's> {
 
     /// `sig.fun`, noted in the trace.
     fn fun_def(&mut self, name: &str) -> Option<&'a FunDef> {
-        let sig: &'a Signature = self.sig;
-        let d = sig.fun(name);
-        if let Some(t) = self.trace.as_mut() {
-            if !t.funs.contains_key(name) {
-                t.funs.insert(name.to_string(), d.cloned());
-            }
-        }
-        d
+        lookup_fun(self.sig, &mut self.trace, name)
     }
 
     /// `sig.sort`, noted in the trace.
@@ -747,24 +782,7 @@ impl<'a, 's> Parser<'a, 's> {
 
     /// Accept an Int where a Real is wanted (as solvers do), refuse other mismatches.
     fn coerce(&mut self, id: u32, t: TermId, want: SortId) -> PResult<TermId> {
-        let got = self.store.sort(t);
-        if got == want || got == SortStore::UNKNOWN || want == SortStore::UNKNOWN {
-            Ok(t)
-        } else if got == SortStore::INT && want == SortStore::REAL {
-            self.store
-                .app(Op::ToReal, vec![t])
-                .map_err(|e| self.sort_err(id, e))
-        } else {
-            err(
-                self.off(id),
-                ErrorKind::Sort,
-                format!(
-                    "sort mismatch: expected {}, got {}",
-                    self.store.sorts.to_text(want),
-                    self.store.sorts.to_text(got)
-                ),
-            )
-        }
+        coerce_to(self.store, t, want).map_err(|msg| self.sort_err(id, SortError(msg)))
     }
 
     fn sort(&mut self, id: u32, depth: usize) -> PResult<SortId> {
@@ -1015,42 +1033,8 @@ impl<'a, 's> Parser<'a, 's> {
 
     fn apply(&mut self, id: u32, name: &str, args: Vec<TermId>) -> PResult<TermId> {
         match self.fun_def(name) {
-            Some(FunDef::Declared {
-                sym,
-                params,
-                ret,
-                kind: _,
-            }) => {
-                let (sym, params, ret) = (*sym, params.clone(), *ret);
-                if params.len() != args.len() {
-                    return err(
-                        self.off(id),
-                        ErrorKind::Sort,
-                        format!("invalid number of arguments to '{name}'"),
-                    );
-                }
-                let mut a2 = Vec::with_capacity(args.len());
-                for (a, p) in args.into_iter().zip(params) {
-                    a2.push(self.coerce(id, a, p)?);
-                }
-                Ok(self.store.mk_sym_app(sym, a2, ret))
-            }
-            Some(FunDef::Macro { params, body }) => {
-                let (params, body) = (params.clone(), *body);
-                if params.len() != args.len() {
-                    return err(
-                        self.off(id),
-                        ErrorKind::Sort,
-                        format!("invalid number of arguments to '{name}'"),
-                    );
-                }
-                let mut map = FxHashMap::default();
-                for (a, (psym, psort)) in args.into_iter().zip(params) {
-                    let a = self.coerce(id, a, psort)?;
-                    let pt = self.store.mk_sym_app(psym, vec![], psort);
-                    map.insert(pt, a);
-                }
-                Ok(self.store.substitute(body, &map))
+            Some(def) => {
+                apply_def(self.store, name, def, args).map_err(|m| self.sort_err(id, SortError(m)))
             }
             None => err(
                 self.off(id),
@@ -1108,19 +1092,11 @@ impl<'a, 's> Parser<'a, 's> {
             }
             Tok::Decimal => Ok(self.store.mk_dec(text)),
             Tok::Hex | Tok::Binary => {
-                let (radix, bits) = if tok == Tok::Hex { (16, 4) } else { (2, 1) };
-                let digits = &text[2..];
-                let w = u32::try_from(digits.len() * bits).map_err(|_| ParseError {
+                radix_literal(self.store, tok, text).map_err(|(kind, msg)| ParseError {
                     offset: self.off(id),
-                    msg: "literal too wide".into(),
-                    kind: ErrorKind::Sort,
-                })?;
-                let v = BigUint::from_str_radix(digits, radix).map_err(|_| ParseError {
-                    offset: self.off(id),
-                    msg: "invalid literal".into(),
-                    kind: ErrorKind::Syntax,
-                })?;
-                Ok(self.store.mk_bv(&v, w))
+                    msg: msg.into(),
+                    kind,
+                })
             }
             Tok::Str => Ok(self.store.mk_str(&unescape_string(text))),
             Tok::Keyword => err(
@@ -1177,17 +1153,12 @@ impl<'a, 's> Parser<'a, 's> {
     fn indexed_const(&mut self, id: u32, k: &[u32]) -> PResult<TermId> {
         if k.len() == 3 {
             if let Some(name) = self.sx.symbol(k[1]) {
-                if let Some(digits) = name.strip_prefix("bv") {
-                    if !digits.is_empty()
-                        && digits.len() <= 19
-                        && digits.bytes().all(|c| c.is_ascii_digit())
-                    {
-                        if let (Ok(v), Ok(w)) = (digits.parse::<u64>(), self.numeral(k[2])) {
-                            if w > 0 {
-                                return Ok(self.store.mk_bv_u64(v, w));
-                            }
-                        }
+                if let Some((Tok::Numeral, w)) = self.sx.atom(k[2]) {
+                    if let Some(t) = small_bv(self.store, name, w) {
+                        return Ok(t);
                     }
+                }
+                if let Some(digits) = name.strip_prefix("bv") {
                     if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
                         let v = BigUint::from_str_radix(digits, 10).map_err(|_| ParseError {
                             offset: self.off(id),
@@ -1213,6 +1184,104 @@ impl<'a, 's> Parser<'a, 's> {
             format!("indexed constant {} is not modelled", self.sx.source(id)),
         )
     }
+}
+
+/// `sig.fun(name)`, noted in `trace` when one is kept.
+pub(super) fn lookup_fun<'a>(
+    sig: &'a Signature,
+    trace: &mut Option<Trace>,
+    name: &str,
+) -> Option<&'a FunDef> {
+    let d = sig.fun(name);
+    if let Some(t) = trace.as_mut() {
+        if !t.funs.contains_key(name) {
+            t.funs.insert(name.to_string(), d.cloned());
+        }
+    }
+    d
+}
+
+/// `t` as an argument of sort `want`: as it is, or an Int widened to Real. The error is a
+/// sort-mismatch message.
+fn coerce_to(store: &mut TermStore, t: TermId, want: SortId) -> Result<TermId, String> {
+    let got = store.sort(t);
+    if got == want || got == SortStore::UNKNOWN || want == SortStore::UNKNOWN {
+        Ok(t)
+    } else if got == SortStore::INT && want == SortStore::REAL {
+        store.app(Op::ToReal, vec![t]).map_err(|e| e.0)
+    } else {
+        Err(format!(
+            "sort mismatch: expected {}, got {}",
+            store.sorts.to_text(want),
+            store.sorts.to_text(got)
+        ))
+    }
+}
+
+/// The application of the function `name`, defined by `def`, to `args`: its arity and
+/// argument sorts checked, a macro expanded. Every error is a sort error.
+pub(super) fn apply_def(
+    store: &mut TermStore,
+    name: &str,
+    def: &FunDef,
+    args: Vec<TermId>,
+) -> Result<TermId, String> {
+    let arity = |n: usize| {
+        if n == args.len() {
+            Ok(())
+        } else {
+            Err(format!("invalid number of arguments to '{name}'"))
+        }
+    };
+    match def {
+        FunDef::Declared {
+            sym, params, ret, ..
+        } => {
+            arity(params.len())?;
+            let mut a2 = Vec::with_capacity(args.len());
+            for (&a, &p) in args.iter().zip(params) {
+                a2.push(coerce_to(store, a, p)?);
+            }
+            Ok(store.mk_sym_app(*sym, a2, *ret))
+        }
+        FunDef::Macro { params, body } => {
+            arity(params.len())?;
+            let mut map = FxHashMap::default();
+            for (&a, &(psym, psort)) in args.iter().zip(params) {
+                let a = coerce_to(store, a, psort)?;
+                let pt = store.mk_sym_app(psym, vec![], psort);
+                map.insert(pt, a);
+            }
+            Ok(store.substitute(*body, &map))
+        }
+    }
+}
+
+/// `(_ bvN w)` with N below 2^64 (at most 19 digits) and w a positive u32: the literal.
+/// None for anything else, which the caller handles in full.
+pub(super) fn small_bv(store: &mut TermStore, name: &str, width: &str) -> Option<TermId> {
+    let digits = name.strip_prefix("bv")?;
+    if digits.is_empty() || digits.len() > 19 || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let v = digits.parse::<u64>().ok()?;
+    let w = width.parse::<u32>().ok().filter(|&w| w > 0)?;
+    Some(store.mk_bv_u64(v, w))
+}
+
+/// A `#x...` or `#b...` literal (`tok` says which); its width is 4 or 1 bits per digit.
+pub(super) fn radix_literal(
+    store: &mut TermStore,
+    tok: Tok,
+    text: &str,
+) -> Result<TermId, (ErrorKind, &'static str)> {
+    let (radix, bits) = if tok == Tok::Hex { (16, 4) } else { (2, 1) };
+    let digits = &text[2..];
+    let w =
+        u32::try_from(digits.len() * bits).map_err(|_| (ErrorKind::Sort, "literal too wide"))?;
+    let v = BigUint::from_str_radix(digits, radix)
+        .map_err(|_| (ErrorKind::Syntax, "invalid literal"))?;
+    Ok(store.mk_bv(&v, w))
 }
 
 fn simple(r: PResult<()>, c: Command) -> PResult<Command> {

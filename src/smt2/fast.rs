@@ -1,0 +1,649 @@
+//! The fast path for `(assert t)` and `(get-value (t ...))`, nearly every command of a KLEE
+//! log: one pass from bytes
+//! to hash-consed terms, with no s-expression tree in between and an explicit stack (no
+//! recursion). It covers the subset those logs use: simple symbols, numerals, `#x`/`#b`
+//! literals, `(_ bvN w)`, applications of built-in, indexed and declared operators and of
+//! macros, and `let`. For anything else (quoted symbols, strings, annotations,
+//! quantifiers, `as`, decimals), and for every error, it gives up and returns `None`; the
+//! general parser (`parser.rs`) then parses the command as if the fast path did not exist.
+//!
+//! Invariant: when it returns a command, the general parser returns the same command (the
+//! same term ids, the same source text for get-value) and the same trace of signature
+//! lookups. Both build terms
+//! with the same shared helpers (`apply_def`, `small_bv`, `radix_literal`, the store's
+//! sort-checking constructors), and a test parses every command of the shipped corpus both
+//! ways and compares; so does the reader fuzz target. Giving up may leave nodes interned
+//! that no command uses; hash-consing makes that invisible to every term built after.
+
+use super::command::Command;
+use super::lexer::{skip_ws, sym_run, Tok};
+use super::parser::{apply_def, builtin_op, indexed_op, lookup_fun, radix_literal, small_bv};
+use super::parser::{Trace, MAX_DEPTH};
+use crate::term::signature::{FunDef, Signature};
+use crate::term::{Op, SortStore, TermId, TermStore};
+use num_bigint::BigUint;
+use num_traits::Num;
+use rustc_hash::FxHashMap;
+
+/// The command `text` if it is `(assert t)` with `t` Bool, or `(get-value (t ...))`, and its
+/// terms are in the fast path's subset and well sorted; otherwise `None`. Signature lookups
+/// are noted in `trace` as the general parser notes them.
+pub(super) fn command(
+    store: &mut TermStore,
+    sig: &Signature,
+    trace: &mut Option<Trace>,
+    text: &str,
+) -> Option<Command> {
+    let mut f = Fast {
+        store,
+        sig,
+        trace,
+        text,
+        pos: 0,
+        frames: Vec::new(),
+        args: Vec::new(),
+        binds: Vec::new(),
+        env: FxHashMap::default(),
+    };
+    f.ws();
+    f.eat(b'(')?;
+    f.ws();
+    let cmd = match f.symbol()? {
+        "assert" => {
+            let t = f.term()?;
+            if f.store.sort(t) != SortStore::BOOL {
+                return None;
+            }
+            Command::Assert(t, Vec::new())
+        }
+        "get-value" => {
+            f.ws();
+            f.eat(b'(')?;
+            let mut terms = Vec::new();
+            loop {
+                f.ws();
+                if f.peek()? == b')' {
+                    f.pos += 1;
+                    break;
+                }
+                let start = f.pos;
+                let t = f.term()?;
+                terms.push((t, text[start..f.pos].to_string()));
+            }
+            if terms.is_empty() {
+                return None;
+            }
+            Command::GetValue(terms)
+        }
+        _ => return None,
+    };
+    f.ws();
+    f.eat(b')')?;
+    f.ws();
+    (f.pos == text.len()).then_some(cmd)
+}
+
+/// What an open application applies.
+#[derive(Clone, Copy)]
+enum Head<'s> {
+    Op(Op),
+    /// A declared function or a macro, looked up when the arguments are in.
+    Fun(&'s str),
+}
+
+/// An open parenthesis on the explicit stack.
+#[derive(Clone, Copy)]
+enum Frame<'s> {
+    /// An application whose arguments so far are `args[start..]`.
+    App { head: Head<'s>, start: usize },
+    /// The binding list of a `let`; its bindings so far are `binds[start..]`.
+    LetBinds { start: usize },
+    /// The term of the binding `(name term)` of the `let` whose bindings start at `start`.
+    LetBind { start: usize, name: &'s str },
+    /// The body of a `let` whose bindings, now in scope, are `binds[start..]`.
+    LetBody { start: usize },
+}
+
+/// A `let` binding; once in scope, `shadowed` is the binding of the same name it hides.
+struct Bind<'s> {
+    name: &'s str,
+    term: TermId,
+    shadowed: Option<usize>,
+}
+
+struct Fast<'a, 's> {
+    store: &'a mut TermStore,
+    sig: &'a Signature,
+    trace: &'a mut Option<Trace>,
+    text: &'s str,
+    pos: usize,
+    frames: Vec<Frame<'s>>,
+    args: Vec<TermId>,
+    binds: Vec<Bind<'s>>,
+    /// The innermost binding in scope of each let-bound name (an index into `binds`).
+    env: FxHashMap<&'s str, usize>,
+}
+
+impl<'a, 's> Fast<'a, 's> {
+    fn ws(&mut self) {
+        self.pos = skip_ws(self.text, self.pos);
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.pos).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.pos += 1)
+    }
+
+    /// The token at the current position if it is a simple symbol, a numeral, or a `#x` /
+    /// `#b` literal, followed by white space, a parenthesis, a comment or the end (the
+    /// lexer's other delimiters start what the fast path leaves to the general parser).
+    fn token(&mut self) -> Option<(Tok, &'s str)> {
+        let b = &self.text.as_bytes()[self.pos..];
+        let (tok, n) = match *b.first()? {
+            c if c.is_ascii_digit() => {
+                let n = b
+                    .iter()
+                    .position(|c| !c.is_ascii_digit())
+                    .unwrap_or(b.len());
+                (Tok::Numeral, n)
+            }
+            b'#' => {
+                let (tok, digit): (Tok, fn(&u8) -> bool) = match b.get(1)? {
+                    b'x' => (Tok::Hex, u8::is_ascii_hexdigit),
+                    b'b' => (Tok::Binary, |c| *c == b'0' || *c == b'1'),
+                    _ => return None,
+                };
+                let n = b[2..].iter().position(|c| !digit(c)).unwrap_or(b.len() - 2);
+                (tok, 2 + n)
+            }
+            _ => (Tok::Symbol, sym_run(b)),
+        };
+        let delimited = matches!(
+            b.get(n),
+            None | Some(b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | b'(' | b')' | b';')
+        );
+        if n == 0 || ((tok == Tok::Hex || tok == Tok::Binary) && n == 2) || !delimited {
+            return None;
+        }
+        let s = &self.text[self.pos..self.pos + n];
+        self.pos += n;
+        Some((tok, s))
+    }
+
+    fn symbol(&mut self) -> Option<&'s str> {
+        match self.token()? {
+            (Tok::Symbol, s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// One term, parsed with the explicit stack of open parentheses.
+    fn term(&mut self) -> Option<TermId> {
+        let mut done = self.open()?;
+        loop {
+            // A finished term goes to the innermost open parenthesis.
+            if let Some(t) = done.take() {
+                match self.frames.last().copied() {
+                    None => return Some(t),
+                    Some(Frame::App { .. }) => self.args.push(t),
+                    Some(Frame::LetBind { start, name }) => {
+                        self.ws();
+                        self.eat(b')')?;
+                        self.binds.push(Bind {
+                            name,
+                            term: t,
+                            shadowed: None,
+                        });
+                        self.set_top(Frame::LetBinds { start });
+                    }
+                    Some(Frame::LetBody { start }) => {
+                        self.ws();
+                        self.eat(b')')?;
+                        self.unbind(start);
+                        self.frames.pop();
+                        done = Some(t);
+                        continue;
+                    }
+                    Some(Frame::LetBinds { .. }) => return None,
+                }
+            }
+            // The innermost open parenthesis reads its next item or closes.
+            self.ws();
+            match self.frames.last().copied()? {
+                Frame::App { head, start } => {
+                    if self.peek()? == b')' {
+                        self.pos += 1;
+                        self.frames.pop();
+                        done = Some(self.apply(head, start)?);
+                    } else {
+                        done = self.open()?;
+                    }
+                }
+                Frame::LetBinds { start } => match self.peek()? {
+                    b')' => {
+                        self.pos += 1;
+                        self.bind(start);
+                        self.set_top(Frame::LetBody { start });
+                        done = self.open()?;
+                    }
+                    b'(' => {
+                        self.pos += 1;
+                        self.ws();
+                        let name = self.symbol()?;
+                        self.set_top(Frame::LetBind { start, name });
+                        done = self.open()?;
+                    }
+                    _ => return None,
+                },
+                Frame::LetBind { .. } | Frame::LetBody { .. } => return None,
+            }
+        }
+    }
+
+    fn set_top(&mut self, f: Frame<'s>) {
+        if let Some(top) = self.frames.last_mut() {
+            *top = f;
+        }
+    }
+
+    /// Start the term at the current position: an atom or `(_ bvN w)` is returned whole;
+    /// an application or a `let` opens a frame and gives `Some(None)`.
+    fn open(&mut self) -> Option<Option<TermId>> {
+        if self.frames.len() >= MAX_DEPTH {
+            return None;
+        }
+        self.ws();
+        if self.peek()? != b'(' {
+            let (tok, s) = self.token()?;
+            return self.atom(tok, s).map(Some);
+        }
+        self.pos += 1;
+        self.ws();
+        let start = self.args.len();
+        if self.peek()? == b'(' {
+            // ((_ name i ...) args)
+            self.pos += 1;
+            self.ws();
+            if self.symbol()? != "_" {
+                return None;
+            }
+            self.ws();
+            let name = self.symbol()?;
+            let mut idx: smallvec::SmallVec<[u32; 2]> = smallvec::SmallVec::new();
+            loop {
+                self.ws();
+                if self.peek()? == b')' {
+                    self.pos += 1;
+                    break;
+                }
+                match self.token()? {
+                    (Tok::Numeral, n) => idx.push(n.parse().ok()?),
+                    _ => return None,
+                }
+            }
+            let op = indexed_op(name, &idx)?;
+            self.frames.push(Frame::App {
+                head: Head::Op(op),
+                start,
+            });
+            return Some(None);
+        }
+        match self.symbol()? {
+            "_" => {
+                self.ws();
+                let name = self.symbol()?;
+                self.ws();
+                let (Tok::Numeral, w) = self.token()? else {
+                    return None;
+                };
+                self.ws();
+                self.eat(b')')?;
+                small_bv(self.store, name, w).map(Some)
+            }
+            "let" => {
+                self.ws();
+                self.eat(b'(')?;
+                self.frames.push(Frame::LetBinds {
+                    start: self.binds.len(),
+                });
+                Some(None)
+            }
+            "forall" | "exists" | "!" | "match" => None,
+            name => {
+                let head = builtin_op(name).map_or(Head::Fun(name), Head::Op);
+                self.frames.push(Frame::App { head, start });
+                Some(None)
+            }
+        }
+    }
+
+    fn atom(&mut self, tok: Tok, s: &'s str) -> Option<TermId> {
+        match tok {
+            Tok::Numeral => Some(self.store.mk_num(BigUint::from_str_radix(s, 10).ok()?)),
+            Tok::Hex | Tok::Binary => radix_literal(self.store, tok, s).ok(),
+            Tok::Symbol => {
+                if let Some(&i) = self.env.get(s) {
+                    return Some(self.binds[i].term);
+                }
+                match s {
+                    "true" => return Some(TermStore::TRUE),
+                    "false" => return Some(TermStore::FALSE),
+                    _ => {}
+                }
+                let def = lookup_fun(self.sig, self.trace, s)?;
+                let nullary = match def {
+                    FunDef::Declared { params, .. } => params.is_empty(),
+                    FunDef::Macro { params, .. } => params.is_empty(),
+                };
+                nullary
+                    .then(|| apply_def(self.store, s, def, Vec::new()).ok())
+                    .flatten()
+            }
+            _ => None,
+        }
+    }
+
+    /// Close the application of `head` to `args[start..]`.
+    fn apply(&mut self, head: Head<'s>, start: usize) -> Option<TermId> {
+        let args = &self.args[start..];
+        let t = match head {
+            Head::Op(Op::Sub) if args.len() == 1 => self.store.app_slice(Op::Neg, args).ok(),
+            Head::Op(op) => self.store.app_slice(op, args).ok(),
+            Head::Fun(name) => {
+                let def = lookup_fun(self.sig, self.trace, name)?;
+                apply_def(self.store, name, def, args.to_vec()).ok()
+            }
+        };
+        self.args.truncate(start);
+        t
+    }
+
+    /// Bring the bindings `binds[start..]` into scope, in order (a later one of the same
+    /// name hides an earlier one, as in the general parser).
+    fn bind(&mut self, start: usize) {
+        for i in start..self.binds.len() {
+            self.binds[i].shadowed = self.env.insert(self.binds[i].name, i);
+        }
+    }
+
+    /// Take the bindings `binds[start..]` out of scope, restoring what they hid.
+    fn unbind(&mut self, start: usize) {
+        while self.binds.len() > start {
+            let Some(b) = self.binds.pop() else { break };
+            match b.shadowed {
+                Some(i) => self.env.insert(b.name, i),
+                None => self.env.remove(b.name),
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::smt2::command::Command;
+    use crate::smt2::parser::{parse_command_general, parse_command_traced};
+
+    /// Parse `decls` then `cmd` both ways; when the fast path answers, it must be with the
+    /// general parser's command and trace.
+    fn both(decls: &str, cmd: &str) -> Option<Command> {
+        let mut store = TermStore::new();
+        let mut sig = Signature::default();
+        for d in decls.split('\n').filter(|d| !d.trim().is_empty()) {
+            let c = parse_command_general(&mut store, &sig, d).0.unwrap();
+            c.declare_in(&mut store, &mut sig);
+        }
+        let mut trace = Some(Trace::default());
+        let fast = command(&mut store, &sig, &mut trace, cmd);
+        let (general, gtrace) = parse_command_general(&mut store, &sig, cmd);
+        let fast = fast?;
+        assert_eq!(general.as_ref(), Ok(&fast), "{cmd}");
+        assert_eq!(trace.unwrap(), gtrace, "{cmd}");
+        let (traced, _) = parse_command_traced(&mut store, &sig, cmd);
+        assert_eq!(traced.as_ref(), Ok(&fast), "{cmd}");
+        Some(fast)
+    }
+
+    const DECLS: &str = "(declare-fun a () (Array (_ BitVec 32) (_ BitVec 8)))
+(declare-fun x () (_ BitVec 8))
+(declare-fun f ((_ BitVec 8) Int) Bool)
+(declare-fun r () Real)
+(declare-fun p () Bool)
+(define-fun m ((y (_ BitVec 8))) Bool (= y x))
+(define-fun k () Bool (not p))";
+
+    #[test]
+    fn klee_terms_take_the_fast_path() {
+        for cmd in [
+            "(assert (bvult (concat (select a (_ bv3 32)) (select a (_ bv2 32))) (_ bv3 16)))",
+            "(assert (let ( (?B1 (select a (_ bv0 32))) (?B2 x) ) (and (= false (bvslt ?B1 ?B2)) (bvult ?B1 (_ bv3 8)))))",
+            "( assert(=((_ extract 7 0)((_ zero_extend 24) x))#x0f);c\n)",
+            "(assert (= (bvadd x #b00000001) (bvneg (_ bv255 8))))",
+            "(assert (f x (- 3)))",
+            "(assert (and (m x) k (< r 2)))",
+            "(assert (let ((y x) (z p)) (let ((y (bvnot y)) (z (not z))) (and z (= y x)))))",
+            "(assert (let ((true false)) true))",
+            "(assert (let ((p (= x x))) (let ((q p)) q)))",
+            "(get-value ( (select a (_ bv0 32)) x  (let ((y x)) (bvadd y y))p))",
+        ] {
+            assert!(both(DECLS, cmd).is_some(), "fast path gave up on {cmd}");
+        }
+    }
+
+    #[test]
+    fn the_rest_is_left_to_the_general_parser() {
+        for cmd in [
+            "(assert (! p :named n))",
+            "(assert |p|)",
+            "(assert (forall ((y Int)) (> y 0)))",
+            "(assert (= r 1.5))",
+            "(assert (= x (_ bv3 0)))",
+            "(assert (= x (_ bv99999999999999999999 8)))",
+            "(assert (= x ((_ extract 7 0) a)))",
+            "(assert (bvult x))",
+            "(assert (unknown x))",
+            "(assert x)",
+            "(assert (f x))",
+            "(assert p) (assert p)",
+            "(assert (let ((y x)) y))",
+            "(assert (let ((y x) p)))",
+            "(assert (not p)",
+            "(assert (= x #x0g))",
+            "(assert (= x #x))",
+            "(check-sat)",
+            "(get-value ())",
+            "(get-value (x |x|))",
+            "(get-value x)",
+            "(assert (m x) )x",
+        ] {
+            assert_eq!(both(DECLS, cmd), None, "fast path answered {cmd}");
+        }
+    }
+
+    /// Random well- and ill-sorted assertions over lets that rebind declared names,
+    /// `true`, and each other under other sorts: wherever the general parser accepts one,
+    /// the fast path takes it with the same term, and it never takes one the general parser
+    /// refuses.
+    #[test]
+    fn random_lets_agree_with_the_general_parser() {
+        let decls = "(declare-fun x () (_ BitVec 8))
+(declare-fun p () Bool)
+(declare-fun f ((_ BitVec 8)) Bool)
+(define-fun m ((y (_ BitVec 8)) (c Bool)) (_ BitVec 8) (ite c y x))";
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let (mut ok, mut refused) = (0, 0);
+        for _ in 0..3000 {
+            let mut g = Gen {
+                state: &mut state,
+                env: vec![("x", false), ("p", true)],
+            };
+            let cmd = format!("(assert {})", g.term(true, 0));
+            let mut store = TermStore::new();
+            let mut sig = Signature::default();
+            for d in decls.lines() {
+                let c = parse_command_general(&mut store, &sig, d).0.unwrap();
+                c.declare_in(&mut store, &mut sig);
+            }
+            let mut trace = Some(Trace::default());
+            let fast = command(&mut store, &sig, &mut trace, &cmd);
+            let (general, gtrace) = parse_command_general(&mut store, &sig, &cmd);
+            match (fast, general) {
+                (Some(c), Ok(g)) => {
+                    assert_eq!(c, g, "{cmd}");
+                    assert_eq!(trace.unwrap(), gtrace, "{cmd}");
+                    ok += 1;
+                }
+                (None, Err(_)) => refused += 1,
+                (f, g) => panic!("{cmd}\nfast: {f:?}\ngeneral: {g:?}"),
+            }
+        }
+        assert!(
+            ok > 500 && refused > 500,
+            "{ok} accepted, {refused} refused"
+        );
+    }
+
+    /// Random terms for `random_lets_agree_with_the_general_parser`: Bool when `boolean`,
+    /// else 8-bit vectors; one time in ten a name is used whatever its sort.
+    struct Gen<'r> {
+        state: &'r mut u64,
+        /// Names in scope and whether each is Bool.
+        env: Vec<(&'static str, bool)>,
+    }
+
+    impl Gen<'_> {
+        fn below(&mut self, n: u64) -> u64 {
+            *self.state ^= *self.state << 13;
+            *self.state ^= *self.state >> 7;
+            *self.state ^= *self.state << 17;
+            *self.state % n
+        }
+        fn name(&mut self, boolean: bool) -> String {
+            let any = self.below(10) == 0;
+            let fit: Vec<_> = self
+                .env
+                .iter()
+                .filter(|(_, b)| any || *b == boolean)
+                .map(|(n, _)| *n)
+                .collect();
+            match fit.len() {
+                0 if boolean => "true".into(),
+                0 => "#x2a".into(),
+                n => fit[self.below(n as u64) as usize].into(),
+            }
+        }
+        fn term(&mut self, boolean: bool, depth: u32) -> String {
+            let leaf = depth > 4 || self.below(3) == 0;
+            if leaf {
+                return match (boolean, self.below(4)) {
+                    (true, 0) => ["true", "false"][self.below(2) as usize].into(),
+                    (false, 0) => format!("(_ bv{} 8)", self.below(300)),
+                    (false, 1) => format!("#b{:08b}", self.below(256)),
+                    _ => self.name(boolean),
+                };
+            }
+            let d = depth + 1;
+            match self.below(6) {
+                0 | 1 => {
+                    let n = 1 + self.below(3) as usize;
+                    let names = ["x", "y", "p", "true", "z"];
+                    let mut binds = Vec::new();
+                    for _ in 0..n {
+                        let name = names[self.below(5) as usize];
+                        let b = self.below(2) == 0;
+                        binds.push((name, b, self.term(b, d)));
+                    }
+                    let text: Vec<_> = binds.iter().map(|(n, _, t)| format!("({n} {t})")).collect();
+                    let saved = self.env.len();
+                    self.env.extend(binds.iter().map(|(n, b, _)| (*n, *b)));
+                    let body = self.term(boolean, d);
+                    self.env.truncate(saved);
+                    format!("(let ({}) {body})", text.join(" "))
+                }
+                2 if boolean => format!("(= {} {})", self.term(false, d), self.term(false, d)),
+                2 => format!("(bvadd {} {})", self.term(false, d), self.term(false, d)),
+                3 if boolean => {
+                    format!("(and {} (not {}))", self.term(true, d), self.term(true, d))
+                }
+                3 => format!(
+                    "((_ extract 7 0) ((_ zero_extend 4) {}))",
+                    self.term(false, d)
+                ),
+                4 if boolean => format!("(f {})", self.term(false, d)),
+                4 => format!("(m {} {})", self.term(false, d), self.term(true, d)),
+                _ => format!(
+                    "(ite {} {} {})",
+                    self.term(true, d),
+                    self.term(boolean, d),
+                    self.term(boolean, d)
+                ),
+            }
+        }
+    }
+
+    /// Every assert and get-value of the shipped corpus parses to the same command both
+    /// ways, and the fast path answers nearly all of them.
+    #[test]
+    fn corpus_agrees_with_the_general_parser() {
+        use crate::smt2::reader::{CommandReader, Frame};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("smt2-corpus");
+        let mut logs = Vec::new();
+        let mut dirs = vec![root];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.to_string_lossy().contains(".smt2") {
+                    logs.push(p);
+                }
+            }
+        }
+        logs.sort();
+        let (mut eligible, mut fast) = (0usize, 0usize);
+        for log in &logs {
+            let text = crate::corpus::load(log).unwrap().text;
+            let mut store = TermStore::new();
+            let mut sig = Signature::default();
+            for frame in CommandReader::new(text.as_bytes()) {
+                let Frame::Command(raw) = frame else { continue };
+                let mut trace = Some(Trace::default());
+                let f = command(&mut store, &sig, &mut trace, &raw.text);
+                let (general, gtrace) = parse_command_general(&mut store, &sig, &raw.text);
+                let at = || format!("{}: {}", log.display(), raw.text);
+                if let Some(c) = f {
+                    assert_eq!(general.as_ref(), Ok(&c), "{}", at());
+                    assert_eq!(trace.unwrap(), gtrace, "{}", at());
+                    fast += 1;
+                }
+                if matches!(general, Ok(Command::Assert(..) | Command::GetValue(..))) {
+                    eligible += 1;
+                }
+                match general {
+                    Ok(Command::Reset | Command::Exit) => sig.clear(),
+                    Ok(Command::Push(k)) => (0..k).for_each(|_| sig.push()),
+                    Ok(Command::Pop(k)) => (0..k).for_each(|_| {
+                        sig.pop();
+                    }),
+                    Ok(c) => {
+                        c.declare_in(&mut store, &mut sig);
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+        assert!(
+            eligible > 140_000,
+            "{eligible} commands in {} logs",
+            logs.len()
+        );
+        eprintln!("fast path: {fast} of {eligible} assert and get-value commands");
+        assert!(
+            fast * 100 >= eligible * 99,
+            "fast path took {fast} of {eligible}"
+        );
+    }
+}
