@@ -169,7 +169,7 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
                     }
                     if used > start {
                         let run = &chunk[start..used];
-                        self.col += run.iter().filter(|&&b| (b & 0xC0) != 0x80).count();
+                        self.col += chars_in(run);
                         cmd.extend_from_slice(run);
                     }
                     if closed {
@@ -178,6 +178,26 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
                     }
                     if used == chunk.len() {
                         break;
+                    }
+                }
+                if state == State::TopComment {
+                    // The rest of a comment line between commands, in one go.
+                    let rest = &chunk[used..];
+                    let n = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+                    if n > 0 {
+                        let run = &rest[..n];
+                        self.col += chars_in(run);
+                        if let Some(g) = gap.as_mut() {
+                            if g.len() + n <= GAP_KEEP {
+                                g.extend_from_slice(run);
+                            } else {
+                                gap = None;
+                            }
+                        }
+                        used += n;
+                        if used == chunk.len() {
+                            break;
+                        }
                     }
                 }
                 let b = chunk[used];
@@ -308,6 +328,11 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
     }
 }
 
+/// Characters in `b` (bytes that do not continue a UTF-8 sequence), for column numbers.
+fn chars_in(b: &[u8]) -> usize {
+    b.iter().map(|&c| usize::from((c & 0xC0) != 0x80)).sum()
+}
+
 /// Input whose already-read bytes can be inspected without blocking.
 pub trait Lookahead {
     fn buffered(&self) -> &[u8];
@@ -406,6 +431,53 @@ mod tests {
             Frame::Command(c) => assert_eq!((c.gap.as_ref(), c.col), (None, GAP_KEEP + 11)),
             f => panic!("{f:?}"),
         }
+    }
+
+    #[test]
+    fn comments_between_commands_in_any_chunking() {
+        let mut text = b"; \xc3\xa9t\xc3\xa9 (x\n(a) ;; y\n;\n  ; z)\n(b\n ; )\n)".to_vec();
+        // A gap of exactly GAP_KEEP bytes is kept, a longer one is not.
+        text.extend(std::iter::repeat_n(b';', GAP_KEEP - 8));
+        text.extend_from_slice(b"\n; long\n(c)");
+        text.extend(std::iter::repeat_n(b';', GAP_KEEP));
+        text.extend_from_slice(b"\n(d)");
+        let whole = frames(&text);
+        assert_eq!(whole.len(), 4);
+        assert_eq!(
+            whole[0],
+            cmd_at("(a)", 2, 1, Some("; \u{e9}t\u{e9} (x\n"), (1, 1))
+        );
+        assert_eq!(
+            whole[1],
+            cmd_at("(b\n ; )\n)", 5, 1, Some(" ;; y\n;\n  ; z)\n"), (2, 4))
+        );
+        assert!(
+            matches!(&whole[2], Frame::Command(c) if c.gap.as_ref().map(|g| g.len()) == Some(GAP_KEEP) && c.line == 9)
+        );
+        assert!(
+            matches!(&whole[3], Frame::Command(c) if c.gap.is_none() && (c.line, c.col) == (10, 1))
+        );
+        for cap in [1, 2, 3, 7, 64] {
+            let r = std::io::BufReader::with_capacity(cap, &text[..]);
+            let chunked: Vec<Frame> = CommandReader::new(r).collect();
+            assert_eq!(chunked, whole, "buffer of {cap} bytes");
+        }
+    }
+
+    fn cmd_at(
+        text: &str,
+        line: usize,
+        col: usize,
+        gap: Option<&str>,
+        gap_at: (usize, usize),
+    ) -> Frame {
+        Frame::Command(RawCommand {
+            text: text.into(),
+            line,
+            col,
+            gap: gap.map(String::from),
+            gap_at,
+        })
     }
 
     #[test]
