@@ -1,19 +1,19 @@
 //! The fast path for `(assert t)` and `(get-value (t ...))`, nearly every command of a KLEE
-//! log: one pass from bytes
-//! to hash-consed terms, with no s-expression tree in between and an explicit stack (no
-//! recursion). It covers the subset those logs use: simple symbols, numerals, `#x`/`#b`
-//! literals, `(_ bvN w)`, applications of built-in, indexed and declared operators and of
-//! macros, and `let`. For anything else (quoted symbols, strings, annotations,
-//! quantifiers, `as`, decimals), and for every error, it gives up and returns `None`; the
-//! general parser (`parser.rs`) then parses the command as if the fast path did not exist.
+//! log: one pass from bytes to hash-consed terms, with no s-expression tree in between and
+//! an explicit stack (no recursion). It covers the subset those logs use: simple symbols,
+//! numerals, `#x`/`#b` literals, `(_ bvN w)`, applications of built-in, indexed and
+//! declared operators and of macros, and `let`. For anything else (quoted symbols, strings,
+//! annotations, quantifiers, `as`, decimals), and for every error, it gives up and returns
+//! `None`; the general parser (`parser.rs`) then parses the command as if the fast path did
+//! not exist, so every error message is the general parser's.
 //!
 //! Invariant: when it returns a command, the general parser returns the same command (the
 //! same term ids, the same source text for get-value) and the same trace of signature
-//! lookups. Both build terms
-//! with the same shared helpers (`apply_def`, `small_bv`, `radix_literal`, the store's
-//! sort-checking constructors), and a test parses every command of the shipped corpus both
-//! ways and compares; so does the reader fuzz target. Giving up may leave nodes interned
-//! that no command uses; hash-consing makes that invisible to every term built after.
+//! lookups. Both build terms with the same shared helpers (`lookup_fun`, `apply_def`,
+//! `small_bv`, `radix_literal`, the store's sort-checking constructors). The tests below
+//! parse every assert and get-value of the shipped corpus and random `let` terms both ways
+//! and compare; so does the reader fuzz target. Giving up may leave nodes interned that no
+//! command uses; hash-consing makes that invisible to every term built after.
 
 use super::command::Command;
 use super::lexer::{skip_ws, sym_run, Tok};
