@@ -1116,14 +1116,8 @@ impl<'a, 's> Parser<'a, 's> {
                         return Ok(TermStore::FALSE);
                     }
                 }
-                let def = self.fun_def(text);
-                let takes_args = match def {
-                    Some(FunDef::Declared { params, .. }) => !params.is_empty(),
-                    Some(FunDef::Macro { params, .. }) => !params.is_empty(),
-                    None => false,
-                };
-                match def {
-                    Some(_) if !takes_args => self.apply(id, text, vec![]),
+                match self.fun_def(text) {
+                    Some(def) if def.arity() == 0 => self.apply(id, text, vec![]),
                     Some(_) => err(
                         self.off(id),
                         ErrorKind::Sort,

@@ -24,6 +24,16 @@ pub enum FunDef {
     },
 }
 
+impl FunDef {
+    /// How many arguments an application of the function takes (0 for a constant).
+    pub fn arity(&self) -> usize {
+        match self {
+            FunDef::Declared { params, .. } => params.len(),
+            FunDef::Macro { params, .. } => params.len(),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeclKind {
     /// An uninterpreted constant or function the client declared.
