@@ -1,10 +1,13 @@
 //! The printer's output parses back to the same term id, for every assertion and get-value
 //! term of every shipped corpus log (KLEE logs, the third-party dumps, the SMT-LIB
-//! incremental benchmark).
+//! incremental benchmark); and on each of their commands the one-pass parser, where it
+//! applies, gives what the general parser gives.
 
 use smtproxy::corpus;
 use smtproxy::smt2::command::Command;
-use smtproxy::smt2::parser::{parse_command, parse_term};
+use smtproxy::smt2::parser::{
+    parse_command, parse_command_fast, parse_command_general, parse_term,
+};
 use smtproxy::smt2::printer::{print_term, ClientNames};
 use smtproxy::smt2::reader::{CommandReader, Frame};
 use smtproxy::term::signature::{DeclKind, FunDef, Signature};
@@ -32,10 +35,11 @@ fn corpus_logs() -> Vec<PathBuf> {
 }
 
 #[test]
-fn printed_terms_parse_back_to_the_same_ids() {
+fn printed_terms_parse_back_and_both_parsers_agree() {
     let logs = corpus_logs();
     assert!(logs.len() >= 16, "corpus not found: {logs:?}");
     let mut checked = 0usize;
+    let (mut eligible, mut fast_taken) = (0usize, 0usize);
     for path in logs {
         let log = corpus::load(&path).expect("load log");
         let mut store = TermStore::new();
@@ -44,10 +48,27 @@ fn printed_terms_parse_back_to_the_same_ids() {
             let Frame::Command(c) = frame else {
                 panic!("{}: framing error {frame:?}", path.display())
             };
+            // Where the one-pass parser (src/smt2/fast.rs) takes a command, the general
+            // parser gives the same command and looks up the same names.
+            if let Some((fast, trace)) = parse_command_fast(&mut store, &sig, &c.text) {
+                let (general, gtrace) = parse_command_general(&mut store, &sig, &c.text);
+                assert_eq!(
+                    (Ok(&fast), &trace),
+                    (general.as_ref(), &gtrace),
+                    "{}:{}: the two parsers differ on {}",
+                    path.display(),
+                    c.line,
+                    c.text
+                );
+                fast_taken += 1;
+            }
             let cmd = match parse_command(&mut store, &sig, &c.text) {
                 Ok(cmd) => cmd,
                 Err(e) => panic!("{}:{}: {} in {}", path.display(), c.line, e.msg, c.text),
             };
+            if matches!(cmd, Command::Assert(..) | Command::GetValue(..)) {
+                eligible += 1;
+            }
             let terms: Vec<_> = match &cmd {
                 Command::Assert(t, _) => vec![*t],
                 Command::GetValue(ts) => ts.iter().map(|x| x.0).collect(),
@@ -100,4 +121,14 @@ fn printed_terms_parse_back_to_the_same_ids() {
         }
     }
     assert!(checked > 10_000, "only {checked} terms checked");
+    // The one-pass parser takes nearly every assert and get-value of the corpus.
+    eprintln!("one-pass parser: {fast_taken} of {eligible} assert and get-value commands");
+    assert!(
+        eligible > 140_000,
+        "only {eligible} assert and get-value commands"
+    );
+    assert!(
+        fast_taken * 100 >= eligible * 99,
+        "the one-pass parser took {fast_taken} of {eligible}"
+    );
 }
