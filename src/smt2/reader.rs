@@ -412,15 +412,6 @@ mod tests {
     fn splits_commands_and_tracks_positions() {
         let f = frames(b"; (c\n(check-sat) (echo \"a)\"\"b\")\n (assert |x)|) ;x\n");
         assert_eq!(f.len(), 3);
-        let cmd = |text: &str, line, col, gap: &str, gap_at| {
-            Frame::Command(RawCommand {
-                text: text.into(),
-                line,
-                col,
-                gap: Some(gap.into()),
-                gap_at,
-            })
-        };
         assert_eq!(f[0], cmd("(check-sat)", 2, 1, "; (c\n", (1, 1)));
         assert_eq!(f[1], cmd("(echo \"a)\"\"b\")", 2, 13, " ", (2, 12)));
         assert_eq!(f[2], cmd("(assert |x)|)", 3, 2, "\n ", (2, 27)));
@@ -443,13 +434,10 @@ mod tests {
         text.extend_from_slice(b"\n(d)");
         let whole = frames(&text);
         assert_eq!(whole.len(), 4);
-        assert_eq!(
-            whole[0],
-            cmd_at("(a)", 2, 1, Some("; \u{e9}t\u{e9} (x\n"), (1, 1))
-        );
+        assert_eq!(whole[0], cmd("(a)", 2, 1, "; \u{e9}t\u{e9} (x\n", (1, 1)));
         assert_eq!(
             whole[1],
-            cmd_at("(b\n ; )\n)", 5, 1, Some(" ;; y\n;\n  ; z)\n"), (2, 4))
+            cmd("(b\n ; )\n)", 5, 1, " ;; y\n;\n  ; z)\n", (2, 4))
         );
         assert!(
             matches!(&whole[2], Frame::Command(c) if c.gap.as_ref().map(|g| g.len()) == Some(GAP_KEEP) && c.line == 9)
@@ -464,18 +452,13 @@ mod tests {
         }
     }
 
-    fn cmd_at(
-        text: &str,
-        line: usize,
-        col: usize,
-        gap: Option<&str>,
-        gap_at: (usize, usize),
-    ) -> Frame {
+    /// A framed command with the text kept before it.
+    fn cmd(text: &str, line: usize, col: usize, gap: &str, gap_at: (usize, usize)) -> Frame {
         Frame::Command(RawCommand {
             text: text.into(),
             line,
             col,
-            gap: gap.map(String::from),
+            gap: Some(gap.into()),
             gap_at,
         })
     }
