@@ -37,7 +37,7 @@ pub fn replay(log: &Log, engine: &mut Engine, mut progress: impl FnMut(usize)) -
                     }
                     f => f,
                 };
-                let more = reader.next_ready();
+                let more = reader.more_in_memory();
                 engine.push(frame, more)
             }
             None => {

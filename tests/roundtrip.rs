@@ -37,7 +37,7 @@ fn printed_terms_parse_back_and_both_parsers_agree() {
     let logs = corpus_logs();
     assert!(logs.len() >= 16, "corpus not found: {logs:?}");
     let mut checked = 0usize;
-    let (mut eligible, mut fast_taken) = (0usize, 0usize);
+    let (mut eligible, mut fast_taken, mut other_taken) = (0usize, 0usize, 0usize);
     for path in logs {
         let log = corpus::load(&path).expect("load log");
         let mut store = TermStore::new();
@@ -48,16 +48,19 @@ fn printed_terms_parse_back_and_both_parsers_agree() {
             };
             // Where the one-pass parser (src/smt2/fast.rs) takes a command, the general
             // parser gives the same command and looks up the same names.
-            match check_fast_path(&mut store, &sig, &c.text) {
-                Ok(taken) => fast_taken += usize::from(taken),
+            let taken = match check_fast_path(&mut store, &sig, &c.text) {
+                Ok(taken) => taken,
                 Err(e) => panic!("{}:{}: {e}", path.display(), c.line),
-            }
+            };
             let cmd = match parse_command(&mut store, &sig, &c.text) {
                 Ok(cmd) => cmd,
                 Err(e) => panic!("{}:{}: {} in {}", path.display(), c.line, e.msg, c.text),
             };
             if matches!(cmd, Command::Assert(..) | Command::GetValue(..)) {
                 eligible += 1;
+                fast_taken += usize::from(taken);
+            } else {
+                other_taken += usize::from(taken);
             }
             let terms: Vec<_> = match &cmd {
                 Command::Assert(t, _) => vec![*t],
@@ -112,7 +115,10 @@ fn printed_terms_parse_back_and_both_parsers_agree() {
     }
     assert!(checked > 10_000, "only {checked} terms checked");
     // The one-pass parser takes nearly every assert and get-value of the corpus.
-    eprintln!("one-pass parser: {fast_taken} of {eligible} assert and get-value commands");
+    eprintln!(
+        "one-pass parser: {fast_taken} of {eligible} assert and get-value commands, \
+         {other_taken} other commands"
+    );
     assert!(
         eligible > 140_000,
         "only {eligible} assert and get-value commands"
@@ -120,5 +126,10 @@ fn printed_terms_parse_back_and_both_parsers_agree() {
     assert!(
         fast_taken * 100 >= eligible * 99,
         "the one-pass parser took {fast_taken} of {eligible}"
+    );
+    // Each KLEE query's declarations, check-sat and exit take it too.
+    assert!(
+        other_taken > 40_000,
+        "the one-pass parser took {other_taken} other commands"
     );
 }

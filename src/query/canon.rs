@@ -34,7 +34,7 @@
 //! renamed but are tolerated).
 
 use crate::smt2::printer::{
-    backend_name, bv_literal, bv_u64, quote_symbol, string_literal, write_op_head,
+    bv_literal, bv_u64, push_backend_symbol, string_literal, write_op_head,
 };
 use crate::term::visit::Visited;
 use crate::term::{Lit, Op, SortId, SortStore, Sym, TermId, TermStore};
@@ -144,7 +144,7 @@ impl OwnHashes {
         *self
             .sort_h
             .entry(s)
-            .or_insert_with(|| hash_bytes(store.sorts.to_text(s).as_bytes()))
+            .or_insert_with(|| hash_bytes(store.sorts.text(s).as_bytes()))
     }
     /// The words an operator mixes into its node's hash (the second only for operators that
     /// carry a literal). Memoised per operator, as formatting them is costly.
@@ -593,6 +593,13 @@ impl Dag {
     fn len(&self) -> usize {
         self.ids.len()
     }
+    fn view(&self) -> Local<'_> {
+        Local {
+            term: &self.ids,
+            args: &self.args,
+            spans: &self.spans,
+        }
+    }
     #[inline]
     fn kids(&self, i: usize) -> &[u32] {
         let (a, b) = self.spans[i];
@@ -631,10 +638,9 @@ fn refined_hashes(store: &TermStore, dag: &Dag, roots: &[TermId], leaf: &[bool])
             .max()
             .unwrap_or(0);
     }
-    let mut by_height: Vec<usize> = (0..n).collect();
-    by_height.sort_by_key(|&i| std::cmp::Reverse(height[i]));
-    let mut contrib: FxHashMap<(bool, u64), Vec<u64>> = FxHashMap::default();
-    let mut ctx_of: FxHashMap<(bool, u64), u64> = FxHashMap::default();
+    let mut by_height: Vec<u32> = (0..n as u32).collect();
+    by_height.sort_by_key(|&i| std::cmp::Reverse(height[i as usize]));
+    let mut ctx = Contexts::new(n);
     let mut buf = Vec::new();
     for round in 0..3 {
         for i in 0..n {
@@ -661,48 +667,108 @@ fn refined_hashes(store: &TermStore, dag: &Dag, roots: &[TermId], leaf: &[bool])
         // *class*: non-leaf nodes with equal structural hash (in particular the commutative
         // variants `(f a b)`/`(f b a)`, which the input may or may not contain both of) form
         // one class; each free constant is its own class. Classes are processed by
-        // decreasing height (a parent is always higher than its children).
-        let class = |i: usize| -> (bool, u64) {
-            if leaf[i] {
-                (true, dag.ids[i].0 as u64)
-            } else {
-                (false, memo[i])
-            }
-        };
-        contrib.clear();
-        ctx_of.clear();
+        // decreasing height (a parent is always higher than its children); a class's
+        // context is fixed when its first member is reached, from what its parents gave.
+        ctx.classify(&memo, leaf);
         for &r in roots {
-            contrib.entry(class(dag.local(r))).or_default().push(0x7007);
+            ctx.give(dag.local(r), 0x7007);
         }
         for &p in &by_height {
-            let cp = class(p);
-            let h = match ctx_of.get(&cp) {
-                Some(&h) => h,
-                None => {
-                    let mut c = contrib.remove(&cp).unwrap_or_default();
-                    c.sort_unstable();
-                    c.dedup();
-                    let mut h = 0xC7_u64;
-                    for v in c {
-                        h = mix(h, v);
-                    }
-                    ctx_of.insert(cp, h);
-                    h
-                }
-            };
-            let base = mix(h, memo[p]);
+            let p = p as usize;
+            let base = mix(ctx.of(p), memo[p]);
             for (k, &a) in dag.kids(p).iter().enumerate() {
-                contrib
-                    .entry(class(a as usize))
-                    .or_default()
-                    .push(mix(base, if comm[p] { 0 } else { k as u64 + 1 }));
+                ctx.give(
+                    a as usize,
+                    mix(base, if comm[p] { 0 } else { k as u64 + 1 }),
+                );
             }
         }
         for &l in &leaves {
-            colors[l] = mix(colors[l], ctx_of[&class(l)]);
+            colors[l] = mix(colors[l], ctx.of(l));
         }
     }
     memo
+}
+
+/// The per-class context sets of one refinement round, in flat vectors: each class's
+/// contributions are a linked list in one arena, so no class owns an allocation.
+struct Contexts {
+    /// Class of each node.
+    class: Vec<u32>,
+    /// Structural hash -> class, for non-leaf nodes.
+    by_hash: FxHashMap<u64, u32>,
+    /// Per class: the head of its contribution list, and its context once fixed.
+    head: Vec<u32>,
+    fixed: Vec<Option<u64>>,
+    /// The contribution arena: value and next index.
+    vals: Vec<(u64, u32)>,
+    buf: Vec<u64>,
+}
+
+const NIL: u32 = u32::MAX;
+
+impl Contexts {
+    fn new(n: usize) -> Contexts {
+        Contexts {
+            class: Vec::with_capacity(n),
+            by_hash: FxHashMap::with_capacity_and_hasher(n, Default::default()),
+            head: Vec::with_capacity(n),
+            fixed: Vec::with_capacity(n),
+            vals: Vec::with_capacity(2 * n),
+            buf: Vec::new(),
+        }
+    }
+    /// Classes for this round: each free constant alone; other nodes by `memo` hash.
+    fn classify(&mut self, memo: &[u64], leaf: &[bool]) {
+        self.class.clear();
+        self.by_hash.clear();
+        self.head.clear();
+        self.fixed.clear();
+        self.vals.clear();
+        for (i, &h) in memo.iter().enumerate() {
+            let next = self.head.len() as u32;
+            let c = if leaf[i] {
+                next
+            } else {
+                *self.by_hash.entry(h).or_insert(next)
+            };
+            if c == next {
+                self.head.push(NIL);
+                self.fixed.push(None);
+            }
+            self.class.push(c);
+        }
+    }
+    /// Add `v` to the context set of node `i`'s class (ignored once that is fixed).
+    fn give(&mut self, i: usize, v: u64) {
+        let c = self.class[i] as usize;
+        if self.fixed[c].is_none() {
+            self.vals.push((v, self.head[c]));
+            self.head[c] = (self.vals.len() - 1) as u32;
+        }
+    }
+    /// The context of node `i`'s class: fixed at the first call, from the set given so far.
+    fn of(&mut self, i: usize) -> u64 {
+        let c = self.class[i] as usize;
+        if let Some(h) = self.fixed[c] {
+            return h;
+        }
+        self.buf.clear();
+        let mut at = self.head[c];
+        while at != NIL {
+            let (v, next) = self.vals[at as usize];
+            self.buf.push(v);
+            at = next;
+        }
+        self.buf.sort_unstable();
+        self.buf.dedup();
+        let mut h = 0xC7_u64;
+        for &v in &self.buf {
+            h = mix(h, v);
+        }
+        self.fixed[c] = Some(h);
+        h
+    }
 }
 
 /// Arguments of node `i` in canonical order: those of commutative operators sorted by
@@ -790,66 +856,90 @@ pub fn canonicalize(store: &mut TermStore, comp: &[TermId]) -> Canonical {
     // renaming by first occurrence
     let mut new: Vec<TermId> = dag.ids.clone();
     let mut renaming = Vec::new();
-    let mut decls = String::new();
+    let mut text = String::new();
+    let mut name = String::new();
     for (k, &l) in leaves.iter().enumerate() {
         let sort = store.sort(dag.ids[l]);
-        let s = store.sym(&format!("\0c{k}"));
+        name.clear();
+        name.push_str("\0c");
+        push_usize(k, &mut name);
+        let s = store.sym(&name);
         let c = store.mk_sym_app(s, vec![], sort);
         new[l] = c;
         renaming.push((dag.ids[l], c));
-        let _ = writeln!(
-            decls,
-            "(declare-fun sp!c{k} () {})",
-            store.sorts.to_text(sort)
-        );
+        text.push_str("(declare-fun sp!c");
+        push_usize(k, &mut text);
+        text.push_str(" () ");
+        text.push_str(store.sorts.text(sort));
+        text.push_str(")\n");
     }
-    // the canonical terms: arguments ordered, constants renamed (bottom-up)
+    // the canonical terms: arguments ordered, constants renamed (bottom-up); and their DAG
+    // in local indices, each canonical term at the first index that became it, for printing
     let mut args: Vec<TermId> = Vec::new();
+    let mut rep: Vec<u32> = Vec::with_capacity(n);
+    let mut rep_of: FxHashMap<TermId, u32> =
+        FxHashMap::with_capacity_and_hasher(n, Default::default());
+    let mut cargs: Vec<u32> = Vec::with_capacity(dag.args.len());
+    let mut cspans: Vec<(u32, u32)> = Vec::with_capacity(n);
     for i in 0..n {
-        if dag.kids(i).is_empty() {
-            continue;
+        let start = cargs.len() as u32;
+        if !dag.kids(i).is_empty() {
+            let kids = ordered_kids(store, &dag, &hash, i, &mut buf);
+            args.clear();
+            args.extend(kids.iter().map(|&k| new[k as usize]));
+            cargs.extend(kids.iter().map(|&k| rep[k as usize]));
+            let x = dag.ids[i];
+            if args[..] != *store.args(x) {
+                let nd = store.node(x);
+                let (op, sort) = (nd.op, nd.sort);
+                new[i] = store.intern_slice(op, &args, sort);
+            }
         }
-        args.clear();
-        args.extend(
-            ordered_kids(store, &dag, &hash, i, &mut buf)
-                .iter()
-                .map(|&k| new[k as usize]),
-        );
-        let x = dag.ids[i];
-        if args[..] != *store.args(x) {
-            let nd = store.node(x);
-            let (op, sort) = (nd.op, nd.sort);
-            new[i] = store.intern_slice(op, &args, sort);
-        }
+        cspans.push((start, cargs.len() as u32));
+        rep.push(*rep_of.entry(new[i]).or_insert(i as u32));
     }
-    // 5. text
-    let mut lines: Vec<(String, TermId)> = Vec::new();
+    let canon = Local {
+        term: &new,
+        args: &cargs,
+        spans: &cspans,
+    };
+    // 5. text: each distinct conjunct printed once into one buffer, lines sorted by text.
+    let mut printer = Printer::new(n);
+    let mut body = String::new();
+    let mut lines: Vec<(std::ops::Range<usize>, TermId)> = Vec::with_capacity(ord.len());
     let mut seen = FxHashSet::default();
     for &(_, c) in &ord {
-        let c = new[dag.local(c)];
-        if seen.insert(c) {
-            lines.push((print_canonical(store, c), c));
+        let r = rep[dag.local(c)] as usize;
+        if seen.insert(r) {
+            let at = body.len();
+            printer.print(store, canon, r, &mut body);
+            lines.push((at..body.len(), new[r]));
         }
     }
-    lines.sort();
-    let mut text = decls;
+    lines.sort_by(|a, b| {
+        body[a.0.clone()]
+            .cmp(&body[b.0.clone()])
+            .then(a.1.cmp(&b.1))
+    });
     // Uninterpreted functions keep their names; their signatures are part of the text.
     let mut funs: Vec<String> = Vec::new();
     let mut fseen = FxHashSet::default();
     for &x in &dag.ids {
         if let Op::Sym(s) = store.op(x) {
             if !store.args(x).is_empty() && fseen.insert(s) {
-                let params: Vec<String> = store
-                    .args(x)
-                    .iter()
-                    .map(|&a| store.sorts.to_text(store.sort(a)))
-                    .collect();
-                funs.push(format!(
-                    "(declare-fun {} ({}) {})",
-                    quote_symbol(&backend_name(store.sym_name(s))),
-                    params.join(" "),
-                    store.sorts.to_text(store.sort(x))
-                ));
+                let mut f = String::from("(declare-fun ");
+                push_backend_symbol(store.sym_name(s), &mut f);
+                f.push_str(" (");
+                for (i, &a) in store.args(x).iter().enumerate() {
+                    if i > 0 {
+                        f.push(' ');
+                    }
+                    f.push_str(store.sorts.text(store.sort(a)));
+                }
+                f.push_str(") ");
+                f.push_str(store.sorts.text(store.sort(x)));
+                f.push(')');
+                funs.push(f);
             }
         }
     }
@@ -858,9 +948,10 @@ pub fn canonicalize(store: &mut TermStore, comp: &[TermId]) -> Canonical {
         text.push_str(&f);
         text.push('\n');
     }
-    for (l, _) in &lines {
+    text.reserve(body.len() + 9 * lines.len());
+    for (r, _) in &lines {
         text.push_str("(assert ");
-        text.push_str(l);
+        text.push_str(&body[r.clone()]);
         text.push_str(")\n");
     }
     Canonical {
@@ -877,158 +968,259 @@ pub fn canonicalize(store: &mut TermStore, comp: &[TermId]) -> Canonical {
 /// depends only on the term's structure (not on term ids). Symbols print with backend
 /// names (internal names as `sp!...`).
 pub fn print_canonical(store: &TermStore, t: TermId) -> String {
-    // nodes reached more than once (by two tree edges of the DAG), quantifier bodies
-    // included
-    let mut seen = Visited::new();
-    let mut reused = Visited::new();
-    let mut stack = vec![t];
-    while let Some(x) = stack.pop() {
-        if seen.insert(x) {
-            stack.extend(store.args(x).iter().copied());
-        } else {
-            reused.insert(x);
-        }
-    }
-    // shared non-leaf nodes in post-order
-    let mut shared: Vec<TermId> = Vec::new();
-    let mut done = Visited::new();
-    let mut st: Vec<(TermId, bool)> = vec![(t, false)];
-    while let Some((x, expanded)) = st.pop() {
-        if expanded {
-            if x != t && reused.contains(&x) && !store.args(x).is_empty() {
-                shared.push(x);
-            }
-            continue;
-        }
-        if !done.insert(x) {
-            continue;
-        }
-        st.push((x, true));
-        for &a in store.args(x).iter().rev() {
-            st.push((a, false));
-        }
-    }
-    // shared node -> the number of its `let` name `sp!l<n>`
-    let mut names: FxHashMap<TermId, usize> = FxHashMap::default();
+    let dag = Dag::new(store, &[t]);
     let mut out = String::new();
-    for (i, &x) in shared.iter().enumerate() {
-        let _ = write!(out, "(let ((sp!l{i} ");
-        print_tree(store, x, &names, &mut out);
-        out.push_str(")) ");
-        names.insert(x, i);
-    }
-    print_tree(store, t, &names, &mut out);
-    for _ in 0..shared.len() {
-        out.push(')');
-    }
+    Printer::new(dag.len()).print(store, dag.view(), dag.local(t), &mut out);
     out
 }
 
-fn print_tree(store: &TermStore, t: TermId, names: &FxHashMap<TermId, usize>, out: &mut String) {
-    enum W {
-        T(TermId),
-        S(&'static str),
-        Own(String),
+/// A DAG in local indices, borrowed: node `i` is the term `term[i]`, whose arguments are the
+/// nodes `kids(i)`, in order. Every term reachable from a node printed has one index.
+#[derive(Clone, Copy)]
+struct Local<'a> {
+    term: &'a [TermId],
+    args: &'a [u32],
+    spans: &'a [(u32, u32)],
+}
+
+impl<'a> Local<'a> {
+    #[inline]
+    fn kids(&self, i: usize) -> &'a [u32] {
+        let (a, b) = self.spans[i];
+        &self.args[a as usize..b as usize]
     }
-    let mut st = vec![W::T(t)];
-    while let Some(w) = st.pop() {
-        let x = match w {
-            W::S(s) => {
-                out.push_str(s);
-                continue;
-            }
-            W::Own(s) => {
-                out.push_str(&s);
-                continue;
-            }
-            W::T(x) => x,
-        };
-        if let Some(i) = names.get(&x) {
-            let _ = write!(out, "sp!l{i}");
-            continue;
+}
+
+/// What printing knows of a node, valid while `stamp` is the current print's.
+#[derive(Clone, Copy, Default)]
+struct Mark {
+    stamp: u32,
+    /// Reached by more than one tree edge.
+    reused: bool,
+    /// Placed in the post-order.
+    placed: bool,
+    /// Its `let` number once bound (`NO_NAME` until then).
+    name: u32,
+}
+
+const NO_NAME: u32 = u32::MAX;
+
+/// Scratch of `print_canonical` over one local DAG, reused from one conjunct to the next.
+struct Printer {
+    marks: Vec<Mark>,
+    stamp: u32,
+    stack: Vec<u32>,
+    post: Vec<(u32, bool)>,
+    shared: Vec<u32>,
+    work: Vec<W>,
+}
+
+/// A pending piece of `Printer::tree`'s output.
+enum W {
+    T(u32),
+    S(&'static str),
+    Own(String),
+}
+
+impl Printer {
+    fn new(n: usize) -> Printer {
+        Printer {
+            marks: vec![Mark::default(); n],
+            stamp: 0,
+            stack: Vec::new(),
+            post: Vec::new(),
+            shared: Vec::new(),
+            work: Vec::new(),
         }
-        let n = store.node(x);
-        // Leaves and annotations; everything else is `(head args)`.
-        match n.op {
-            Op::True => {
-                out.push_str("true");
-                continue;
+    }
+
+    /// Append the text of node `t` of `g` (see `print_canonical`) to `out`.
+    fn print(&mut self, store: &TermStore, g: Local, t: usize, out: &mut String) {
+        self.stamp += 1;
+        let stamp = self.stamp;
+        // nodes reached more than once (by two tree edges of the DAG), quantifier bodies
+        // included
+        self.stack.clear();
+        self.stack.push(t as u32);
+        while let Some(x) = self.stack.pop() {
+            let m = &mut self.marks[x as usize];
+            if m.stamp == stamp {
+                m.reused = true;
+            } else {
+                *m = Mark {
+                    stamp,
+                    reused: false,
+                    placed: false,
+                    name: NO_NAME,
+                };
+                self.stack.extend_from_slice(g.kids(x as usize));
             }
-            Op::False => {
-                out.push_str("false");
-                continue;
-            }
-            Op::Bv(v) => {
-                bv_u64(v, store.sorts.bv_width(n.sort).unwrap_or(64), out);
-                continue;
-            }
-            Op::BvWide(l) | Op::Num(l) | Op::Dec(l) | Op::Str(l) => {
-                match (n.op, store.get_lit(l)) {
-                    (Op::BvWide(_), Lit::Nat(v)) => {
-                        bv_literal(v, store.sorts.bv_width(n.sort).unwrap_or(0), out)
-                    }
-                    (_, Lit::Nat(v)) => {
-                        let _ = write!(out, "{v}");
-                    }
-                    (_, Lit::Dec(d)) => out.push_str(d),
-                    (_, Lit::Str(s)) => string_literal(s, out),
-                    (_, Lit::Raw(r)) => out.push_str(r),
-                }
-                continue;
-            }
-            Op::Sym(_) | Op::Other(_) if n.args.is_empty() => {}
-            Op::Annot(l) => {
-                // (! t attrs)
-                out.push_str("(! ");
-                st.push(W::S(")"));
-                if let Lit::Raw(r) = store.get_lit(l) {
-                    // attribute text after the term
-                    st.push(W::Own(format!(" {r}")));
-                }
-                st.push(W::T(n.args[0]));
-                continue;
-            }
-            _ => out.push('('),
         }
-        match n.op {
-            Op::Sym(s) => out.push_str(&quote_symbol(&backend_name(store.sym_name(s)))),
-            Op::Other(l) => {
-                if let Lit::Raw(r) = store.get_lit(l) {
-                    out.push_str(r);
+        // shared non-leaf nodes in post-order
+        self.shared.clear();
+        self.post.clear();
+        self.post.push((t as u32, false));
+        while let Some((x, expanded)) = self.post.pop() {
+            let m = &mut self.marks[x as usize];
+            if expanded {
+                if x as usize != t && m.reused && !g.kids(x as usize).is_empty() {
+                    self.shared.push(x);
                 }
+                continue;
             }
-            Op::Forall(b) | Op::Exists(b) => {
-                out.push_str(if matches!(n.op, Op::Forall(_)) {
-                    "forall ("
-                } else {
-                    "exists ("
-                });
-                for (i, (s, sort)) in store.binders[b as usize].iter().enumerate() {
-                    if i > 0 {
-                        out.push(' ');
-                    }
-                    let _ = write!(
-                        out,
-                        "({} {})",
-                        quote_symbol(&backend_name(store.sym_name(*s))),
-                        store.sorts.to_text(*sort)
-                    );
+            if std::mem::replace(&mut m.placed, true) {
+                continue;
+            }
+            self.post.push((x, true));
+            for &a in g.kids(x as usize).iter().rev() {
+                self.post.push((a, false));
+            }
+        }
+        for i in 0..self.shared.len() {
+            let x = self.shared[i];
+            out.push_str("(let ((sp!l");
+            push_usize(i, out);
+            out.push(' ');
+            self.tree(store, g, x, out);
+            out.push_str(")) ");
+            self.marks[x as usize].name = i as u32;
+        }
+        self.tree(store, g, t as u32, out);
+        for _ in 0..self.shared.len() {
+            out.push(')');
+        }
+    }
+
+    /// Node `t` as a tree, with the nodes named so far written as their names.
+    fn tree(&mut self, store: &TermStore, g: Local, t: u32, out: &mut String) {
+        let st = &mut self.work;
+        st.clear();
+        st.push(W::T(t));
+        while let Some(w) = st.pop() {
+            let x = match w {
+                W::S(s) => {
+                    out.push_str(s);
+                    continue;
                 }
+                W::Own(s) => {
+                    out.push_str(&s);
+                    continue;
+                }
+                W::T(x) => x,
+            };
+            let name = self.marks[x as usize].name;
+            if name != NO_NAME {
+                out.push_str("sp!l");
+                push_usize(name as usize, out);
+                continue;
+            }
+            print_node(store, g, x as usize, st, out);
+        }
+    }
+}
+
+/// Decimal digits of `v`, appended.
+fn push_usize(v: usize, out: &mut String) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut v = v;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend(digits[i..].iter().map(|&d| d as char));
+}
+
+/// Write node `x`'s own text (a leaf, or the head of an application) and queue its
+/// arguments and closing parenthesis on `st`.
+fn print_node(store: &TermStore, g: Local, x: usize, st: &mut Vec<W>, out: &mut String) {
+    let n = store.node(g.term[x]);
+    let kids = g.kids(x);
+    // Leaves and annotations; everything else is `(head args)`.
+    match n.op {
+        Op::True => {
+            out.push_str("true");
+            return;
+        }
+        Op::False => {
+            out.push_str("false");
+            return;
+        }
+        Op::Bv(v) => {
+            bv_u64(v, store.sorts.bv_width(n.sort).unwrap_or(64), out);
+            return;
+        }
+        Op::BvWide(l) | Op::Num(l) | Op::Dec(l) | Op::Str(l) => {
+            match (n.op, store.get_lit(l)) {
+                (Op::BvWide(_), Lit::Nat(v)) => {
+                    bv_literal(v, store.sorts.bv_width(n.sort).unwrap_or(0), out)
+                }
+                (_, Lit::Nat(v)) => {
+                    let _ = write!(out, "{v}");
+                }
+                (_, Lit::Dec(d)) => out.push_str(d),
+                (_, Lit::Str(s)) => string_literal(s, out),
+                (_, Lit::Raw(r)) => out.push_str(r),
+            }
+            return;
+        }
+        Op::Sym(_) | Op::Other(_) if n.args.is_empty() => {}
+        Op::Annot(l) => {
+            // (! t attrs)
+            out.push_str("(! ");
+            st.push(W::S(")"));
+            if let Lit::Raw(r) = store.get_lit(l) {
+                // attribute text after the term
+                st.push(W::Own(format!(" {r}")));
+            }
+            st.push(W::T(kids[0]));
+            return;
+        }
+        _ => out.push('('),
+    }
+    match n.op {
+        Op::Sym(s) => push_backend_symbol(store.sym_name(s), out),
+        Op::Other(l) => {
+            if let Lit::Raw(r) = store.get_lit(l) {
+                out.push_str(r);
+            }
+        }
+        Op::Forall(b) | Op::Exists(b) => {
+            out.push_str(if matches!(n.op, Op::Forall(_)) {
+                "forall ("
+            } else {
+                "exists ("
+            });
+            for (i, (s, sort)) in store.binders[b as usize].iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push('(');
+                push_backend_symbol(store.sym_name(*s), out);
+                out.push(' ');
+                out.push_str(store.sorts.text(*sort));
                 out.push(')');
             }
-            Op::ConstArray => {
-                let _ = write!(out, "(as const {})", store.sorts.to_text(n.sort));
-            }
-            op => write_op_head(op, out),
+            out.push(')');
         }
-        if matches!(n.op, Op::Sym(_) | Op::Other(_)) && n.args.is_empty() {
-            // A constant or an unmodelled nullary operator: its head alone.
-            continue;
+        Op::ConstArray => {
+            out.push_str("(as const ");
+            out.push_str(store.sorts.text(n.sort));
+            out.push(')');
         }
-        st.push(W::S(")"));
-        for &a in n.args.iter().rev() {
-            st.push(W::T(a));
-            st.push(W::S(" "));
-        }
+        op => write_op_head(op, out),
+    }
+    if matches!(n.op, Op::Sym(_) | Op::Other(_)) && n.args.is_empty() {
+        // A constant or an unmodelled nullary operator: its head alone.
+        return;
+    }
+    st.push(W::S(")"));
+    for &a in kids.iter().rev() {
+        st.push(W::T(a));
+        st.push(W::S(" "));
     }
 }

@@ -46,6 +46,9 @@ impl Model {
     pub fn get(&self, leaf: TermId) -> Option<&Value> {
         self.vals.get(&leaf)
     }
+    pub fn get_mut(&mut self, leaf: TermId) -> Option<&mut Value> {
+        self.vals.get_mut(&leaf)
+    }
     pub fn remove(&mut self, leaf: TermId) -> Option<Value> {
         self.vals.remove(&leaf)
     }

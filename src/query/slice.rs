@@ -103,16 +103,66 @@ impl Uf {
     }
 }
 
+/// The resources of conjuncts seen before, for an engine whose term store outlives many
+/// queries: terms never change, so neither do their resources, and a symbolic executor's
+/// queries share most of their conjuncts. Bounded: emptied when it holds `MEMO_MAX`
+/// resources.
+pub struct SliceMemo {
+    spans: FxHashMap<TermId, (u32, u32)>,
+    arena: Vec<Res>,
+    max: usize,
+}
+
+const MEMO_MAX: usize = 1 << 20;
+
+impl Default for SliceMemo {
+    fn default() -> SliceMemo {
+        SliceMemo::with_max(MEMO_MAX)
+    }
+}
+
+impl SliceMemo {
+    fn with_max(max: usize) -> SliceMemo {
+        SliceMemo {
+            spans: FxHashMap::default(),
+            arena: Vec::new(),
+            max,
+        }
+    }
+    /// Where the resources of `t` are in the arena (computed if new).
+    fn span(&mut self, store: &TermStore, t: TermId) -> (u32, u32) {
+        if let Some(&s) = self.spans.get(&t) {
+            return s;
+        }
+        let start = self.arena.len() as u32;
+        self.arena.extend(resources(store, t));
+        let s = (start, self.arena.len() as u32);
+        self.spans.insert(t, s);
+        s
+    }
+}
+
 /// Split conjuncts into independent components. Components are ordered by their first
 /// conjunct's position in the input; conjuncts keep input order within a component.
 /// Duplicated conjuncts in the input are kept as given (call `view::conjuncts` first).
 pub fn slice(store: &TermStore, conjuncts: &[TermId]) -> Vec<Component> {
+    slice_with(store, conjuncts, &mut SliceMemo::default())
+}
+
+/// `slice`, with the resources of conjuncts kept in (and taken from) `memo`.
+pub fn slice_with(store: &TermStore, conjuncts: &[TermId], memo: &mut SliceMemo) -> Vec<Component> {
+    if memo.arena.len() >= memo.max {
+        *memo = SliceMemo::with_max(memo.max);
+    }
     let n = conjuncts.len();
-    let res: Vec<Vec<Res>> = conjuncts.iter().map(|&c| resources(store, c)).collect();
+    let spans: Vec<(u32, u32)> = conjuncts.iter().map(|&c| memo.span(store, c)).collect();
+    let res = |ci: usize| {
+        let (a, b) = spans[ci];
+        &memo.arena[a as usize..b as usize]
+    };
     // Arrays read as a whole anywhere: all their cells collapse into the whole symbol.
-    let whole: FxHashSet<Sym> = res
-        .iter()
-        .flatten()
+    let whole: FxHashSet<Sym> = (0..n)
+        .flat_map(res)
         .filter_map(|r| {
             if let Res::Whole(s) = r {
                 Some(*s)
@@ -125,8 +175,8 @@ pub fn slice(store: &TermStore, conjuncts: &[TermId]) -> Vec<Component> {
         parent: (0..n).collect(),
     };
     let mut owner: FxHashMap<Res, usize> = FxHashMap::default();
-    for (ci, rs) in res.iter().enumerate() {
-        for &r in rs {
+    for ci in 0..n {
+        for &r in res(ci) {
             let r = match r {
                 Res::Cell(s, _) if whole.contains(&s) => Res::Whole(s),
                 r => r,
@@ -234,4 +284,46 @@ pub fn sliceable(store: &TermStore, sig: &Signature, conjuncts: &[TermId]) -> bo
 /// True when `s` is an array sort.
 pub fn is_array_sort(store: &TermStore, s: crate::term::SortId) -> bool {
     matches!(store.sorts.get(s), Sort::Array(..))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memo_full_or_not_slices_as_without_one() {
+        let mut s = TermStore::new();
+        let (b32, b8) = (s.sorts.bv(32), s.sorts.bv(8));
+        let arr = s.sorts.array(b32, b8);
+        let a = s.mk_const("a", arr);
+        let x = s.mk_const("x", b8);
+        let y = s.mk_const("y", b8);
+        let cell = |s: &mut TermStore, i: u64| {
+            let i = s.mk_bv_u64(i, 32);
+            s.app(Op::Select, vec![a, i]).unwrap()
+        };
+        let (c0, c1) = (cell(&mut s, 0), cell(&mut s, 1));
+        let e0 = s.app(Op::Eq, vec![c0, x]).unwrap();
+        let e1 = s.app(Op::Eq, vec![c1, y]).unwrap();
+        let xy = s.app(Op::BvUlt, vec![x, y]).unwrap();
+        let z = s.mk_const("z", b32);
+        let sym_idx = s.app(Op::Select, vec![a, z]).unwrap();
+        let whole = s.app(Op::Eq, vec![sym_idx, x]).unwrap();
+        let queries: Vec<Vec<TermId>> = vec![
+            vec![e0, e1],        // two cells: two components
+            vec![e0, e1, xy],    // joined through x < y
+            vec![e1, e0, whole], // a whole read of `a` joins its cells
+            vec![e0, e1],
+        ];
+        // A memo that keeps everything, and one emptied after every query or two.
+        for max in [MEMO_MAX, 1, 3] {
+            let mut memo = SliceMemo::with_max(max);
+            for q in &queries {
+                assert_eq!(slice_with(&s, q, &mut memo), slice(&s, q), "max {max}");
+            }
+        }
+        assert_eq!(slice(&s, &queries[0]).len(), 2);
+        assert_eq!(slice(&s, &queries[1]).len(), 1);
+        assert_eq!(slice(&s, &queries[2]).len(), 1);
+    }
 }

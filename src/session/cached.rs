@@ -34,7 +34,7 @@ use crate::driver::{DriverError, Response};
 use crate::query::canon::canonicalize;
 use crate::query::eval::{Evaluator, Model};
 use crate::query::key::key;
-use crate::query::slice::{free_symbols_of, slice, sliceable};
+use crate::query::slice::{free_symbols_of, slice_with, sliceable, SliceMemo};
 use crate::query::value::Value;
 use crate::query::view::conjuncts;
 use crate::smt2::parser::parse_term;
@@ -86,6 +86,8 @@ pub struct CachePlanner {
     /// at least half do.
     past_memo: u32,
     to_backend: u32,
+    /// What each conjunct seen reads, for slicing.
+    slice_memo: SliceMemo,
 }
 
 #[derive(Clone, Copy)]
@@ -127,6 +129,7 @@ impl CachePlanner {
             exact: FxHashMap::default(),
             whole: FxHashMap::default(),
             warned: false,
+            slice_memo: SliceMemo::default(),
         }
     }
 
@@ -139,6 +142,7 @@ impl CachePlanner {
         self.recent.clear();
         self.exact.clear();
         self.whole.clear();
+        self.slice_memo = SliceMemo::default();
     }
 
     pub fn flush(&mut self) {
@@ -233,7 +237,7 @@ impl CachePlanner {
             return Ok(Planned::Own(Answer::Unsat, None));
         }
         let logic = q.logic.unwrap_or("");
-        let comps = slice(store, &cs);
+        let comps = slice_with(store, &cs, &mut self.slice_memo);
         let mut model = Model::new();
         let mut any_solver = false;
         let mut used_model = false;
@@ -805,9 +809,8 @@ fn merge(store: &TermStore, into: &mut Model, from: &Model, conj: &[TermId]) {
     // (components may share an array, each reading its own cells: KLEE's rule in `slice`).
     let mut cells: Option<FxHashMap<TermId, Vec<TermId>>> = None;
     for (l, v) in from.iter() {
-        match (into.get(l), v) {
+        match (into.get_mut(l), v) {
             (Some(Value::Array(have)), Value::Array(new)) => {
-                let mut have = have.clone();
                 let cells = cells.get_or_insert_with(|| literal_cells(store, conj));
                 let idx = cells.get(&l).map(|v| v.as_slice()).unwrap_or(&[]);
                 for &i in idx {
@@ -816,7 +819,6 @@ fn merge(store: &TermStore, into: &mut Model, from: &Model, conj: &[TermId]) {
                         have.store(iv, e);
                     }
                 }
-                into.set(l, Value::Array(have));
             }
             _ => into.set(l, v.clone()),
         }

@@ -1,5 +1,7 @@
-//! The fast path for `(assert t)` and `(get-value (t ...))`, nearly every command of a KLEE
-//! log: one pass from bytes to hash-consed terms, with no s-expression tree in between and
+//! The fast path for `(assert t)` and `(get-value (t ...))`, nearly every byte of a KLEE
+//! log, and for the other commands such a log repeats for every query (`check-sat`,
+//! `exit`, `reset`, `get-model`, `set-logic`, and `declare-fun` of a constant of a built-in
+//! sort): one pass from bytes to hash-consed terms, with no s-expression tree in between and
 //! an explicit stack (no recursion). It covers the subset those logs use: simple symbols,
 //! numerals, `#x`/`#b` literals, `(_ bvN w)`, applications of built-in, indexed and
 //! declared operators and of macros, and `let`. For anything else (quoted symbols, strings,
@@ -12,7 +14,7 @@
 //! lookups. Both build terms with the same shared helpers (`lookup_fun`, `apply_def`,
 //! `small_bv`, `radix_literal`, the store's sort-checking constructors). The tests below
 //! parse random `let` terms both ways and compare; `tests/roundtrip.rs` does so for every
-//! assert and get-value of the shipped corpus, and the reader fuzz target for its inputs.
+//! command of the shipped corpus, and the reader fuzz target for its inputs.
 //! Giving up may leave nodes interned that no command uses; hash-consing makes that
 //! invisible to every term built after.
 
@@ -21,7 +23,7 @@ use super::lexer::{skip_ws, sym_run, Tok};
 use super::parser::{apply_def, builtin_op, indexed_op, lookup_fun, radix_literal, small_bv};
 use super::parser::{Trace, MAX_DEPTH};
 use crate::term::signature::Signature;
-use crate::term::{Op, SortStore, TermId, TermStore};
+use crate::term::{Op, SortId, SortStore, TermId, TermStore};
 use num_bigint::BigUint;
 use num_traits::Num;
 use rustc_hash::FxHashMap;
@@ -76,6 +78,37 @@ pub(super) fn command(
             }
             Command::GetValue(terms)
         }
+        "check-sat" => Command::CheckSat,
+        "exit" => Command::Exit,
+        "reset" => Command::Reset,
+        "get-model" => Command::GetModel,
+        "set-logic" => {
+            f.ws();
+            Command::SetLogic(f.symbol()?.to_string())
+        }
+        "declare-fun" => {
+            // A constant of a built-in sort, under a name not taken (else the general
+            // parser reports it).
+            f.ws();
+            let name = f.symbol()?;
+            if f.sig.has_fun(name)
+                || builtin_op(name).is_some()
+                || name == "true"
+                || name == "false"
+            {
+                return None;
+            }
+            f.ws();
+            f.eat(b'(')?;
+            f.ws();
+            f.eat(b')')?;
+            let ret = f.sort(0)?;
+            Command::DeclareFun {
+                name: name.to_string(),
+                params: Vec::new(),
+                ret,
+            }
+        }
         _ => return None,
     };
     f.ws();
@@ -83,6 +116,10 @@ pub(super) fn command(
     f.ws();
     (f.pos == text.len()).then_some(cmd)
 }
+
+/// How deeply `Array` sorts may nest in the fast path (deeper ones go to the general
+/// parser, which has its own limit).
+const MAX_SORT_DEPTH: usize = 64;
 
 /// What an open application applies.
 #[derive(Clone, Copy)]
@@ -179,6 +216,49 @@ impl<'a, 's> Fast<'a, 's> {
             (Tok::Symbol, s) => Some(s),
             _ => None,
         }
+    }
+
+    /// A built-in sort: `Bool`, `Int`, `Real`, `(_ BitVec w)`, `(Array s t)` (nested at most
+    /// `MAX_SORT_DEPTH` deep). These names mean the built-in sorts whatever is declared,
+    /// as in the general parser.
+    fn sort(&mut self, depth: usize) -> Option<SortId> {
+        if depth > MAX_SORT_DEPTH {
+            return None;
+        }
+        self.ws();
+        if self.peek()? != b'(' {
+            return match self.symbol()? {
+                "Bool" => Some(SortStore::BOOL),
+                "Int" => Some(SortStore::INT),
+                "Real" => Some(SortStore::REAL),
+                _ => None,
+            };
+        }
+        self.pos += 1;
+        self.ws();
+        let s = match self.symbol()? {
+            "_" => {
+                self.ws();
+                if self.symbol()? != "BitVec" {
+                    return None;
+                }
+                self.ws();
+                let (Tok::Numeral, w) = self.token()? else {
+                    return None;
+                };
+                let w: u32 = w.parse().ok().filter(|&w| w > 0)?;
+                self.store.sorts.bv(w)
+            }
+            "Array" => {
+                let i = self.sort(depth + 1)?;
+                let e = self.sort(depth + 1)?;
+                self.store.sorts.array(i, e)
+            }
+            _ => return None,
+        };
+        self.ws();
+        self.eat(b')')?;
+        Some(s)
     }
 
     /// One term, parsed with the explicit stack of open parentheses.
@@ -431,6 +511,15 @@ mod tests {
             "(assert (let ((true false)) true))",
             "(assert (let ((p (= x x))) (let ((q p)) q)))",
             "(get-value ( (select a (_ bv0 32)) x  (let ((y x)) (bvadd y y))p))",
+            "(check-sat)",
+            "( exit )",
+            "(reset)",
+            "(get-model)",
+            "(set-logic QF_AUFBV )",
+            "(declare-fun re () (Array (_ BitVec 32) (_ BitVec 8) ) )",
+            "(declare-fun q () Bool)",
+            "(declare-fun n() Int)",
+            "(declare-fun b () (Array Int (Array (_ BitVec 4) Real)))",
         ] {
             assert!(both(DECLS, cmd).is_some(), "fast path gave up on {cmd}");
         }
@@ -457,7 +546,21 @@ mod tests {
             "(assert (not p)",
             "(assert (= x #x0g))",
             "(assert (= x #x))",
-            "(check-sat)",
+            "(check-sat p)",
+            "(set-logic)",
+            "(set-logic |QF_BV|)",
+            "(declare-fun x () Bool)",
+            "(declare-fun m () Bool)",
+            "(declare-fun and () Bool)",
+            "(declare-fun true () Bool)",
+            "(declare-fun g (Int) Bool)",
+            "(declare-fun s () (_ BitVec 0))",
+            "(declare-fun s () (_ BitVec 01x))",
+            "(declare-fun s () (_ FloatingPoint 8 24))",
+            "(declare-fun s () String)",
+            "(declare-fun s () (Array Int))",
+            "(declare-fun |s| () Bool)",
+            "(exit) x",
             "(get-value ())",
             "(get-value (x |x|))",
             "(get-value x)",

@@ -48,6 +48,26 @@ pub fn backend_name(name: &str) -> Cow<'_, str> {
     }
 }
 
+/// Writes `quote_symbol(&backend_name(name))` to `out`, without allocating in the common
+/// cases: a simple client name, and an internal name whose rest is simple (`sp!c3`).
+pub fn push_backend_symbol(name: &str, out: &mut String) {
+    let simple_byte = |c: u8| c.is_ascii_alphanumeric() || b"~!@$%^&*_-+=<>.?/".contains(&c);
+    if let Some(rest) = name.strip_prefix('\0') {
+        // `sp!` + rest: starts with a letter, is never a reserved word.
+        if rest.bytes().all(simple_byte) {
+            out.push_str("sp!");
+            out.push_str(rest);
+            return;
+        }
+    } else if !name.starts_with("sp!") {
+        if let Cow::Borrowed(q) = quote_symbol(name) {
+            out.push_str(q);
+            return;
+        }
+    }
+    out.push_str(&quote_symbol(&backend_name(name)));
+}
+
 /// Inverse of `backend_name` for client names (None for internal names).
 pub fn client_name(backend: &str) -> Option<Cow<'_, str>> {
     if let Some(rest) = backend.strip_prefix("sp!!") {
@@ -450,6 +470,23 @@ pub fn is_array(store: &TermStore, s: crate::term::SortId) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn push_backend_symbol_is_quote_of_backend_name() {
+        use super::{backend_name, push_backend_symbol, quote_symbol};
+        for name in [
+            "x", "re", "sp!x", "sp!", "let", "_", "!", "a b", "|", "1x", "", "\0c12", "\0l3",
+            "\0a b", "\0", "sp!!y", "ü", "x.y", "\0sp!c",
+        ] {
+            let mut out = String::from("<");
+            push_backend_symbol(name, &mut out);
+            assert_eq!(
+                out,
+                format!("<{}", quote_symbol(&backend_name(name))),
+                "{name:?}"
+            );
+        }
+    }
+
     #[test]
     fn bv_u64_is_bv_literal() {
         // (0x123, 4): a value wider than its width prints whole, as bv_literal does.

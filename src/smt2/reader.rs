@@ -393,6 +393,30 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
     }
 }
 
+impl CommandReader<&[u8]> {
+    /// For input held whole in memory (a log being replayed): true when anything but
+    /// blanks and comments is left, that is, when another command follows (a truncated
+    /// one then ends the input as an error frame). Unlike `next_ready` it does not scan
+    /// the next command, only what precedes it.
+    pub fn more_in_memory(&self) -> bool {
+        let b = self.inner;
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b';' => {
+                    while i < b.len() && b[i] != b'\n' {
+                        i += 1;
+                    }
+                }
+                c if c.is_ascii_whitespace() => {}
+                _ => return true,
+            }
+            i += 1;
+        }
+        false
+    }
+}
+
 impl<R: BufRead + Lookahead> Iterator for CommandReader<R> {
     type Item = Frame;
     fn next(&mut self) -> Option<Frame> {
@@ -482,6 +506,21 @@ mod tests {
         let mut r = CommandReader::new(&b"(a)\n(b (c"[..]);
         r.next_frame();
         assert!(!r.next_ready(), "a partial command is not ready");
+    }
+
+    #[test]
+    fn more_in_memory_looks_past_blanks_and_comments_only() {
+        let mut r = CommandReader::new(&b"(a)\n; a comment (b)\n  \n(c (d"[..]);
+        assert!(r.more_in_memory());
+        r.next_frame();
+        assert!(
+            r.more_in_memory(),
+            "a (partial) command follows the comment"
+        );
+        let mut r = CommandReader::new(&b"(a) ; (b)\n\t; done\n"[..]);
+        r.next_frame();
+        assert!(!r.more_in_memory(), "only comments left");
+        assert!(!CommandReader::new(&b""[..]).more_in_memory());
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub enum Sort {
 #[derive(Default)]
 pub struct SortStore {
     sorts: Vec<Sort>,
+    /// Each sort's SMT-LIB text, made once when the sort is interned (sorts are few and
+    /// their text is asked for on every canonicalisation and model print).
+    texts: Vec<Box<str>>,
     memo: FxHashMap<Sort, SortId>,
     /// Fast path for bit-vector sorts of small widths.
     bv_ids: Vec<Option<SortId>>,
@@ -52,7 +55,10 @@ impl SortStore {
             return id;
         }
         let id = SortId(self.sorts.len() as u32);
+        let mut text = String::new();
+        self.render(&s, &mut text);
         self.sorts.push(s.clone());
+        self.texts.push(text.into_boxed_str());
         self.memo.insert(s, id);
         id
     }
@@ -91,7 +97,15 @@ impl SortStore {
     }
     /// SMT-LIB text of a sort.
     pub fn print(&self, id: SortId, out: &mut String) {
-        match self.get(id) {
+        out.push_str(self.text(id));
+    }
+    /// SMT-LIB text of a sort, as made when it was interned.
+    pub fn text(&self, id: SortId) -> &str {
+        &self.texts[id.0 as usize]
+    }
+    /// The text of a sort not yet interned (its argument sorts are).
+    fn render(&self, s: &Sort, out: &mut String) {
+        match s {
             Sort::Bool => out.push_str("Bool"),
             Sort::Int => out.push_str("Int"),
             Sort::Real => out.push_str("Real"),
@@ -102,11 +116,10 @@ impl SortStore {
                 out.push(')');
             }
             Sort::Array(i, e) => {
-                let (i, e) = (*i, *e);
                 out.push_str("(Array ");
-                self.print(i, out);
+                self.print(*i, out);
                 out.push(' ');
-                self.print(e, out);
+                self.print(*e, out);
                 out.push(')');
             }
             Sort::Named {
@@ -130,7 +143,7 @@ impl SortStore {
                 }
                 out.push('(');
                 out.push_str(&head);
-                for a in args.clone() {
+                for &a in args {
                     out.push(' ');
                     self.print(a, out);
                 }
@@ -139,8 +152,6 @@ impl SortStore {
         }
     }
     pub fn to_text(&self, id: SortId) -> String {
-        let mut s = String::new();
-        self.print(id, &mut s);
-        s
+        self.text(id).to_string()
     }
 }
