@@ -329,8 +329,20 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
 }
 
 /// Characters in `b` (bytes that do not continue a UTF-8 sequence), for column numbers.
+/// Eight bytes at a time: a continuation byte has its top bits `10`.
 fn chars_in(b: &[u8]) -> usize {
-    b.iter().map(|&c| usize::from((c & 0xC0) != 0x80)).sum()
+    let mut words = b.chunks_exact(8);
+    let mut cont = 0;
+    for w in &mut words {
+        let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        cont += (w & !(w << 1) & 0x8080_8080_8080_8080).count_ones() as usize;
+    }
+    cont += words
+        .remainder()
+        .iter()
+        .filter(|&&c| c & 0xC0 == 0x80)
+        .count();
+    b.len() - cont
 }
 
 /// Input whose already-read bytes can be inspected without blocking.
@@ -506,6 +518,24 @@ mod tests {
         let mut r = CommandReader::new(&b"(a)\n(b (c"[..]);
         r.next_frame();
         assert!(!r.next_ready(), "a partial command is not ready");
+    }
+
+    #[test]
+    fn chars_in_counts_what_a_byte_walk_counts() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for len in 0..200 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let b: Vec<u8> = (0..len)
+                .map(|k| {
+                    (state.rotate_left(k as u32 * 7) as u8) | if k % 3 == 0 { 0x80 } else { 0 }
+                })
+                .collect();
+            let walk = b.iter().filter(|&&c| (c & 0xC0) != 0x80).count();
+            assert_eq!(chars_in(&b), walk, "{b:?}");
+        }
+        assert_eq!(chars_in("\u{e9}t\u{e9} (x) \u{1F600}".as_bytes()), 9);
     }
 
     #[test]
