@@ -129,6 +129,8 @@ pub struct Evaluator<'a> {
     completed: Vec<(TermId, Value)>,
     fun_completed: Vec<(Sym, Value)>,
     checked_funs: FxHashSet<Sym>,
+    /// Array constants whose model value was found to have their sort (see `step_select`).
+    arrays_ok: Vec<TermId>,
     stack: Vec<Frame>,
     scratch: Vec<Value>,
 }
@@ -149,6 +151,7 @@ impl<'a> Evaluator<'a> {
             completed: Vec::new(),
             fun_completed: Vec::new(),
             checked_funs: FxHashSet::default(),
+            arrays_ok: Vec::new(),
             stack: Vec::new(),
             scratch: Vec::new(),
         }
@@ -366,6 +369,23 @@ impl<'a> Evaluator<'a> {
                         fr.i = 2;
                         fr.aux = cargs[0];
                         break;
+                    }
+                    Op::Sym(_) if cargs.is_empty() => {
+                        // An array constant the model has, of its sort: read in place
+                        // rather than copied whole into the memo (`leaf` would copy it; a
+                        // value of another sort or a missing one goes that way).
+                        let model: &'a Model = self.model;
+                        if let Some(v @ Value::Array(a)) = model.get(cur) {
+                            if self.arrays_ok.contains(&cur)
+                                || v.has_sort(&store.sorts, store.sort(cur))
+                            {
+                                if !self.arrays_ok.contains(&cur) {
+                                    self.arrays_ok.push(cur);
+                                }
+                                return Ok(Step::Done(Some(a.select(j).clone())));
+                            }
+                        }
+                        return Ok(Step::Push(cur));
                     }
                     _ => return Ok(Step::Push(cur)),
                 }
@@ -1737,6 +1757,39 @@ mod tests {
         assert_eq!(
             e.eval_in(&m, false, "r"),
             Ok(Some(Value::Real(BigRational::from_integer(2.into()))))
+        );
+    }
+
+    #[test]
+    fn a_select_reads_a_model_array_as_its_leaf_would() {
+        let mut e = Env::new();
+        let a = e.constant("(declare-fun a () (Array (_ BitVec 32) (_ BitVec 8)))");
+        let mut m = Model::new();
+        // Of the array's sort: read in place, the same value twice over.
+        m.set(
+            a,
+            e.value("(store ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00) #x00000001 #x05)"),
+        );
+        let five = Ok(Some(Value::bv_u64(8, 5)));
+        assert_eq!(e.eval_in(&m, false, "(select a #x00000001)"), five);
+        assert_eq!(
+            e.eval_in(
+                &m,
+                false,
+                "(ite (= (select a #x00000002) #x00) (select a #x00000001) #x07)"
+            ),
+            five
+        );
+        // Of another sort: refused, as evaluating the constant itself is.
+        m.set(a, e.value("((as const (Array Int Int)) 7)"));
+        assert!(e.eval_in(&m, false, "a").is_err());
+        assert!(e.eval_in(&m, false, "(select a #x00000001)").is_err());
+        // Missing: undetermined, or the default under completion.
+        let m = Model::new();
+        assert_eq!(e.eval_in(&m, false, "(select a #x00000001)"), Ok(None));
+        assert_eq!(
+            e.eval_in(&m, true, "(select a #x00000001)"),
+            Ok(Some(Value::bv_u64(8, 0)))
         );
     }
 

@@ -253,6 +253,16 @@ pub fn print_tree(store: &TermStore, t: TermId, names: &dyn Names) -> String {
 }
 
 pub fn write_term(store: &TermStore, t: TermId, names: &dyn Names, out: &mut String) {
+    if store.args(t).is_empty() {
+        // A leaf (a constant, a literal: most get-value answers) has nothing to share.
+        let p = Printer {
+            store,
+            names,
+            bound: FxHashMap::default(),
+        };
+        p.node(t, out);
+        return;
+    }
     // Count references within the DAG (stopping at quantifiers and defined names).
     let mut refs: FxHashMap<TermId, u32> = FxHashMap::default();
     let mut stack = vec![t];
