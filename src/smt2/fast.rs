@@ -1,7 +1,7 @@
 //! The fast path for `(assert t)` and `(get-value (t ...))`, nearly every byte of a KLEE
 //! log, and for the other commands such a log repeats for every query (`check-sat`,
-//! `exit`, `reset`, `get-model`, `set-logic`, and `declare-fun` of a constant of a built-in
-//! sort): one pass from bytes to hash-consed terms, with no s-expression tree in between and
+//! `exit`, `reset`, `get-model`, `set-logic`, `set-option` and `set-info` with an atom,
+//! and `declare-fun` of a constant of a built-in sort): one pass from bytes to hash-consed terms, with no s-expression tree in between and
 //! an explicit stack (no recursion). It covers the subset those logs use: simple symbols,
 //! numerals, `#x`/`#b` literals, `(_ bvN w)`, applications of built-in, indexed and
 //! declared operators and of macros, and `let`. For anything else (quoted symbols, strings,
@@ -77,6 +77,23 @@ pub(super) fn command(
                 return None;
             }
             Command::GetValue(terms)
+        }
+        head @ ("set-option" | "set-info") => {
+            // A keyword and at most one atom as its value (as source text).
+            f.ws();
+            let (Tok::Keyword, k) = f.token()? else {
+                return None;
+            };
+            f.ws();
+            let v = match f.peek()? {
+                b')' => String::new(),
+                _ => f.token()?.1.to_string(),
+            };
+            if head == "set-option" {
+                Command::SetOption(k.to_string(), v)
+            } else {
+                Command::SetInfo(k.to_string(), v)
+            }
         }
         "check-sat" => Command::CheckSat,
         "exit" => Command::Exit,
@@ -175,8 +192,8 @@ impl<'a, 's> Fast<'a, 's> {
         (self.peek()? == c).then(|| self.pos += 1)
     }
 
-    /// The token at the current position if it is a simple symbol, a numeral, or a `#x` /
-    /// `#b` literal, followed by white space, a parenthesis, a comment or the end (the
+    /// The token at the current position if it is a simple symbol, a keyword, a numeral, or
+    /// a `#x` / `#b` literal, followed by white space, a parenthesis, a comment or the end (the
     /// lexer's other delimiters start what the fast path leaves to the general parser).
     fn token(&mut self) -> Option<(Tok, &'s str)> {
         let b = &self.text.as_bytes()[self.pos..];
@@ -197,13 +214,19 @@ impl<'a, 's> Fast<'a, 's> {
                 let n = b[2..].iter().position(|c| !digit(c)).unwrap_or(b.len() - 2);
                 (tok, 2 + n)
             }
+            b':' => (Tok::Keyword, 1 + sym_run(&b[1..])),
             _ => (Tok::Symbol, sym_run(b)),
         };
         let delimited = matches!(
             b.get(n),
             None | Some(b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | b'(' | b')' | b';')
         );
-        if n == 0 || ((tok == Tok::Hex || tok == Tok::Binary) && n == 2) || !delimited {
+        let bare = match tok {
+            Tok::Hex | Tok::Binary => 2,
+            Tok::Keyword => 1,
+            _ => 0,
+        };
+        if n <= bare || !delimited {
             return None;
         }
         let s = &self.text[self.pos..self.pos + n];
@@ -520,6 +543,10 @@ mod tests {
             "(declare-fun q () Bool)",
             "(declare-fun n() Int)",
             "(declare-fun b () (Array Int (Array (_ BitVec 4) Real)))",
+            "(set-option :produce-models true)",
+            "(set-option :random-seed 7)",
+            "(set-info :status unsat )",
+            "(set-option :print-success)",
         ] {
             assert!(both(DECLS, cmd).is_some(), "fast path gave up on {cmd}");
         }
@@ -561,6 +588,15 @@ mod tests {
             "(declare-fun s () (Array Int))",
             "(declare-fun |s| () Bool)",
             "(exit) x",
+            "(set-option produce-models true)",
+            "(set-option :)",
+            "(set-option : true)",
+            "(set-info :source |a b|)",
+            "(set-info :notes \"x\")",
+            "(set-option :opt true false)",
+            "(set-option :opt (a))",
+            "(set-info :smt-lib-version 2.6)",
+            "(assert (! p :named n))",
             "(get-value ())",
             "(get-value (x |x|))",
             "(get-value x)",
