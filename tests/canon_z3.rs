@@ -156,6 +156,11 @@ fn run_corpus(path: &str, max: usize) {
         }
         let conj = view::conjuncts(&mut store, &asserts);
         assert!(slice::sliceable(&store, &sig, &conj));
+        assert_eq!(
+            slice::sliceable_with(&store, &sig, &conj, &mut memo),
+            Some(false),
+            "the memo agrees: sliceable, no function applied"
+        );
         let comps = slice::slice(&store, &conj);
         assert_eq!(slice::slice_with(&store, &conj, &mut memo), comps);
         // every conjunct in exactly one component, order by first conjunct

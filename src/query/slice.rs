@@ -17,6 +17,11 @@
 //! constructor may depend on or constrain things the terms do not show; use `sliceable` to
 //! check, and do not slice (use one component) when it says no.
 //!
+//! An engine keeps a `SliceMemo`: per conjunct (a hash-consed term, which never changes),
+//! what it reads and which symbol applications it depends on. The signature is asked again
+//! on every query (`sliceable_with`), since after a reset the same symbol may be declared
+//! otherwise; the memo only saves walking the same conjuncts query after query.
+//!
 //! All traversals are iterative (explicit stacks), so term depth is not limited by the stack.
 
 use crate::term::signature::{DeclKind, FunDef, Signature};
@@ -110,8 +115,17 @@ impl Uf {
 pub struct SliceMemo {
     spans: FxHashMap<TermId, (u32, u32)>,
     arena: Vec<Res>,
+    /// For `sliceable_with`: per conjunct, `None` when something below it can never be
+    /// sliced, else where in `needs` the symbol applications it depends on are.
+    need_spans: FxHashMap<TermId, Option<(u32, u32)>>,
+    needs: Vec<Need>,
     max: usize,
 }
+
+/// A symbol applied in a conjunct: the symbol, its number of arguments and the sort of the
+/// application. The conjunct can be sliced only while the signature declares each of these
+/// as a free function of that arity and result sort.
+type Need = (Sym, u32, crate::term::SortId);
 
 const MEMO_MAX: usize = 1 << 20;
 
@@ -126,8 +140,33 @@ impl SliceMemo {
         SliceMemo {
             spans: FxHashMap::default(),
             arena: Vec::new(),
+            need_spans: FxHashMap::default(),
+            needs: Vec::new(),
             max,
         }
+    }
+    /// Empty the memo when it holds `max` entries of either kind.
+    fn make_room(&mut self) {
+        if self.arena.len() >= self.max || self.needs.len() >= self.max {
+            *self = SliceMemo::with_max(self.max);
+        }
+    }
+    /// Where the needs of `t` are in `needs` (computed if new); `None` if `t` cannot be sliced
+    /// whatever is declared.
+    fn need_span(&mut self, store: &TermStore, t: TermId) -> Option<(u32, u32)> {
+        if let Some(&s) = self.need_spans.get(&t) {
+            return s;
+        }
+        let start = self.needs.len();
+        let mut mine = Vec::new();
+        let s = structural_needs(store, t, &mut mine).then(|| {
+            mine.sort_unstable();
+            mine.dedup();
+            self.needs.extend_from_slice(&mine);
+            (start as u32, self.needs.len() as u32)
+        });
+        self.need_spans.insert(t, s);
+        s
     }
     /// Where the resources of `t` are in the arena (computed if new).
     fn span(&mut self, store: &TermStore, t: TermId) -> (u32, u32) {
@@ -151,9 +190,7 @@ pub fn slice(store: &TermStore, conjuncts: &[TermId]) -> Vec<Component> {
 
 /// `slice`, with the resources of conjuncts kept in (and taken from) `memo`.
 pub fn slice_with(store: &TermStore, conjuncts: &[TermId], memo: &mut SliceMemo) -> Vec<Component> {
-    if memo.arena.len() >= memo.max {
-        *memo = SliceMemo::with_max(memo.max);
-    }
+    memo.make_room();
     let n = conjuncts.len();
     let spans: Vec<(u32, u32)> = conjuncts.iter().map(|&c| memo.span(store, c)).collect();
     let res = |ci: usize| {
@@ -281,6 +318,68 @@ pub fn sliceable(store: &TermStore, sig: &Signature, conjuncts: &[TermId]) -> bo
     true
 }
 
+/// `sliceable`, with what each conjunct depends on kept in (and taken from) `memo`; the
+/// signature is asked afresh every time. `None` when the conjuncts cannot be sliced, else
+/// whether an uninterpreted function is applied anywhere in them.
+pub fn sliceable_with(
+    store: &TermStore,
+    sig: &Signature,
+    conjuncts: &[TermId],
+    memo: &mut SliceMemo,
+) -> Option<bool> {
+    memo.make_room();
+    let mut spans = Vec::with_capacity(conjuncts.len());
+    for &c in conjuncts {
+        spans.push(memo.need_span(store, c)?);
+    }
+    let mut needs: Vec<Need> = spans
+        .iter()
+        .flat_map(|&(a, b)| memo.needs[a as usize..b as usize].iter().copied())
+        .collect();
+    needs.sort_unstable();
+    needs.dedup();
+    let mut functions = false;
+    for (s, arity, sort) in needs {
+        match sig.fun(store.sym_name(s)) {
+            Some(FunDef::Declared {
+                sym,
+                params,
+                ret,
+                kind: DeclKind::Free,
+            }) if *sym == s && params.len() == arity as usize && *ret == sort => {}
+            _ => return None,
+        }
+        functions |= arity > 0;
+    }
+    Some(functions)
+}
+
+/// The part of `sliceable` that does not depend on the signature, for the conjunct `t`:
+/// false when a node below it has an unmodelled sort or operator; else true, with every
+/// symbol application below it added to `out` (duplicates included).
+fn structural_needs(store: &TermStore, t: TermId, out: &mut Vec<Need>) -> bool {
+    let mut visited = Visited::new();
+    let mut stack: Vec<TermId> = vec![t];
+    while let Some(x) = stack.pop() {
+        if !visited.insert(x) {
+            continue;
+        }
+        let n = store.node(x);
+        if !store.sorts.is_modelled(n.sort) {
+            return false;
+        }
+        match n.op {
+            Op::Other(_) | Op::Forall(_) | Op::Exists(_) | Op::Str(_) | Op::Annot(_) => {
+                return false
+            }
+            Op::Sym(s) => out.push((s, n.args.len() as u32, n.sort)),
+            _ => {}
+        }
+        stack.extend(n.args.iter().copied());
+    }
+    true
+}
+
 /// True when `s` is an array sort.
 pub fn is_array_sort(store: &TermStore, s: crate::term::SortId) -> bool {
     matches!(store.sorts.get(s), Sort::Array(..))
@@ -289,6 +388,75 @@ pub fn is_array_sort(store: &TermStore, s: crate::term::SortId) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn declare(
+        s: &mut TermStore,
+        sig: &mut Signature,
+        name: &str,
+        params: Vec<crate::term::SortId>,
+        ret: crate::term::SortId,
+        kind: DeclKind,
+    ) {
+        let sym = s.sym(name);
+        sig.add_fun(
+            name,
+            FunDef::Declared {
+                sym,
+                params,
+                ret,
+                kind,
+            },
+        );
+    }
+
+    /// The memo keeps what a conjunct needs, never the verdict: the signature is asked again
+    /// each time, so a name declared otherwise after a reset is seen.
+    #[test]
+    fn sliceable_with_a_memo_asks_the_signature_each_time() {
+        let mut s = TermStore::new();
+        let b8 = s.sorts.bv(8);
+        let x = s.mk_const("x", b8);
+        let zero = s.mk_bv_u64(0, 8);
+        let lt = s.app(Op::BvUlt, vec![zero, x]).unwrap();
+        let f = s.sym("f");
+        let fx = s.mk_sym_app(f, vec![x], b8);
+        let uses_f = s.app(Op::Eq, vec![fx, zero]).unwrap();
+        let mut memo = SliceMemo::default();
+        let mut sig = Signature::default();
+        declare(&mut s, &mut sig, "x", vec![], b8, DeclKind::Free);
+        declare(&mut s, &mut sig, "f", vec![b8], b8, DeclKind::Free);
+        for _ in 0..2 {
+            assert_eq!(sliceable_with(&s, &sig, &[lt], &mut memo), Some(false));
+            assert_eq!(
+                sliceable_with(&s, &sig, &[lt, uses_f], &mut memo),
+                Some(true)
+            );
+            assert!(sliceable(&s, &sig, &[lt, uses_f]));
+        }
+        // The same terms under other declarations of `x`: not free, another sort, a function.
+        let b16 = s.sorts.bv(16);
+        for (params, ret, kind) in [
+            (vec![], b8, DeclKind::Defined),
+            (vec![], b16, DeclKind::Free),
+            (vec![b8], b8, DeclKind::Free),
+        ] {
+            let mut other = Signature::default();
+            declare(&mut s, &mut other, "x", params, ret, kind);
+            declare(&mut s, &mut other, "f", vec![b8], b8, DeclKind::Free);
+            assert_eq!(sliceable_with(&s, &other, &[lt], &mut memo), None);
+            assert!(!sliceable(&s, &other, &[lt]));
+        }
+        // Undeclared: not sliceable either.
+        assert_eq!(
+            sliceable_with(&s, &Signature::default(), &[lt], &mut memo),
+            None
+        );
+        // Something that can never be sliced, whatever is declared.
+        let sq = s.mk_str("a");
+        let strs = s.app(Op::Eq, vec![sq, sq]).unwrap();
+        assert_eq!(sliceable_with(&s, &sig, &[lt, strs], &mut memo), None);
+        assert!(!sliceable(&s, &sig, &[lt, strs]));
+    }
 
     #[test]
     fn a_memo_full_or_not_slices_as_without_one() {

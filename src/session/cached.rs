@@ -34,7 +34,7 @@ use crate::driver::{DriverError, Response};
 use crate::query::canon::canonicalize;
 use crate::query::eval::{Evaluator, Model};
 use crate::query::key::key;
-use crate::query::slice::{free_symbols_of, slice_with, sliceable, SliceMemo};
+use crate::query::slice::{free_symbols_of, slice_with, sliceable_with, SliceMemo};
 use crate::query::value::Value;
 use crate::query::view::conjuncts;
 use crate::smt2::parser::parse_term;
@@ -230,7 +230,11 @@ impl CachePlanner {
         let mut all: Vec<TermId> = q.assertions.to_vec();
         all.extend_from_slice(q.assumptions);
         let cs = conjuncts(store, &all);
-        if !q.defs.is_empty() || !sliceable(store, q.sig, &cs) || has_functions(store, &cs) {
+        // Only free symbols and modelled sorts (see `slice::sliceable`), and no function
+        // applied (models of functions are not extracted): otherwise planned otherwise.
+        if !q.defs.is_empty()
+            || sliceable_with(store, q.sig, &cs, &mut self.slice_memo) != Some(false)
+        {
             return Ok(Planned::NotModelled);
         }
         if cs.contains(&TermStore::FALSE) {
@@ -763,23 +767,6 @@ fn array_of_cells(
     }
     arr.normalise_finite(&store.sorts, isort)
         .then_some(Value::Array(arr))
-}
-
-/// True when an uninterpreted function is applied anywhere (models of functions are not
-/// extracted, so such queries are planned otherwise).
-fn has_functions(store: &TermStore, cs: &[TermId]) -> bool {
-    let mut seen = crate::term::visit::Visited::new();
-    let mut stack: Vec<TermId> = cs.to_vec();
-    while let Some(t) = stack.pop() {
-        if !seen.insert(t) {
-            continue;
-        }
-        if matches!(store.op(t), Op::Sym(_)) && !store.args(t).is_empty() {
-            return true;
-        }
-        stack.extend(store.args(t).iter().copied());
-    }
-    false
 }
 
 /// The index `i` of a canonical constant `\0c<i>`.
