@@ -111,7 +111,7 @@ impl Uf {
 /// The resources of conjuncts seen before, for an engine whose term store outlives many
 /// queries: terms never change, so neither do their resources, and a symbolic executor's
 /// queries share most of their conjuncts. Bounded: emptied when it holds `MEMO_MAX`
-/// resources.
+/// resources or symbol applications.
 pub struct SliceMemo {
     spans: FxHashMap<TermId, (u32, u32)>,
     arena: Vec<Res>,
@@ -281,41 +281,7 @@ pub fn free_symbols_of(store: &TermStore, roots: &[TermId]) -> Vec<TermId> {
 /// operators below the top, and every symbol is a free declaration in `sig` (no
 /// `define-fun-rec` functions or datatype symbols).
 pub fn sliceable(store: &TermStore, sig: &Signature, conjuncts: &[TermId]) -> bool {
-    let mut visited = Visited::new();
-    let mut sort_ok: FxHashMap<crate::term::SortId, bool> = FxHashMap::default();
-    let mut stack: Vec<TermId> = conjuncts.to_vec();
-    while let Some(x) = stack.pop() {
-        if !visited.insert(x) {
-            continue;
-        }
-        let n = store.node(x);
-        let ok_sort = *sort_ok
-            .entry(n.sort)
-            .or_insert_with(|| store.sorts.is_modelled(n.sort));
-        if !ok_sort {
-            return false;
-        }
-        match n.op {
-            Op::Other(_) | Op::Forall(_) | Op::Exists(_) | Op::Str(_) | Op::Annot(_) => {
-                return false
-            }
-            Op::Sym(s) => {
-                let name = store.sym_name(s);
-                match sig.fun(name) {
-                    Some(FunDef::Declared {
-                        sym,
-                        params,
-                        ret,
-                        kind: DeclKind::Free,
-                    }) if *sym == s && params.len() == n.args.len() && *ret == n.sort => {}
-                    _ => return false,
-                }
-            }
-            _ => {}
-        }
-        stack.extend(n.args.iter().copied());
-    }
-    true
+    sliceable_with(store, sig, conjuncts, &mut SliceMemo::default()).is_some()
 }
 
 /// `sliceable`, with what each conjunct depends on kept in (and taken from) `memo`; the

@@ -86,7 +86,7 @@ pub struct CachePlanner {
     /// at least half do.
     past_memo: u32,
     to_backend: u32,
-    /// What each conjunct seen reads, for slicing.
+    /// What each conjunct seen reads and which symbols it needs declared (`SliceMemo`).
     slice_memo: SliceMemo,
 }
 
@@ -231,7 +231,8 @@ impl CachePlanner {
         all.extend_from_slice(q.assumptions);
         let cs = conjuncts(store, &all);
         // Only free symbols and modelled sorts (see `slice::sliceable`), and no function
-        // applied (models of functions are not extracted): otherwise planned otherwise.
+        // applied (models of functions are not extracted); anything else is planned
+        // another way.
         if !q.defs.is_empty()
             || sliceable_with(store, q.sig, &cs, &mut self.slice_memo) != Some(false)
         {
