@@ -243,25 +243,24 @@ pub fn print_term(store: &TermStore, t: TermId, names: &dyn Names) -> String {
 /// Print `t` as a tree, with no `let` (for small terms and values).
 pub fn print_tree(store: &TermStore, t: TermId, names: &dyn Names) -> String {
     let mut out = String::new();
+    write_tree(store, t, names, &mut out);
+    out
+}
+
+/// `t` as a tree, with no `let`, appended to `out`.
+fn write_tree(store: &TermStore, t: TermId, names: &dyn Names, out: &mut String) {
     let p = Printer {
         store,
         names,
         bound: FxHashMap::default(),
     };
-    p.node(t, &mut out);
-    out
+    p.node(t, out);
 }
 
 pub fn write_term(store: &TermStore, t: TermId, names: &dyn Names, out: &mut String) {
     if store.args(t).is_empty() {
         // A leaf (a constant, a literal: most get-value answers) has nothing to share.
-        let p = Printer {
-            store,
-            names,
-            bound: FxHashMap::default(),
-        };
-        p.node(t, out);
-        return;
+        return write_tree(store, t, names, out);
     }
     // Count references within the DAG (stopping at quantifiers and defined names).
     let mut refs: FxHashMap<TermId, u32> = FxHashMap::default();
@@ -289,13 +288,7 @@ pub fn write_term(store: &TermStore, t: TermId, names: &dyn Names, out: &mut Str
         })
         .collect();
     if shared.is_empty() {
-        let p = Printer {
-            store,
-            names,
-            bound: FxHashMap::default(),
-        };
-        p.node(t, out);
-        return;
+        return write_tree(store, t, names, out);
     }
     shared.sort_unstable();
     // Level of each shared node: 1 + the highest level of a shared node below it.

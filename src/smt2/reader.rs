@@ -328,6 +328,14 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
     }
 }
 
+/// The position of the newline that ends the line `i` is on (the end of `b` if none).
+fn line_end(b: &[u8], i: usize) -> usize {
+    b[i..]
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(b.len(), |n| i + n)
+}
+
 /// Characters in `b` (bytes that do not continue a UTF-8 sequence), for column numbers.
 /// Eight bytes at a time: a continuation byte has its top bits `10`.
 fn chars_in(b: &[u8]) -> usize {
@@ -372,11 +380,7 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
         let mut i = 0;
         while i < b.len() {
             match b[i] {
-                b';' => {
-                    while i < b.len() && b[i] != b'\n' {
-                        i += 1;
-                    }
-                }
+                b';' => i = line_end(b, i),
                 b'"' => {
                     i += 1;
                     while i < b.len() && b[i] != b'"' {
@@ -415,11 +419,7 @@ impl CommandReader<&[u8]> {
         let mut i = 0;
         while i < b.len() {
             match b[i] {
-                b';' => {
-                    while i < b.len() && b[i] != b'\n' {
-                        i += 1;
-                    }
-                }
+                b';' => i = line_end(b, i),
                 c if c.is_ascii_whitespace() => {}
                 _ => return true,
             }
