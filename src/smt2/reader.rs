@@ -488,6 +488,53 @@ mod tests {
         }
     }
 
+    /// Random command streams (deep and shallow nesting, runs of parentheses, strings,
+    /// quoted symbols, comments, newlines, multi-byte characters, stray atoms, unbalanced
+    /// ends) frame the same, positions included, read whole and read one byte at a time.
+    #[test]
+    fn framing_whole_and_byte_by_byte_agree() {
+        let pieces: [&[u8]; 14] = [
+            b"(",
+            b"(",
+            b"(",
+            b")",
+            b")",
+            b")",
+            b" ",
+            b"select a (_ bv3 32)",
+            b"\"s)(\"",
+            b"|q)(|",
+            b"; c)(\n",
+            b"\n",
+            "\u{e9}".as_bytes(),
+            b"x",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut commands = 0;
+        for _ in 0..3_000 {
+            let mut text = Vec::new();
+            let len = next() % 120;
+            for _ in 0..len {
+                text.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let whole = frames(&text);
+            commands += whole
+                .iter()
+                .filter(|f| matches!(f, Frame::Command(_)))
+                .count();
+            let r = std::io::BufReader::with_capacity(1, &text[..]);
+            let bytewise: Vec<Frame> = CommandReader::new(r).collect();
+            assert_eq!(bytewise, whole, "{:?}", String::from_utf8_lossy(&text));
+        }
+        assert!(commands > 1_000, "only {commands} commands framed");
+    }
+
     /// A framed command with the text kept before it.
     fn cmd(text: &str, line: usize, col: usize, gap: &str, gap_at: (usize, usize)) -> Frame {
         Frame::Command(RawCommand {
