@@ -111,7 +111,7 @@ impl Uf {
 /// The resources of conjuncts seen before, for an engine whose term store outlives many
 /// queries: terms never change, so neither do their resources, and a symbolic executor's
 /// queries share most of their conjuncts. Bounded: emptied when it holds `MEMO_MAX`
-/// resources or symbol applications.
+/// conjuncts, resources or symbol applications.
 pub struct SliceMemo {
     spans: FxHashMap<TermId, (u32, u32)>,
     arena: Vec<Res>,
@@ -145,9 +145,16 @@ impl SliceMemo {
             max,
         }
     }
-    /// Empty the memo when it holds `max` entries of either kind.
+    /// Empty the memo when it holds `max` conjuncts, resources or needs (a conjunct that
+    /// reads nothing still takes an entry).
     fn make_room(&mut self) {
-        if self.arena.len() >= self.max || self.needs.len() >= self.max {
+        let held = [
+            self.spans.len(),
+            self.arena.len(),
+            self.need_spans.len(),
+            self.needs.len(),
+        ];
+        if held.iter().any(|&n| n >= self.max) {
             *self = SliceMemo::with_max(self.max);
         }
     }
@@ -455,6 +462,14 @@ mod tests {
             for q in &queries {
                 assert_eq!(slice_with(&s, q, &mut memo), slice(&s, q), "max {max}");
             }
+        }
+        // Conjuncts that read nothing still count against the bound.
+        let mut memo = SliceMemo::with_max(8);
+        for k in 0..100 {
+            let c = s.mk_bv_u64(k, 8);
+            let ground = s.app(Op::Eq, vec![c, c]).unwrap();
+            slice_with(&s, &[ground], &mut memo);
+            assert!(memo.spans.len() <= 8, "{} conjuncts kept", memo.spans.len());
         }
         assert_eq!(slice(&s, &queries[0]).len(), 2);
         assert_eq!(slice(&s, &queries[1]).len(), 1);
