@@ -1,13 +1,14 @@
 //! The fast path for `(assert t)` and `(get-value (t ...))`, nearly every byte of a KLEE
 //! log, and for the other commands such a log repeats for every query (`check-sat`,
 //! `exit`, `reset`, `get-model`, `set-logic`, `set-option` and `set-info` with an atom,
-//! and `declare-fun` of a constant of a built-in sort): one pass from bytes to hash-consed terms, with no s-expression tree in between and
-//! an explicit stack (no recursion). It covers the subset those logs use: simple symbols,
-//! numerals, `#x`/`#b` literals, `(_ bvN w)`, applications of built-in, indexed and
-//! declared operators and of macros, and `let`. For anything else (quoted symbols, strings,
-//! annotations, quantifiers, `as`, decimals), and for every error, it gives up and returns
-//! `None`; the general parser (`parser.rs`) then parses the command as if the fast path did
-//! not exist, so every error message is the general parser's.
+//! and `declare-fun` of a constant of a built-in sort): one pass from bytes to hash-consed
+//! terms, with no s-expression tree in between and an explicit stack (no recursion). It
+//! covers the subset those logs use: simple symbols, numerals, `#x`/`#b` literals,
+//! `(_ bvN w)`, applications of built-in, indexed and declared operators and of macros, and
+//! `let`. For anything else (quoted symbols, strings, annotations, quantifiers, `as`,
+//! decimals), and for every error, it gives up and returns `None`; the general parser
+//! (`parser.rs`) then parses the command as if the fast path did not exist, so every error
+//! message is the general parser's.
 //!
 //! Invariant: when it returns a command, the general parser returns the same command (the
 //! same term ids, the same source text for get-value) and the same trace of signature
