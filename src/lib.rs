@@ -21,3 +21,5 @@ pub mod session;
 pub mod signals;
 pub mod smt2;
 pub mod term;
+#[cfg(test)]
+mod test_rng;

@@ -65,8 +65,8 @@ fn reader_inner(data: &[u8]) {
             "framed command does not start with '(': {:?}",
             raw.text
         );
-        // Where the fast path for assert and get-value (src/smt2/fast.rs) takes a command,
-        // it must give exactly what the general parser gives.
+        // Where the one-pass parser (src/smt2/fast.rs) takes a command, it must give
+        // exactly what the general parser gives.
         if let Err(e) = check_fast_path(&mut store, &sig, &raw.text) {
             panic!("{e}");
         }

@@ -602,8 +602,7 @@ impl Dag {
     }
     #[inline]
     fn kids(&self, i: usize) -> &[u32] {
-        let (a, b) = self.spans[i];
-        &self.args[a as usize..b as usize]
+        self.view().kids(i)
     }
     #[inline]
     fn local(&self, t: TermId) -> usize {

@@ -375,17 +375,16 @@ impl<'a> Evaluator<'a> {
                         // rather than copied whole into the memo (`leaf` would copy it; a
                         // value of another sort or a missing one goes that way).
                         let model: &'a Model = self.model;
-                        if let Some(v @ Value::Array(a)) = model.get(cur) {
-                            if self.arrays_ok.contains(&cur)
-                                || v.has_sort(&store.sorts, store.sort(cur))
-                            {
-                                if !self.arrays_ok.contains(&cur) {
-                                    self.arrays_ok.push(cur);
-                                }
-                                return Ok(Step::Done(Some(a.select(j).clone())));
+                        let Some(v @ Value::Array(a)) = model.get(cur) else {
+                            return Ok(Step::Push(cur));
+                        };
+                        if !self.arrays_ok.contains(&cur) {
+                            if !v.has_sort(&store.sorts, store.sort(cur)) {
+                                return Ok(Step::Push(cur));
                             }
+                            self.arrays_ok.push(cur);
                         }
-                        return Ok(Step::Push(cur));
+                        return Ok(Step::Done(Some(a.select(j).clone())));
                     }
                     _ => return Ok(Step::Push(cur)),
                 }

@@ -655,10 +655,7 @@ mod tests {
 
     impl Gen<'_> {
         fn below(&mut self, n: u64) -> u64 {
-            *self.state ^= *self.state << 13;
-            *self.state ^= *self.state >> 7;
-            *self.state ^= *self.state << 17;
-            *self.state % n
+            crate::test_rng::xorshift(self.state) % n
         }
         fn name(&mut self, boolean: bool) -> String {
             let any = self.below(10) == 0;

@@ -51,10 +51,9 @@ pub fn backend_name(name: &str) -> Cow<'_, str> {
 /// Writes `quote_symbol(&backend_name(name))` to `out`, without allocating in the common
 /// cases: a simple client name, and an internal name whose rest is simple (`sp!c3`).
 pub fn push_backend_symbol(name: &str, out: &mut String) {
-    let simple_byte = |c: u8| c.is_ascii_alphanumeric() || b"~!@$%^&*_-+=<>.?/".contains(&c);
     if let Some(rest) = name.strip_prefix('\0') {
-        // `sp!` + rest: starts with a letter, is never a reserved word.
-        if rest.bytes().all(simple_byte) {
+        // `sp!` + a simple rest is simple too, and never a reserved word.
+        if is_simple_symbol(rest) {
             out.push_str("sp!");
             out.push_str(rest);
             return;

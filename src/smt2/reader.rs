@@ -183,7 +183,7 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
                 if state == State::TopComment {
                     // The rest of a comment line between commands, in one go.
                     let rest = &chunk[used..];
-                    let n = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+                    let n = line_end(rest, 0);
                     if n > 0 {
                         let run = &rest[..n];
                         self.col += chars_in(run);
@@ -510,12 +510,7 @@ mod tests {
             b"x",
         ];
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = || crate::test_rng::xorshift(&mut state);
         let mut commands = 0;
         for _ in 0..3_000 {
             let mut text = Vec::new();
@@ -571,9 +566,7 @@ mod tests {
     fn chars_in_counts_what_a_byte_walk_counts() {
         let mut state = 0x2545_f491_4f6c_dd1du64;
         for len in 0..200 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            crate::test_rng::xorshift(&mut state);
             let b: Vec<u8> = (0..len)
                 .map(|k| {
                     (state.rotate_left(k as u32 * 7) as u8) | if k % 3 == 0 { 0x80 } else { 0 }
