@@ -66,13 +66,14 @@ pub fn run(
     let mut runs: Vec<Summary> = Vec::new();
     let mut failures = 0u64;
     println!(
-        "{:<44} {:<12} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>8} {:>5}",
+        "{:<44} {:<12} {:>7} {:>7} {:>7} {:>7} {:>5} {:>10} {:>10} {:>8} {:>5}",
         "log",
         "strategy",
         "queries",
         "solver",
         "hits",
         "models",
+        "enum",
         "wall_ms",
         "solver_ms",
         "speedup",
@@ -129,13 +130,14 @@ pub fn run(
                 |f| format!("{:.2}x", f / sum.wall_ms.max(1e-9)),
             );
             println!(
-                "{:<44} {:<12} {:>7} {:>7} {:>7} {:>7} {:>10.1} {:>10.1} {:>8} {:>5}",
+                "{:<44} {:<12} {:>7} {:>7} {:>7} {:>7} {:>5} {:>10.1} {:>10.1} {:>8} {:>5}",
                 short_name(path),
                 s.name(),
                 sum.queries,
                 sum.solver_checks,
                 sum.cache_hits,
                 sum.model_hits,
+                sum.enumerated,
                 sum.wall_ms,
                 sum.solver_ms,
                 speedup,

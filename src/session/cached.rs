@@ -32,6 +32,7 @@ use super::Stats;
 use crate::cache::{CacheConfig, Entry, Key, SetIndex, TieredCache, Verdict};
 use crate::driver::{DriverError, Response};
 use crate::query::canon::canonicalize;
+use crate::query::enumerate::{Decided, Small};
 use crate::query::eval::{Evaluator, Model};
 use crate::query::key::key;
 use crate::query::slice::{free_symbols_of, slice_with, sliceable_with, SliceMemo};
@@ -245,6 +246,7 @@ impl CachePlanner {
         let comps = slice_with(store, &cs, &mut self.slice_memo);
         let mut model = Model::new();
         let mut any_solver = false;
+        let mut any_local = false;
         let mut used_model = false;
         for (ci, comp) in comps.into_iter().enumerate() {
             // The same conjunct set answered before in this session.
@@ -257,8 +259,7 @@ impl CachePlanner {
                 }
                 Some(Known::Sat(i)) => {
                     if let Some(m) = self.models.get(*i as usize) {
-                        let m = m.clone();
-                        merge(store, &mut model, &m, &comp.conjuncts);
+                        merge(store, &mut model, m, &comp.conjuncts);
                         continue;
                     }
                 }
@@ -280,9 +281,17 @@ impl CachePlanner {
                 self.past_memo /= 2;
                 self.to_backend /= 2;
             }
+            // Hybrid decides a component of a few bits itself (`query::enumerate`) where
+            // it would otherwise go to the backend; `cache` keeps the design it measures
+            // (each miss solved in a fresh context).
+            let local = matches!(self.policy, MissPolicy::Stack { .. });
+            let mut small: Option<Option<Small>> = None;
             if spec.is_none()
-                && matches!(self.policy, MissPolicy::Stack { .. })
+                && local
                 && self.to_backend * 2 >= self.past_memo
+                && small
+                    .get_or_insert_with(|| Small::of(store, &comp.conjuncts))
+                    .is_none()
             {
                 let decls = component_decls(store, q, &leaves);
                 let cq = component_query(q, &comp.conjuncts, &decls);
@@ -341,31 +350,57 @@ impl CachePlanner {
                 self.learn(exact, Known::Unsat);
                 return Ok(Planned::Own(Answer::Unsat, None));
             }
-            // The backend.
-            any_solver = true;
-            self.to_backend += 1;
-            let ahead = match spec.take() {
-                Some((i, f)) if i == ci => {
-                    stats.speculations_used += 1;
-                    Some(f)
+            // Every assignment of a few bits, or else the backend.
+            let decided = local
+                .then(|| small.get_or_insert_with(|| Small::of(store, &comp.conjuncts)))
+                .and_then(|s| s.as_ref())
+                .and_then(|s| {
+                    let recent = &self.recent;
+                    let models = &self.models;
+                    let base = |leaf: TermId| {
+                        recent
+                            .iter()
+                            .take(4)
+                            .find_map(|&i| models.get(i as usize)?.get(leaf).cloned())
+                    };
+                    s.decide(store, &comp.conjuncts, &base)
+                });
+            let (a, m) = match decided {
+                Some(d) => {
+                    stats.enumerated += 1;
+                    any_local = true;
+                    match d {
+                        Decided::Unsat => (Answer::Unsat, None),
+                        Decided::Sat(m) => (Answer::Sat, Some(m)),
+                    }
                 }
-                Some((_, f)) => {
-                    stack.drop_inflight(f);
-                    None
+                None => {
+                    any_solver = true;
+                    self.to_backend += 1;
+                    let ahead = match spec.take() {
+                        Some((i, f)) if i == ci => {
+                            stats.speculations_used += 1;
+                            Some(f)
+                        }
+                        Some((_, f)) => {
+                            stack.drop_inflight(f);
+                            None
+                        }
+                        None => None,
+                    };
+                    self.solve(
+                        stack,
+                        main,
+                        aux,
+                        store,
+                        q,
+                        &comp.conjuncts,
+                        &leaves,
+                        ahead,
+                        stats,
+                    )?
                 }
-                None => None,
             };
-            let (a, m) = self.solve(
-                stack,
-                main,
-                aux,
-                store,
-                q,
-                &comp.conjuncts,
-                &leaves,
-                ahead,
-                stats,
-            )?;
             match a {
                 Answer::Unsat => {
                     self.unsat_sets.insert(&ids, ());
@@ -416,7 +451,7 @@ impl CachePlanner {
         }
         // The whole query, under the union of the component models.
         if satisfies(store, &model, &all) {
-            if !any_solver {
+            if !any_solver && !any_local {
                 if used_model {
                     stats.model_hits += 1;
                 } else {

@@ -34,6 +34,9 @@ pub struct Stats {
     /// searched, and how many of them were needed.
     pub speculations: u64,
     pub speculations_used: u64,
+    /// Hybrid: components decided by evaluating every assignment of their few bits
+    /// (`query::enumerate`) instead of by a backend.
+    pub enumerated: u64,
     /// Result-store lookups answered by each persistent tier (per component), and
     /// entries written to the store, as of the end of the run.
     pub disk_hits: u64,
@@ -68,6 +71,7 @@ pub struct Summary {
     pub pops: u64,
     pub speculations: u64,
     pub speculations_used: u64,
+    pub enumerated: u64,
     pub fallbacks_passthrough: u64,
     pub disk_hits: u64,
     pub redis_hits: u64,
@@ -111,6 +115,7 @@ impl Stats {
             pops: self.pops,
             speculations: self.speculations,
             speculations_used: self.speculations_used,
+            enumerated: self.enumerated,
             fallbacks_passthrough: self.fallbacks_passthrough,
             disk_hits: self.disk_hits,
             redis_hits: self.redis_hits,

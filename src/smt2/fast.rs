@@ -13,7 +13,8 @@
 //! Invariant: when it returns a command, the general parser returns the same command (the
 //! same term ids, the same source text for get-value) and the same trace of signature
 //! lookups. Both build terms with the same shared helpers (`lookup_fun`, `apply_def`,
-//! `small_bv`, `radix_literal`, the store's sort-checking constructors). The tests below
+//! `radix_literal`, the store's sort-checking constructors; `(_ bvN w)` is read from the
+//! bytes into `mk_bv_u64`, as `small_bv` does from tokens). The tests below
 //! parse random `let` terms both ways and compare; `tests/roundtrip.rs` does so for every
 //! command of the shipped corpus, and the reader fuzz target for its inputs.
 //! Giving up may leave nodes interned that no command uses; hash-consing makes that
@@ -21,7 +22,7 @@
 
 use super::command::Command;
 use super::lexer::{skip_ws, sym_run, Tok};
-use super::parser::{apply_def, builtin_op, indexed_op, lookup_fun, radix_literal, small_bv};
+use super::parser::{apply_def, builtin_op, indexed_op, lookup_fun, radix_literal};
 use super::parser::{Trace, MAX_DEPTH};
 use crate::term::signature::Signature;
 use crate::term::{Op, SortId, SortStore, TermId, TermStore};
@@ -48,6 +49,7 @@ pub(super) fn command(
         args: Vec::new(),
         binds: Vec::new(),
         env: FxHashMap::default(),
+        consts: Vec::new(),
     };
     f.ws();
     f.eat(b'(')?;
@@ -178,7 +180,14 @@ struct Fast<'a, 's> {
     binds: Vec<Bind<'s>>,
     /// The innermost binding in scope of each let-bound name (an index into `binds`).
     env: FxHashMap<&'s str, usize>,
+    /// Declared constants (and macros without parameters) already looked up in this
+    /// command, and their terms: the signature does not change within a command, and the
+    /// trace already notes them. A few names at most (KLEE's arrays).
+    consts: Vec<(&'s str, TermId)>,
 }
+
+/// How many constants `Fast::consts` remembers.
+const MAX_CONSTS: usize = 8;
 
 impl<'a, 's> Fast<'a, 's> {
     fn ws(&mut self) {
@@ -218,10 +227,7 @@ impl<'a, 's> Fast<'a, 's> {
             b':' => (Tok::Keyword, 1 + sym_run(&b[1..])),
             _ => (Tok::Symbol, sym_run(b)),
         };
-        let delimited = matches!(
-            b.get(n),
-            None | Some(b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | b'(' | b')' | b';')
-        );
+        let delimited = delimits(b.get(n));
         let bare = match tok {
             Tok::Hex | Tok::Binary => 2,
             Tok::Keyword => 1,
@@ -396,18 +402,12 @@ impl<'a, 's> Fast<'a, 's> {
             });
             return Some(None);
         }
+        let b = self.text.as_bytes();
+        if b.get(self.pos) == Some(&b'_') && delimits(b.get(self.pos + 1)) {
+            self.pos += 1;
+            return self.bv_literal().map(Some);
+        }
         match self.symbol()? {
-            "_" => {
-                self.ws();
-                let name = self.symbol()?;
-                self.ws();
-                let (Tok::Numeral, w) = self.token()? else {
-                    return None;
-                };
-                self.ws();
-                self.eat(b')')?;
-                small_bv(self.store, name, w).map(Some)
-            }
             "let" => {
                 self.ws();
                 self.eat(b'(')?;
@@ -425,6 +425,32 @@ impl<'a, 's> Fast<'a, 's> {
         }
     }
 
+    /// The rest of `(_ bvN w)` after its `_`, read straight from the bytes: what the
+    /// tokens `bvN`, `w` and `)` give through `small_bv` (`N` of 1 to 19 digits, `w` a
+    /// positive `u32`), or `None` where that would give up. Every KLEE query holds dozens.
+    fn bv_literal(&mut self) -> Option<TermId> {
+        self.ws();
+        let b = self.text.as_bytes();
+        if b.get(self.pos..self.pos + 2)? != b"bv" {
+            return None;
+        }
+        let (v, n) = digits_u64(&b[self.pos + 2..], 19)?;
+        self.pos += 2 + n;
+        if !delimits(b.get(self.pos)) {
+            return None;
+        }
+        self.ws();
+        let (w, n) = digits_u64(&b[self.pos..], 10)?;
+        self.pos += n;
+        if !delimits(b.get(self.pos)) {
+            return None;
+        }
+        let w = u32::try_from(w).ok().filter(|&w| w > 0)?;
+        self.ws();
+        self.eat(b')')?;
+        Some(self.store.mk_bv_u64(v, w))
+    }
+
     fn atom(&mut self, tok: Tok, s: &'s str) -> Option<TermId> {
         match tok {
             Tok::Numeral => Some(self.store.mk_num(BigUint::from_str_radix(s, 10).ok()?)),
@@ -438,10 +464,17 @@ impl<'a, 's> Fast<'a, 's> {
                     "false" => return Some(TermStore::FALSE),
                     _ => {}
                 }
+                if let Some(&(_, t)) = self.consts.iter().find(|&&(n, _)| n == s) {
+                    return Some(t);
+                }
                 // A function that takes arguments, used as a constant, fails apply_def's arity
                 // check: the general parser gives the error.
                 let def = lookup_fun(self.sig, self.trace, s)?;
-                apply_def(self.store, s, def, Vec::new()).ok()
+                let t = apply_def(self.store, s, def, Vec::new()).ok()?;
+                if self.consts.len() < MAX_CONSTS {
+                    self.consts.push((s, t));
+                }
+                Some(t)
             }
             _ => None,
         }
@@ -480,6 +513,34 @@ impl<'a, 's> Fast<'a, 's> {
             };
         }
     }
+}
+
+/// Whether a token ending before `next` ends at a delimiter the fast path reads on from:
+/// white space, a parenthesis, a comment, or the end (the lexer's other delimiters start
+/// what the fast path leaves to the general parser).
+fn delimits(next: Option<&u8>) -> bool {
+    matches!(
+        next,
+        None | Some(b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | b'(' | b')' | b';')
+    )
+}
+
+/// The value and length of the run of decimal digits at the start of `b`, if it has 1 to
+/// `max` digits (`max` at most 19, so that the value fits in a `u64`).
+fn digits_u64(b: &[u8], max: usize) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    let mut n = 0;
+    while let Some(&c) = b.get(n) {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        if n == max {
+            return None;
+        }
+        v = v * 10 + u64::from(c - b'0');
+        n += 1;
+    }
+    (n > 0).then_some((v, n))
 }
 
 #[cfg(test)]
@@ -602,6 +663,47 @@ mod tests {
             "(get-value (x |x|))",
             "(get-value x)",
             "(assert (m x) )x",
+        ] {
+            assert_eq!(both(DECLS, cmd), None, "fast path answered {cmd}");
+        }
+    }
+
+    /// `(_ bvN w)` read from the bytes: on both sides of every limit of `small_bv` and of
+    /// the tokens it reads, the fast path answers with the general parser's term or not
+    /// at all; it answers the plain forms.
+    #[test]
+    fn bit_vector_literals_agree_with_the_general_parser() {
+        let taken = [
+            "(assert (= x (_ bv255 8)))",
+            "(assert (= x (_ bv300 8)))",
+            "(assert (= x (_ bv0 8)))",
+            "(assert (= x (_ bv007 08)))",
+            "(assert (= x (_\tbv7\n;c\n 8 ;d\n)))",
+            "(assert (= x(_ bv7 8)))",
+            "(assert (= (_ bv9999999999999999999 64) (concat (concat x x) (_ bv1 48))))",
+            "(assert (= (_ bv1 72) ((_ zero_extend 64) x)))",
+            "(assert (let ((a x) (re x)) (= a re (_ bv1 8) re)))",
+            "(get-value ((_ bv3 8) x (select a (_ bv2 32)) a (select a (_ bv2 32))))",
+        ];
+        for cmd in taken {
+            assert!(both(DECLS, cmd).is_some(), "fast path gave up on {cmd}");
+        }
+        for cmd in [
+            "(assert (= x (_ bv 8)))",
+            "(assert (= x (_ bv1a 8)))",
+            "(assert (= x (_ bv1|a| 8)))",
+            "(assert (= x (_ bv1 8a)))",
+            "(assert (= x (_ bv1 0)))",
+            "(assert (= x (_ bv1 4294967296)))",
+            "(assert (= x (_ bv10000000000000000000 8)))",
+            "(assert (= x (_ bv1 8 8)))",
+            "(assert (= x (_ bv1)))",
+            "(assert (= x (_ bv1 8)",
+            "(assert (= x (_ bv-1 8)))",
+            "(assert (= x (_ BV1 8)))",
+            "(assert (= x (_ +oo 8)))",
+            "(assert (= x (_(bv1) 8)))",
+            "(assert (= x (_bv1 8)))",
         ] {
             assert_eq!(both(DECLS, cmd), None, "fast path answered {cmd}");
         }

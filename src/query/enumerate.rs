@@ -1,0 +1,393 @@
+//! Small components decided by trying every assignment. A component whose free symbols are
+//! Bool and bit-vector constants, and arrays read only as `(select a i)` at literal indices
+//! `i` (KLEE's byte reads), depends on nothing but those constants and cells: its *atoms*.
+//! When the atoms hold at most [`MAX_BITS`] bits in all, evaluating the component under
+//! every assignment of them (at most 256) costs far less than one solver round trip, and
+//! it decides the component either way.
+//!
+//! Invariants: [`Decided::Sat`] carries a model under which the evaluator found every
+//! conjunct true. [`Decided::Unsat`] is given only when every assignment of the atoms was
+//! evaluated, each to a definite Bool, with some conjunct false under each; that is a proof
+//! because every occurrence of a free symbol in the component is an atom (an array
+//! constant occurs only as the array of a `select` at a literal index), so any model of the
+//! component agrees with one of the assignments on everything the component reads. An
+//! evaluation error, an undetermined value, or anything outside that fragment gives up
+//! (`None`), and the caller asks the solver.
+
+use super::eval::{Evaluator, Model};
+use super::value::{ArrayVal, BvVal, Value};
+use crate::term::visit::Visited;
+use crate::term::{Op, Sort, SortId, TermId, TermStore};
+
+/// The most bits of atoms a component may have to be decided here (so at most 2^8
+/// assignments are evaluated).
+pub const MAX_BITS: u32 = 8;
+
+/// What trying every assignment showed.
+#[derive(Debug)]
+pub enum Decided {
+    Sat(Model),
+    Unsat,
+}
+
+/// One atom: a constant, or a cell of an array constant.
+#[derive(Debug)]
+struct Atom {
+    /// The `Sym` leaf of the constant or of the array.
+    leaf: TermId,
+    /// For a cell, its literal index.
+    index: Option<Value>,
+    /// The sort of the constant or of the cell (Bool or a bit-vector of at most
+    /// `MAX_BITS` bits).
+    sort: SortId,
+    bits: u32,
+}
+
+/// A component in the fragment this module decides, with its atoms.
+#[derive(Debug)]
+pub struct Small {
+    atoms: Vec<Atom>,
+    /// Values of the bit-vector literals in the component, tried first (a constraint
+    /// `(= #x24 (select a 5))` is met by the literal it names).
+    hints: Vec<Value>,
+}
+
+impl Small {
+    /// The atoms of `conj`, if every free symbol in it occurs as an atom and they hold at
+    /// most `MAX_BITS` bits.
+    pub fn of(store: &TermStore, conj: &[TermId]) -> Option<Small> {
+        let mut atoms: Vec<Atom> = Vec::new();
+        let mut hints: Vec<Value> = Vec::new();
+        let mut bits = 0u32;
+        let mut seen = Visited::new();
+        let mut stack: Vec<TermId> = conj.to_vec();
+        let mut add = |atoms: &mut Vec<Atom>, leaf, index, sort| -> Option<()> {
+            let b = match store.sorts.get(sort) {
+                Sort::Bool => 1,
+                Sort::BitVec(w) => *w,
+                _ => return None,
+            };
+            bits += b;
+            (bits <= MAX_BITS).then_some(())?;
+            atoms.push(Atom {
+                leaf,
+                index,
+                sort,
+                bits: b,
+            });
+            Some(())
+        };
+        while let Some(t) = stack.pop() {
+            if !seen.insert(t) {
+                continue;
+            }
+            let args = store.args(t);
+            match store.op(t) {
+                Op::Sym(_) if !args.is_empty() => return None,
+                Op::Sym(_) => add(&mut atoms, t, None, store.sort(t))?,
+                Op::Bv(_) => {
+                    if let Some(v) = Value::from_term(store, t) {
+                        if store
+                            .sorts
+                            .bv_width(store.sort(t))
+                            .is_some_and(|w| w <= MAX_BITS)
+                            && !hints.contains(&v)
+                        {
+                            hints.push(v);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            for (k, &x) in args.iter().enumerate() {
+                let array_constant = args_free_array(store, x);
+                if !array_constant {
+                    stack.push(x);
+                    continue;
+                }
+                // An array constant: only as the array of a select at a literal index.
+                let index = (store.op(t) == Op::Select && k == 0)
+                    .then(|| args.get(1).copied())
+                    .flatten()
+                    .filter(|&i| store.args(i).is_empty())
+                    .and_then(|i| Value::from_term(store, i))?;
+                let dup = atoms
+                    .iter()
+                    .any(|a| a.leaf == x && a.index.as_ref() == Some(&index));
+                if !dup {
+                    add(&mut atoms, x, Some(index), store.sort(t))?;
+                }
+            }
+        }
+        Some(Small { atoms, hints })
+    }
+
+    /// Evaluate `conj` under every assignment of the atoms. `base` gives a recent model's
+    /// value of a constant or an array: its value (of the constant or cell) is tried first,
+    /// and an array keeps its default (so that the cells this component does not read keep
+    /// the values other queries found there); without one, the element sort's default.
+    pub fn decide(
+        &self,
+        store: &TermStore,
+        conj: &[TermId],
+        base: &dyn Fn(TermId) -> Option<Value>,
+    ) -> Option<Decided> {
+        // The model every assignment is written into, arrays first from their base.
+        let mut model = Model::new();
+        for a in &self.atoms {
+            if a.index.is_some() && model.get(a.leaf).is_none() {
+                // The base's default only: its other cells would pile up from model to
+                // model, and the component reads none of them.
+                let start = match base(a.leaf) {
+                    Some(v @ Value::Array(_)) if v.has_sort(&store.sorts, store.sort(a.leaf)) => {
+                        let Value::Array(arr) = v else { return None };
+                        Value::Array(ArrayVal::constant(arr.default_value().clone()))
+                    }
+                    _ => Value::default_of(&store.sorts, store.sort(a.leaf))?,
+                };
+                model.set(a.leaf, start);
+            }
+        }
+        // Each atom's values, in the order tried: its value in the base, the literals of
+        // its sort in the component, then the rest in ascending order.
+        let lists: Vec<Vec<Value>> = self
+            .atoms
+            .iter()
+            .map(|a| {
+                let first = match &a.index {
+                    Some(i) => match base(a.leaf) {
+                        Some(Value::Array(arr)) => Some(arr.select(i).clone()),
+                        _ => None,
+                    },
+                    None => base(a.leaf),
+                };
+                candidates(store, a, first, &self.hints)
+            })
+            .collect();
+        let mut digit = vec![0usize; self.atoms.len()];
+        // Conjuncts in the order evaluated: the one that failed last goes first.
+        let mut order: Vec<TermId> = conj.to_vec();
+        loop {
+            for (a, (list, &d)) in self.atoms.iter().zip(lists.iter().zip(&digit)) {
+                let v = list[d].clone();
+                match &a.index {
+                    None => model.set(a.leaf, v),
+                    Some(i) => match model.get_mut(a.leaf) {
+                        Some(Value::Array(arr)) => arr.store(i.clone(), v),
+                        _ => return None,
+                    },
+                }
+            }
+            let mut ev = Evaluator::new(store, &model, false);
+            let mut failed = None;
+            for (k, &c) in order.iter().enumerate() {
+                match ev.eval(c) {
+                    Ok(Some(Value::Bool(true))) => {}
+                    Ok(Some(Value::Bool(false))) => {
+                        failed = Some(k);
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+            drop(ev);
+            match failed {
+                None => return finish(store, model, &self.atoms).map(Decided::Sat),
+                Some(k) => order[..=k].rotate_right(1),
+            }
+            // The next assignment (an odometer over the atoms' lists).
+            let mut i = 0;
+            loop {
+                if i == digit.len() {
+                    return Some(Decided::Unsat);
+                }
+                digit[i] += 1;
+                if digit[i] < lists[i].len() {
+                    break;
+                }
+                digit[i] = 0;
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Whether `x` is an array constant (a `Sym` leaf of an array sort).
+fn args_free_array(store: &TermStore, x: TermId) -> bool {
+    matches!(store.op(x), Op::Sym(_))
+        && store.args(x).is_empty()
+        && matches!(store.sorts.get(store.sort(x)), Sort::Array(..))
+}
+
+/// Every value of atom `a`'s sort, `first` and the hints of its sort first.
+fn candidates(store: &TermStore, a: &Atom, first: Option<Value>, hints: &[Value]) -> Vec<Value> {
+    let is_bool = matches!(store.sorts.get(a.sort), Sort::Bool);
+    // The position of a value of the sort in ascending order (false before true).
+    let rank = |v: &Value| -> Option<usize> {
+        match v {
+            Value::Bool(b) if is_bool => Some(usize::from(*b)),
+            Value::Bv {
+                width,
+                v: BvVal::Small(x),
+            } if !is_bool && *width == a.bits => usize::try_from(*x).ok(),
+            _ => None,
+        }
+    };
+    let n = 1usize << a.bits;
+    let all = (0..n).map(|x| {
+        if is_bool {
+            Value::Bool(x == 1)
+        } else {
+            Value::bv_u64(a.bits, x as u64)
+        }
+    });
+    let mut taken = vec![false; n];
+    let mut out: Vec<Value> = Vec::with_capacity(n);
+    for v in first.into_iter().chain(hints.iter().cloned()).chain(all) {
+        if let Some(r) = rank(&v) {
+            if !std::mem::replace(&mut taken[r], true) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// The satisfying model as served: arrays in their canonical form for a finite index sort.
+fn finish(store: &TermStore, mut model: Model, atoms: &[Atom]) -> Option<Model> {
+    for a in atoms.iter().filter(|a| a.index.is_some()) {
+        let Sort::Array(isort, _) = *store.sorts.get(store.sort(a.leaf)) else {
+            return None;
+        };
+        if let Some(Value::Array(arr)) = model.get_mut(a.leaf) {
+            if !arr.normalise_finite(&store.sorts, isort) {
+                return None;
+            }
+        }
+    }
+    Some(model)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::eval::Evaluator;
+    use crate::smt2::command::Command;
+    use crate::smt2::parser::parse_command;
+    use crate::term::signature::Signature;
+
+    /// The conjuncts asserted by `script` (declarations first), in a fresh store.
+    fn asserted(script: &str) -> (TermStore, Vec<TermId>) {
+        let mut store = TermStore::new();
+        let mut sig = Signature::default();
+        let mut conj = Vec::new();
+        for line in script.lines().filter(|l| !l.trim().is_empty()) {
+            match parse_command(&mut store, &sig, line).expect(line) {
+                Command::Assert(t, _) => conj.push(t),
+                c => {
+                    c.declare_in(&mut store, &mut sig);
+                }
+            }
+        }
+        (store, conj)
+    }
+
+    const DECLS: &str = "(declare-fun a () (Array (_ BitVec 32) (_ BitVec 8)))
+(declare-fun b () (Array (_ BitVec 32) (_ BitVec 8)))
+(declare-fun x () (_ BitVec 4))
+(declare-fun y () (_ BitVec 8))
+(declare-fun p () Bool)
+(declare-fun n () Int)
+(declare-fun f ((_ BitVec 4)) Bool)
+";
+
+    fn decide(body: &str) -> Option<Decided> {
+        let (store, conj) = asserted(&format!("{DECLS}{body}"));
+        let small = Small::of(&store, &conj)?;
+        let d = small.decide(&store, &conj, &|_| None);
+        if let Some(Decided::Sat(m)) = &d {
+            let mut ev = Evaluator::new(&store, m, false);
+            for &c in &conj {
+                assert_eq!(ev.eval(c).unwrap(), Some(Value::Bool(true)), "{body}");
+            }
+        }
+        d
+    }
+
+    #[test]
+    fn byte_reads_and_small_constants_are_decided() {
+        for (body, sat) in [
+            ("(assert (= #x24 (select a #x00000005)))", true),
+            ("(assert (not (= #x00 (select a #x00000001))))", true),
+            (
+                "(assert (= #x24 (select a #x00000005)))\n(assert (bvult (select a #x00000005) #x20))",
+                false,
+            ),
+            // Every value but one excluded: found only after most of the 256 are tried.
+            ("(assert (bvugt (select a #x00000000) #xfe))", true),
+            ("(assert (and (bvugt (select a #x00000000) #xfd) (not (= (select a #x00000000) #xff)) (not (= (select a #x00000000) #xfe))))", false),
+            ("(assert (= (bvmul x x) #x9))", true),
+            ("(assert (= (bvmul x x) #x2))", false),
+            ("(assert (xor p (bvult x #x8)))\n(assert (= x (bvudiv x #x0)))", true),
+            ("(assert (= (select a #x00000001) (select a #x00000001)))", true),
+            ("(assert (= (_ bv1 1) ((_ extract 0 0) (select a #x00000002))))\n(assert (= ((_ extract 7 1) (select a #x00000002)) #b0000000))", true),
+            ("(assert (distinct (select a #x00000003) (select a #x00000003)))", false),
+            ("(assert (ite p (= x #xf) (= x #x0)))\n(assert (not (= x #x0)))\n(assert (not p))", false),
+            ("(assert true)", true),
+            ("(assert false)", false),
+        ] {
+            match decide(body) {
+                Some(Decided::Sat(_)) => assert!(sat, "{body}: sat"),
+                Some(Decided::Unsat) => assert!(!sat, "{body}: unsat"),
+                None => panic!("{body}: not decided"),
+            }
+        }
+    }
+
+    #[test]
+    fn outside_the_fragment_is_left_to_the_solver() {
+        for body in [
+            // Too many bits: two bytes, a byte and a nibble, two cells of two arrays.
+            "(assert (= (select a #x00000000) (select a #x00000001)))",
+            "(assert (= y (concat x x)))\n(assert (= x #x1))",
+            "(assert (= (select a #x00000000) (select b #x00000000)))",
+            // An array read at a symbolic index, stored into, compared whole.
+            "(assert (= #x00 (select a (concat #x000000 (select a #x00000000)))))",
+            "(assert (= (select (store a #x00000000 #x01) #x00000001) #x02))",
+            "(assert (= a b))",
+            // Sorts and symbols the enumeration does not cover.
+            "(assert (> n 0))",
+            "(assert (f x))",
+        ] {
+            assert!(decide(body).is_none(), "decided {body}");
+        }
+    }
+
+    /// The base is tried first and its array default kept; cells it has elsewhere are not
+    /// carried into the model.
+    #[test]
+    fn the_base_value_comes_first_and_only_the_default_is_kept() {
+        let (mut store, conj) = asserted(&format!(
+            "{DECLS}(assert (not (= #x00 (select a #x00000001))))"
+        ));
+        let (b32, b8) = (store.sorts.bv(32), store.sorts.bv(8));
+        let arr = store.sorts.array(b32, b8);
+        let a = store.mk_const("a", arr);
+        let small = Small::of(&store, &conj).expect("small");
+        let mut base = ArrayVal::constant(Value::bv_u64(8, 0x2e));
+        base.store(Value::bv_u64(32, 1), Value::bv_u64(8, 0x41));
+        base.store(Value::bv_u64(32, 9), Value::bv_u64(8, 0x42));
+        let base = Value::Array(base);
+        let Some(Decided::Sat(m)) =
+            small.decide(&store, &conj, &|l| (l == a).then(|| base.clone()))
+        else {
+            panic!("sat");
+        };
+        let Some(Value::Array(got)) = m.get(a) else {
+            panic!("array in model");
+        };
+        assert_eq!(got.default_value(), &Value::bv_u64(8, 0x2e));
+        assert_eq!(got.select(&Value::bv_u64(32, 1)), &Value::bv_u64(8, 0x41));
+        assert_eq!(got.select(&Value::bv_u64(32, 9)), &Value::bv_u64(8, 0x2e));
+    }
+}
