@@ -1,6 +1,9 @@
 //! Equisatisfiability of slicing + canonicalisation against z3 on real KLEE queries, and
 //! slicing soundness (components share no symbol or array cell).
 
+mod common;
+
+use common::z3pipe::Z3Pipe;
 use flate2::read::GzDecoder;
 use rustc_hash::{FxHashMap, FxHashSet};
 use smtproxy::query::{canon, enumerate, slice, view};
@@ -10,42 +13,18 @@ use smtproxy::smt2::printer::{backend_name, print_term, quote_symbol, BackendNam
 use smtproxy::smt2::reader::{CommandReader, Frame};
 use smtproxy::term::signature::{DeclKind, FunDef, Signature};
 use smtproxy::term::{Op, TermId, TermStore};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command as Proc, Stdio};
+use std::io::Read;
 
-struct Z3 {
-    _child: Child,
-    inp: ChildStdin,
-    out: BufReader<ChildStdout>,
-}
+/// z3 on a script in a fresh context (`QF_AUFBV`).
+struct Z3(Z3Pipe);
 impl Z3 {
     fn new() -> Z3 {
-        let mut child = Proc::new("z3")
-            .arg("-in")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("z3 on PATH");
-        let inp = child.stdin.take().unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        Z3 {
-            _child: child,
-            inp,
-            out,
-        }
+        Z3(Z3Pipe::new())
     }
     fn check(&mut self, script: &str) -> String {
-        write!(
-            self.inp,
-            "(reset)\n(set-logic QF_AUFBV)\n{script}\n(check-sat)\n"
-        )
-        .unwrap();
-        self.inp.flush().unwrap();
-        let mut line = String::new();
-        self.out.read_line(&mut line).unwrap();
-        let r = line.trim().to_string();
-        assert!(r == "sat" || r == "unsat", "z3 said {r:?} for:\n{script}");
-        r
+        self.0.check(&format!(
+            "(reset)\n(set-logic QF_AUFBV)\n{script}\n(check-sat)"
+        ))
     }
 }
 

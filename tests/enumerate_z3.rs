@@ -6,6 +6,7 @@
 mod common;
 
 use common::rng::Rng;
+use common::z3pipe::Z3Pipe;
 use smtproxy::query::enumerate::{Decided, Small};
 use smtproxy::query::eval::Model;
 use smtproxy::query::value::Value;
@@ -14,44 +15,22 @@ use smtproxy::smt2::parser::parse_command;
 use smtproxy::smt2::printer::{print_term, BackendNames};
 use smtproxy::term::signature::Signature;
 use smtproxy::term::{TermId, TermStore};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command as Proc, Stdio};
 
 const DECLS: &str = "(declare-fun x () (_ BitVec 3))
 (declare-fun p () Bool)
 (declare-fun a () (Array (_ BitVec 8) (_ BitVec 2)))";
 
-struct Z3 {
-    _child: Child,
-    inp: ChildStdin,
-    out: BufReader<ChildStdout>,
-}
-
+/// z3 with the declarations, each script checked in a scope of its own.
+struct Z3(Z3Pipe);
 impl Z3 {
     fn new() -> Z3 {
-        let mut child = Proc::new("z3")
-            .arg("-in")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("z3 on PATH (scripts/install-deps.sh installs it)");
-        let mut inp = child.stdin.take().expect("stdin");
-        let out = BufReader::new(child.stdout.take().expect("stdout"));
-        writeln!(inp, "(set-logic QF_ABV)\n{DECLS}").expect("write z3");
-        Z3 {
-            _child: child,
-            inp,
-            out,
-        }
+        let mut z3 = Z3Pipe::new();
+        z3.check(&format!("(set-logic QF_ABV)\n{DECLS}\n(check-sat)"));
+        Z3(z3)
     }
     fn check(&mut self, asserts: &str) -> String {
-        writeln!(self.inp, "(push 1)\n{asserts}(check-sat)\n(pop 1)").expect("write z3");
-        self.inp.flush().expect("flush z3");
-        let mut line = String::new();
-        self.out.read_line(&mut line).expect("read z3");
-        let r = line.trim().to_string();
-        assert!(r == "sat" || r == "unsat", "z3 said {r:?} for:\n{asserts}");
-        r
+        self.0
+            .check(&format!("(push 1)\n{asserts}(check-sat)\n(pop 1)"))
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod redis_server;
 pub mod rng;
+pub mod z3pipe;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
