@@ -23,6 +23,11 @@ use crate::term::{Op, Sort, SortId, TermId, TermStore};
 /// assignments are evaluated).
 pub const MAX_BITS: u32 = 8;
 
+/// The most node evaluations a decision may take, counted as the component's DAG size
+/// times its number of assignments (a byte read in a handful of nodes is a few thousand;
+/// a large term over one byte is left to the solver, which is then the cheaper way).
+pub const MAX_WORK: usize = 1 << 18;
+
 /// What trying every assignment showed.
 #[derive(Debug)]
 pub enum Decided {
@@ -53,14 +58,16 @@ pub struct Small {
 }
 
 impl Small {
-    /// The atoms of `conj`, if every free symbol in it occurs as an atom and they hold at
-    /// most `MAX_BITS` bits.
+    /// The atoms of `conj`, if every free symbol in it occurs as an atom, they hold at most
+    /// `MAX_BITS` bits, and evaluating the component under each assignment stays within
+    /// `MAX_WORK`.
     pub fn of(store: &TermStore, conj: &[TermId]) -> Option<Small> {
         let mut atoms: Vec<Atom> = Vec::new();
         let mut hints: Vec<Value> = Vec::new();
         let mut bits = 0u32;
         let mut seen = Visited::new();
         let mut stack: Vec<TermId> = conj.to_vec();
+        let mut nodes = 0usize;
         let mut add = |atoms: &mut Vec<Atom>, leaf, index, sort| -> Option<()> {
             let b = match store.sorts.get(sort) {
                 Sort::Bool => 1,
@@ -80,6 +87,10 @@ impl Small {
         while let Some(t) = stack.pop() {
             if !seen.insert(t) {
                 continue;
+            }
+            nodes += 1;
+            if nodes > MAX_WORK {
+                return None;
             }
             let args = store.args(t);
             match store.op(t) {
@@ -119,7 +130,8 @@ impl Small {
                 }
             }
         }
-        Some(Small { atoms, hints })
+        let assignments = 1usize << atoms.iter().map(|a| a.bits).sum::<u32>();
+        (nodes.saturating_mul(assignments) <= MAX_WORK).then_some(Small { atoms, hints })
     }
 
     /// Evaluate `conj` under every assignment of the atoms. `base` gives a recent model's
@@ -361,6 +373,22 @@ mod tests {
         ] {
             assert!(decide(body).is_none(), "decided {body}");
         }
+        // A byte under a term too large to evaluate 256 times (the solver is cheaper), while
+        // the same term over a nibble is taken.
+        let byte = (0..1200).fold("(select a #x00000000)".to_string(), |t, k| {
+            format!("(bvadd {t} (_ bv{} 8))", k % 251 + 1)
+        });
+        assert!(
+            decide(&format!("(assert (= {byte} #x00))")).is_none(),
+            "a large byte term"
+        );
+        let nibble = (0..1200).fold("x".to_string(), |t, k| {
+            format!("(bvadd {t} (_ bv{} 4))", k % 13 + 1)
+        });
+        assert!(
+            decide(&format!("(assert (= {nibble} #x0))")).is_some(),
+            "a large nibble term"
+        );
     }
 
     /// The base is tried first and its array default kept; cells it has elsewhere are not
