@@ -111,8 +111,7 @@ impl Small {
                 _ => {}
             }
             for (k, &x) in args.iter().enumerate() {
-                let array_constant = args_free_array(store, x);
-                if !array_constant {
+                if !is_array_constant(store, x) {
                     stack.push(x);
                     continue;
                 }
@@ -225,7 +224,7 @@ impl Small {
 }
 
 /// Whether `x` is an array constant (a `Sym` leaf of an array sort).
-fn args_free_array(store: &TermStore, x: TermId) -> bool {
+fn is_array_constant(store: &TermStore, x: TermId) -> bool {
     matches!(store.op(x), Op::Sym(_))
         && store.args(x).is_empty()
         && matches!(store.sorts.get(store.sort(x)), Sort::Array(..))
