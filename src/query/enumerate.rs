@@ -116,11 +116,9 @@ impl Small {
                     continue;
                 }
                 // An array constant: only as the array of a select at a literal index.
-                let index = (store.op(t) == Op::Select && k == 0)
-                    .then(|| args.get(1).copied())
-                    .flatten()
-                    .filter(|&i| store.args(i).is_empty())
-                    .and_then(|i| Value::from_term(store, i))?;
+                let index = (k == 0)
+                    .then(|| Value::literal_select_index(store, t))
+                    .flatten()?;
                 let dup = atoms
                     .iter()
                     .any(|a| a.leaf == x && a.index.as_ref() == Some(&index));
@@ -137,44 +135,37 @@ impl Small {
     /// value of a constant or an array: its value (of the constant or cell) is tried first,
     /// and an array keeps its default (so that the cells this component does not read keep
     /// the values other queries found there); without one, the element sort's default.
-    pub fn decide(
+    pub fn decide<'m>(
         &self,
         store: &TermStore,
         conj: &[TermId],
-        base: &dyn Fn(TermId) -> Option<Value>,
+        base: &dyn Fn(TermId) -> Option<&'m Value>,
     ) -> Option<Decided> {
-        // The model every assignment is written into, arrays first from their base.
         let mut model = Model::new();
+        let mut lists: Vec<Vec<Value>> = Vec::with_capacity(self.atoms.len());
         for a in &self.atoms {
+            let b = base(a.leaf);
+            // The model every assignment is written into: an array starts from its base's
+            // default only (its other cells would pile up from model to model, and the
+            // component reads none of them).
             if a.index.is_some() && model.get(a.leaf).is_none() {
-                // The base's default only: its other cells would pile up from model to
-                // model, and the component reads none of them.
-                let start = match base(a.leaf) {
-                    Some(v @ Value::Array(_)) if v.has_sort(&store.sorts, store.sort(a.leaf)) => {
-                        let Value::Array(arr) = v else { return None };
+                let start = match b {
+                    Some(v @ Value::Array(arr)) if v.has_sort(&store.sorts, store.sort(a.leaf)) => {
                         Value::Array(ArrayVal::constant(arr.default_value().clone()))
                     }
                     _ => Value::default_of(&store.sorts, store.sort(a.leaf))?,
                 };
                 model.set(a.leaf, start);
             }
+            // The atom's values, in the order tried: its value in the base, the literals of
+            // its sort in the component, then the rest in ascending order.
+            let first = match (&a.index, b) {
+                (Some(i), Some(Value::Array(arr))) => Some(arr.select(i).clone()),
+                (Some(_), _) => None,
+                (None, b) => b.cloned(),
+            };
+            lists.push(candidates(store, a, first, &self.hints));
         }
-        // Each atom's values, in the order tried: its value in the base, the literals of
-        // its sort in the component, then the rest in ascending order.
-        let lists: Vec<Vec<Value>> = self
-            .atoms
-            .iter()
-            .map(|a| {
-                let first = match &a.index {
-                    Some(i) => match base(a.leaf) {
-                        Some(Value::Array(arr)) => Some(arr.select(i).clone()),
-                        _ => None,
-                    },
-                    None => base(a.leaf),
-                };
-                candidates(store, a, first, &self.hints)
-            })
-            .collect();
         let mut digit = vec![0usize; self.atoms.len()];
         // Conjuncts in the order evaluated: the one that failed last goes first.
         let mut order: Vec<TermId> = conj.to_vec();
@@ -405,8 +396,7 @@ mod tests {
         base.store(Value::bv_u64(32, 1), Value::bv_u64(8, 0x41));
         base.store(Value::bv_u64(32, 9), Value::bv_u64(8, 0x42));
         let base = Value::Array(base);
-        let Some(Decided::Sat(m)) =
-            small.decide(&store, &conj, &|l| (l == a).then(|| base.clone()))
+        let Some(Decided::Sat(m)) = small.decide(&store, &conj, &|l| (l == a).then_some(&base))
         else {
             panic!("sat");
         };

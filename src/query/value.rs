@@ -347,6 +347,19 @@ impl Value {
         }
     }
 
+    /// The index of `t` as a value when `t` is `(select a i)` with `i` a literal (a leaf
+    /// with a value: the cell reads of KLEE's arrays).
+    pub fn literal_select_index(store: &TermStore, t: TermId) -> Option<Value> {
+        if store.op(t) != Op::Select {
+            return None;
+        }
+        let i = *store.args(t).get(1)?;
+        if !store.args(i).is_empty() {
+            return None;
+        }
+        Value::from_term(store, i)
+    }
+
     /// The value of a literal term: Bool and bit-vector literals, numerals, decimals,
     /// `(- n)`, `(/ n m)`, `(- (/ n m))`, `(/ (- n) m)`, `(to_real n)`, constant arrays and
     /// `store` chains over them with literal indices and elements. None for anything else

@@ -361,7 +361,7 @@ impl CachePlanner {
                         recent
                             .iter()
                             .take(4)
-                            .find_map(|&i| models.get(i as usize)?.get(leaf).cloned())
+                            .find_map(|&i| models.get(i as usize)?.get(leaf))
                     };
                     s.decide(store, &comp.conjuncts, &base)
                 });
@@ -738,11 +738,7 @@ fn cell_reads(
             if !arrays.contains(&x) {
                 continue;
             }
-            let literal_index = store.op(t) == Op::Select
-                && k == 0
-                && args.get(1).is_some_and(|&i| {
-                    Value::from_term(store, i).is_some() && store.args(i).is_empty()
-                });
+            let literal_index = k == 0 && Value::literal_select_index(store, t).is_some();
             if literal_index {
                 cells.entry(x).or_default().push(t);
             } else {
