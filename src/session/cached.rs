@@ -814,9 +814,17 @@ fn canon_index(store: &TermStore, leaf: TermId) -> usize {
     }
 }
 
+/// Whether every term of `ts` evaluates to true under `m` (completed with defaults).
+///
+/// Evaluated last to first: conjuncts come in assertion order (and `whole` in ascending
+/// term id, i.e. interning order), and a model from an earlier query of the same path
+/// usually satisfies the old prefix and fails on the newest branch condition, so a model
+/// that does not fit is rejected after one conjunct rather than after the whole prefix
+/// (hybrid replay of cyphert-sprs: 462M instructions in here before, 168M after; the
+/// answer is the same either way, a conjunction).
 fn satisfies(store: &TermStore, m: &Model, ts: &[TermId]) -> bool {
     let mut ev = Evaluator::new(store, m, true);
-    ts.iter().all(|&t| ev.is_true(t).unwrap_or(false))
+    ts.iter().rev().all(|&t| ev.is_true(t).unwrap_or(false))
 }
 
 /// Add a component's model to the query's model. Components share no constant, but they

@@ -226,10 +226,22 @@ pub(crate) fn bv_u64(v: u64, width: u32, out: &mut String) {
     }
 }
 
+/// `s` as an SMT-LIB string literal: in double quotes, each `"` doubled.
 pub fn string_literal(s: &str, out: &mut String) {
     out.push('"');
-    out.push_str(&s.replace('"', "\"\""));
+    string_body(s, out);
     out.push('"');
+}
+
+/// The inside of `string_literal`: `s` with every `"` doubled.
+pub fn string_body(s: &str, out: &mut String) {
+    let mut rest = s;
+    while let Some(i) = rest.find('"') {
+        out.push_str(&rest[..=i]);
+        out.push('"');
+        rest = &rest[i + 1..];
+    }
+    out.push_str(rest);
 }
 
 /// Print `t` with `let` for shared subterms.

@@ -2,7 +2,7 @@
 //! differences between solvers in what smtproxy has to produce itself (answers that do not
 //! come from the backend verbatim): error text positions, model layout.
 
-use super::printer::string_literal;
+use super::printer::{string_body, string_literal};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {
@@ -21,7 +21,13 @@ pub fn error(msg: &str) -> String {
 
 /// An error about a command at a position, worded as z3 words it (`line L column C: msg`).
 pub fn error_at(line: usize, col: usize, msg: &str) -> String {
-    error(&format!("line {line} column {col}: {msg}"))
+    use std::fmt::Write;
+    let mut s = String::with_capacity(msg.len() + 40);
+    // Line and column are digits: nothing in them needs escaping.
+    let _ = write!(s, "(error \"line {line} column {col}: ");
+    string_body(msg, &mut s);
+    s.push_str("\")");
+    s
 }
 
 /// `((t1 v1) (t2 v2))` from (client term text, value text) pairs.
@@ -68,6 +74,12 @@ mod tests {
     fn error_escapes_quotes() {
         assert_eq!(error("a \"b\""), "(error \"a \"\"b\"\"\")");
         assert_eq!(error_at(3, 7, "x"), "(error \"line 3 column 7: x\")");
+        assert_eq!(
+            error_at(1, 2, "\"q\" and \"\""),
+            "(error \"line 1 column 2: \"\"q\"\" and \"\"\"\"\")"
+        );
+        assert_eq!(error(""), "(error \"\")");
+        assert_eq!(error("\""), "(error \"\"\"\")");
     }
     #[test]
     fn values() {
