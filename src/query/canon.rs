@@ -36,7 +36,7 @@
 use crate::smt2::printer::{
     bv_literal, bv_u64, push_backend_symbol, string_literal, write_op_head,
 };
-use crate::term::visit::Visited;
+use crate::term::visit::Pooled;
 use crate::term::{Lit, Op, SortId, SortStore, Sym, TermId, TermStore};
 use num_bigint::BigInt;
 use num_integer::Integer;
@@ -196,22 +196,6 @@ impl OwnHashes {
         }
         h
     }
-}
-
-/// All nodes reachable from `roots`, ascending (topological).
-fn reachable(store: &TermStore, roots: &[TermId]) -> Vec<TermId> {
-    let mut seen = Visited::new();
-    let mut stack: Vec<TermId> = roots.to_vec();
-    let mut out = Vec::new();
-    while let Some(x) = stack.pop() {
-        if !seen.insert(x) {
-            continue;
-        }
-        out.push(x);
-        stack.extend(store.args(x).iter().copied());
-    }
-    out.sort_unstable();
-    out
 }
 
 fn bound_syms(store: &TermStore, nodes: &[TermId]) -> FxHashSet<Sym> {
@@ -564,22 +548,42 @@ fn rewrite(
 /// in the store's argument order.
 struct Dag {
     ids: Vec<TermId>,
-    index: FxHashMap<TermId, u32>,
+    index: Pooled<FxHashMap<TermId, u32>>,
     args: Vec<u32>,
     spans: Vec<(u32, u32)>,
 }
 
+thread_local! {
+    /// `Dag::index` tables (see `term::visit`).
+    static DAG_INDEX: std::cell::RefCell<Vec<FxHashMap<TermId, u32>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl Dag {
     fn new(store: &TermStore, roots: &[TermId]) -> Dag {
-        let ids = reachable(store, roots);
-        let mut index = FxHashMap::with_capacity_and_hasher(ids.len(), Default::default());
-        for (i, &x) in ids.iter().enumerate() {
-            index.insert(x, i as u32);
+        // One table serves as the walk's visited set and then as the local index: every
+        // node reachable from the roots, then sorted ascending, then numbered.
+        let mut index = Pooled::take(&DAG_INDEX);
+        let mut ids: Vec<TermId> = Vec::new();
+        let mut stack: Vec<TermId> = roots.to_vec();
+        while let Some(x) = stack.pop() {
+            if let std::collections::hash_map::Entry::Vacant(e) = index.entry(x) {
+                e.insert(0);
+                ids.push(x);
+                stack.extend_from_slice(store.args(x));
+            }
+        }
+        ids.sort_unstable();
+        for (i, x) in ids.iter().enumerate() {
+            if let Some(v) = index.get_mut(x) {
+                *v = i as u32;
+            }
         }
         let mut args = Vec::with_capacity(ids.len() * 2);
         let mut spans = Vec::with_capacity(ids.len());
         for &x in &ids {
             let start = args.len() as u32;
+            // Every argument of a reached node was reached.
             args.extend(store.args(x).iter().map(|a| index[a]));
             spans.push((start, args.len() as u32));
         }
@@ -1011,14 +1015,8 @@ struct Printer {
     stack: Vec<u32>,
     post: Vec<(u32, bool)>,
     shared: Vec<u32>,
-    work: Vec<W>,
-}
-
-/// A pending piece of `Printer::tree`'s output.
-enum W {
-    T(u32),
-    S(&'static str),
-    Own(String),
+    /// `tree`'s open applications: node and the number of its arguments written.
+    open: Vec<(u32, u32)>,
 }
 
 impl Printer {
@@ -1029,7 +1027,7 @@ impl Printer {
             stack: Vec::new(),
             post: Vec::new(),
             shared: Vec::new(),
-            work: Vec::new(),
+            open: Vec::new(),
         }
     }
 
@@ -1092,29 +1090,42 @@ impl Printer {
 
     /// Node `t` as a tree, with the nodes named so far written as their names.
     fn tree(&mut self, store: &TermStore, g: Local, t: u32, out: &mut String) {
-        let st = &mut self.work;
-        st.clear();
-        st.push(W::T(t));
-        while let Some(w) = st.pop() {
-            let x = match w {
-                W::S(s) => {
-                    out.push_str(s);
-                    continue;
-                }
-                W::Own(s) => {
-                    out.push_str(&s);
-                    continue;
-                }
-                W::T(x) => x,
-            };
-            let name = self.marks[x as usize].name;
+        if !self.head(store, g, t as usize, out) {
+            return;
+        }
+        let open = &mut self.open;
+        open.clear();
+        open.push((t, 0));
+        while let Some(top) = open.last_mut() {
+            let (x, k) = *top;
+            let kids = g.kids(x as usize);
+            if k as usize == kids.len() {
+                open.pop();
+                close(store, g, x as usize, out);
+                continue;
+            }
+            top.1 += 1;
+            let a = kids[k as usize];
+            out.push(' ');
+            let name = self.marks[a as usize].name;
             if name != NO_NAME {
                 out.push_str("sp!l");
                 push_usize(name as usize, out);
-                continue;
+            } else if head_of(store, g, a as usize, out) {
+                open.push((a, 0));
             }
-            print_node(store, g, x as usize, st, out);
         }
+    }
+
+    /// Node `x`'s name if it has one, else `head_of`.
+    fn head(&self, store: &TermStore, g: Local, x: usize, out: &mut String) -> bool {
+        let name = self.marks[x].name;
+        if name != NO_NAME {
+            out.push_str("sp!l");
+            push_usize(name as usize, out);
+            return false;
+        }
+        head_of(store, g, x, out)
     }
 }
 
@@ -1134,24 +1145,24 @@ fn push_usize(v: usize, out: &mut String) {
     out.extend(digits[i..].iter().map(|&d| d as char));
 }
 
-/// Write node `x`'s own text (a leaf, or the head of an application) and queue its
-/// arguments and closing parenthesis on `st`.
-fn print_node(store: &TermStore, g: Local, x: usize, st: &mut Vec<W>, out: &mut String) {
+/// Write node `x`'s own text: a leaf whole (false), or the opening of an application,
+/// `(head` without a space after it (true: its arguments follow, each after a space, then
+/// `close`).
+fn head_of(store: &TermStore, g: Local, x: usize, out: &mut String) -> bool {
     let n = store.node(g.term[x]);
-    let kids = g.kids(x);
-    // Leaves and annotations; everything else is `(head args)`.
+    // Leaves; everything else is `(head args)`.
     match n.op {
         Op::True => {
             out.push_str("true");
-            return;
+            return false;
         }
         Op::False => {
             out.push_str("false");
-            return;
+            return false;
         }
         Op::Bv(v) => {
             bv_u64(v, store.sorts.bv_width(n.sort).unwrap_or(64), out);
-            return;
+            return false;
         }
         Op::BvWide(l) | Op::Num(l) | Op::Dec(l) | Op::Str(l) => {
             match (n.op, store.get_lit(l)) {
@@ -1165,19 +1176,13 @@ fn print_node(store: &TermStore, g: Local, x: usize, st: &mut Vec<W>, out: &mut 
                 (_, Lit::Str(s)) => string_literal(s, out),
                 (_, Lit::Raw(r)) => out.push_str(r),
             }
-            return;
+            return false;
         }
         Op::Sym(_) | Op::Other(_) if n.args.is_empty() => {}
-        Op::Annot(l) => {
-            // (! t attrs)
-            out.push_str("(! ");
-            st.push(W::S(")"));
-            if let Lit::Raw(r) = store.get_lit(l) {
-                // attribute text after the term
-                st.push(W::Own(format!(" {r}")));
-            }
-            st.push(W::T(kids[0]));
-            return;
+        // (! t attrs): the attributes are written by `close`.
+        Op::Annot(_) => {
+            out.push_str("(!");
+            return true;
         }
         _ => out.push('('),
     }
@@ -1213,13 +1218,17 @@ fn print_node(store: &TermStore, g: Local, x: usize, st: &mut Vec<W>, out: &mut 
         }
         op => write_op_head(op, out),
     }
-    if matches!(n.op, Op::Sym(_) | Op::Other(_)) && n.args.is_empty() {
-        // A constant or an unmodelled nullary operator: its head alone.
-        return;
+    // A constant or an unmodelled nullary operator is its head alone.
+    !(matches!(n.op, Op::Sym(_) | Op::Other(_)) && n.args.is_empty())
+}
+
+/// The end of an application `head_of` opened: `)`, after an annotation's attributes.
+fn close(store: &TermStore, g: Local, x: usize, out: &mut String) {
+    if let Op::Annot(l) = store.op(g.term[x]) {
+        if let Lit::Raw(r) = store.get_lit(l) {
+            out.push(' ');
+            out.push_str(r);
+        }
     }
-    st.push(W::S(")"));
-    for &a in kids.iter().rev() {
-        st.push(W::T(a));
-        st.push(W::S(" "));
-    }
+    out.push(')');
 }
