@@ -49,10 +49,17 @@ pub enum Frame {
     },
 }
 
-/// Bytes that matter to framing inside a command: parentheses, string and quoted-symbol
-/// delimiters, comment starts, and newlines (line counting).
+/// Bytes the fast path inside a command stops at: parentheses, string and quoted-symbol
+/// delimiters, comment starts, newlines (line counting), and every non-ASCII byte (so that
+/// a fast run is ASCII and its length is its column count; UTF-8 text takes the byte-wise
+/// path, which counts characters).
 const FRAMING: [bool; 256] = {
     let mut t = [false; 256];
+    let mut b = 0x80;
+    while b < 256 {
+        t[b] = true;
+        b += 1;
+    }
     t[b'(' as usize] = true;
     t[b')' as usize] = true;
     t[b'"' as usize] = true;
@@ -80,6 +87,9 @@ pub struct CommandReader<R> {
     line: usize,
     col: usize,
     eof: bool,
+    /// The current frame's gap so far (reused from frame to frame, so it does not grow
+    /// from nothing each time).
+    gap_buf: Vec<u8>,
 }
 
 impl<R: BufRead + Lookahead> CommandReader<R> {
@@ -89,6 +99,7 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
             line: 1,
             col: 1,
             eof: false,
+            gap_buf: Vec::new(),
         }
     }
 
@@ -110,7 +121,9 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
         let mut cmd: Vec<u8> = Vec::new();
         let (mut start_line, mut start_col) = (self.line, self.col);
         let gap_at = (self.line, self.col);
-        let mut gap: Option<Vec<u8>> = Some(Vec::new());
+        // The gap is kept while it is at most GAP_KEEP bytes long.
+        self.gap_buf.clear();
+        let mut gap_kept = true;
         loop {
             if self.inner.buffered().is_empty() {
                 idle();
@@ -168,9 +181,9 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
                         used += 1;
                     }
                     if used > start {
-                        let run = &chunk[start..used];
-                        self.col += chars_in(run);
-                        cmd.extend_from_slice(run);
+                        // ASCII only (see FRAMING): one column per byte.
+                        self.col += used - start;
+                        cmd.extend_from_slice(&chunk[start..used]);
                     }
                     if closed {
                         done = true;
@@ -186,12 +199,16 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
                     let n = line_end(rest, 0);
                     if n > 0 {
                         let run = &rest[..n];
-                        self.col += chars_in(run);
-                        if let Some(g) = gap.as_mut() {
-                            if g.len() + n <= GAP_KEEP {
-                                g.extend_from_slice(run);
+                        if n == rest.len() {
+                            // The line goes on in the next chunk (a newline in this one
+                            // resets the column, so then the count would not be seen).
+                            self.col += chars_in(run);
+                        }
+                        if gap_kept {
+                            if self.gap_buf.len() + n <= GAP_KEEP {
+                                self.gap_buf.extend_from_slice(run);
                             } else {
-                                gap = None;
+                                gap_kept = false;
                             }
                         }
                         used += n;
@@ -210,11 +227,11 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
                     self.col += 1;
                 }
                 if state == State::TopComment || (state == State::Top && b != b'(') {
-                    if let Some(g) = gap.as_mut() {
-                        if g.len() < GAP_KEEP {
-                            g.push(b);
+                    if gap_kept {
+                        if self.gap_buf.len() < GAP_KEEP {
+                            self.gap_buf.push(b);
                         } else {
-                            gap = None;
+                            gap_kept = false;
                         }
                     }
                 }
@@ -305,7 +322,10 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
                         text,
                         line: start_line,
                         col: start_col,
-                        gap: gap.map(|g| String::from_utf8_lossy(&g).into_owned()),
+                        gap: gap_kept.then(|| match std::str::from_utf8(&self.gap_buf) {
+                            Ok(g) => g.to_owned(),
+                            Err(_) => String::from_utf8_lossy(&self.gap_buf).into_owned(),
+                        }),
                         gap_at,
                     }),
                     Err(_) => Frame::Error {
@@ -451,6 +471,11 @@ mod tests {
         assert_eq!(f[0], cmd("(check-sat)", 2, 1, "; (c\n", (1, 1)));
         assert_eq!(f[1], cmd("(echo \"a)\"\"b\")", 2, 13, " ", (2, 12)));
         assert_eq!(f[2], cmd("(assert |x)|)", 3, 2, "\n ", (2, 27)));
+        // Columns count characters, not bytes: after non-ASCII text inside a command, in a
+        // string, in a quoted symbol and in a comment between commands.
+        let f = frames("(a \u{e9}\u{e9} \"\u{e9}\" |\u{e9}|) (b) ; \u{e9}\u{e9}\n  (c)".as_bytes());
+        assert_eq!(f[1], cmd("(b)", 1, 16, " ", (1, 15)));
+        assert_eq!(f[2], cmd("(c)", 2, 3, " ; \u{e9}\u{e9}\n  ", (1, 19)));
         // Text between commands longer than GAP_KEEP is not kept.
         let mut long = vec![b' '; GAP_KEEP + 10];
         long.extend_from_slice(b"(check-sat)");
