@@ -9,7 +9,7 @@ use super::cached::{own_model, own_values, CachePlanner, MissPolicy, Planned};
 use super::client::Decl;
 use super::stack::{StackMirror, Via};
 use super::Config;
-use crate::driver::{DriverError, Response};
+use crate::driver::{DriverError, Response, SolverKind};
 use crate::query::eval::Model;
 use crate::smt2::lexer::Sexps;
 use crate::smt2::printer::{backend_name, print_term, quote_symbol, BackendNames, Names};
@@ -145,10 +145,13 @@ impl Planner {
             race: cfg.jobs >= 2,
             main: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
             aux: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
+            // Hybrid learns unsat cores (for its counterexample cache) from z3; cvc5 builds
+            // cores from proofs, and yices gives them only for check-sat-assuming.
             stack: StackMirror::new(
                 cfg.strategy == Strategy::StackCse,
                 cfg.strategy == Strategy::Hybrid,
-            ),
+            )
+            .with_cores(cfg.strategy == Strategy::Hybrid && cfg.solver.kind == SolverKind::Z3),
             cached: match cfg.strategy {
                 Strategy::Cache => Some(CachePlanner::new(cfg.cache.as_ref(), MissPolicy::Fresh)),
                 Strategy::Hybrid => Some(CachePlanner::new(

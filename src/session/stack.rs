@@ -61,6 +61,10 @@ const MAX_MACROS: usize = 100_000;
 /// query of 300,000 conjuncts pushed one scope each kept z3 busy for over ten minutes,
 /// where it solves the same query from scratch in 15 s.
 const SCOPES_MAX: usize = 64;
+/// Queries of at most this many conjuncts have their assertions named for cores.
+const CORE_MAX_CONJUNCTS: usize = 16;
+/// An incremental solve slower than this turns unsat cores off (see `StackMirror::cores`).
+const CORES_SLOW_MS: f64 = 50.0;
 /// A CSE candidate must have at least this many nodes.
 const CSE_MIN_NODES: u32 = 4;
 /// The first query solved fresh as a probe, the least and the most queries between probes.
@@ -157,6 +161,11 @@ pub struct StackMirror {
     /// again; until then queries go to fresh contexts.
     pending: Option<Pending>,
     frames: Vec<Vec<TermId>>,
+    /// Whether the assertions of each frame, and all of the base, were named (see `cores`).
+    frames_named: Vec<bool>,
+    base_named: bool,
+    /// Name the assertions being sent now.
+    naming: bool,
     generation: u64,
     names: StackNames,
     /// backend name -> declaration text sent
@@ -187,6 +196,19 @@ pub struct StackMirror {
     rebuild_due: bool,
     macro_counter: u64,
     rename_counter: u64,
+    /// Unsat cores (hybrid on z3, array logics; see `cores_pay_in`): `cores` is wanted,
+    /// `cores_on` is on in this generation (`:produce-unsat-cores` in its preamble). The
+    /// assertions of a small query are named `sp!u<k>` (`naming`, `frames_named`,
+    /// `base_named`); a core is asked for only when every assertion in the backend is
+    /// named, so its conjuncts are unsatisfiable by themselves (declarations and macros
+    /// are definitions). `core_names[k]` is the conjunct named `sp!u<k>` in this
+    /// generation; names are never reused (`:global-declarations` keeps them defined). A
+    /// solve slower than `CORES_SLOW_MS` turns cores off for the session (the backend is
+    /// rebuilt without them): core tracking costs z3 its preprocessing on hard queries.
+    cores: bool,
+    cores_on: bool,
+    core_names: FxHashMap<u64, TermId>,
+    core_counter: u64,
     /// Queries seen, bail-outs so far, and the query number before which queries go
     /// straight to a fresh context (exponential back-off in the number of bail-outs).
     queries: u64,
@@ -204,6 +226,9 @@ impl StackMirror {
             base_drops: 0,
             pending: None,
             frames: Vec::new(),
+            frames_named: Vec::new(),
+            base_named: true,
+            naming: false,
             generation: u64::MAX,
             names: StackNames::default(),
             declared: FxHashMap::default(),
@@ -224,10 +249,22 @@ impl StackMirror {
             rebuild_due: false,
             macro_counter: 0,
             rename_counter: 0,
+            cores: false,
+            cores_on: false,
+            core_names: FxHashMap::default(),
+            core_counter: 0,
             queries: 0,
             bailouts: 0,
             skip_until: 0,
         }
+    }
+
+    /// Ask for unsat cores (see `cores`): the assertions of small queries are named, so
+    /// that an unsat answer can come with a core (`unsat_core`). Takes effect from the
+    /// next backend generation on.
+    pub fn with_cores(mut self, on: bool) -> Self {
+        self.cores = on;
+        self
     }
 
     pub fn names(&self) -> &StackNames {
@@ -241,9 +278,13 @@ impl StackMirror {
         self.rebuild_due = false;
         self.base.clear();
         self.frames.clear();
+        self.frames_named.clear();
+        self.base_named = true;
         self.generation = u64::MAX;
         self.names = StackNames::default();
         self.declared.clear();
+        self.core_names.clear();
+        self.cores_on = false;
         self.pushes = 0;
     }
 
@@ -385,6 +426,7 @@ impl StackMirror {
         self.pushes > MAX_PUSHES
             || self.names.macros.len() > MAX_MACROS
             || self.declared.len() > MAX_MACROS
+            || self.core_names.len() > MAX_MACROS
     }
 
     fn try_check(
@@ -529,6 +571,10 @@ impl StackMirror {
             self.preamble = options.clone();
             cmds.push("(set-option :produce-models true)".into());
             cmds.push("(set-option :global-declarations true)".into());
+            self.cores_on = self.cores && cores_pay_in(q.logic);
+            if self.cores_on {
+                cmds.push("(set-option :produce-unsat-cores true)".into());
+            }
             cmds.extend(options.iter().cloned());
         }
         for &c in &conjuncts {
@@ -564,6 +610,7 @@ impl StackMirror {
         if npop > 0 {
             cmds.push(format!("(pop {npop})"));
             self.frames.truncate(keep);
+            self.frames_named.truncate(keep);
             stats.pops += npop as u64;
         }
         let kept: FxHashSet<TermId> = self
@@ -603,9 +650,16 @@ impl StackMirror {
             self.declared.insert(name, text.clone());
             cmds.push(text);
         }
+        // Named (for cores) only when the query is small: naming costs z3 time on every
+        // assertion (sbase-expr/all, about 110 conjuncts a check: 0.24 s of z3 CPU plain,
+        // 0.31 s named), and the small components are where cores recur.
+        self.naming = self.cores_on && conjuncts.len() <= CORE_MAX_CONJUNCTS;
         for &c in &new_base {
             self.assert_text(store, c, &mut cmds);
             self.base.push(c);
+        }
+        if !new_base.is_empty() {
+            self.base_named &= self.naming;
         }
         // The oldest new conjuncts share one scope when there are very many of them.
         let max_scopes = if self.one_scope { 1 } else { SCOPES_MAX };
@@ -619,6 +673,7 @@ impl StackMirror {
                 self.assert_text(store, c, &mut cmds);
             }
             self.frames.push(group.to_vec());
+            self.frames_named.push(self.naming);
             self.pushes += 1;
             stats.pushes += 1;
         }
@@ -715,9 +770,15 @@ impl StackMirror {
             return self.race(h, aux, store, q, stats, t0);
         }
         h.kill();
+        let cores_on = self.cores_on;
         self.clear();
         stats.stack_bailouts += 1;
-        self.back_off();
+        if cores_on {
+            // Judged again without named assertions (see `incremental_answer`).
+            self.cores_off();
+        } else {
+            self.back_off();
+        }
         self.fresh(aux, store, q, stats)
     }
 
@@ -725,6 +786,12 @@ impl StackMirror {
     /// was far slower than fresh ones have been (the answer stands).
     fn incremental_answer(&mut self, resp: &Response, t0: Instant) -> Answer {
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
+        if self.cores_on && ms > CORES_SLOW_MS {
+            // Slow with named assertions: the stack is judged again without them, so this
+            // solve counts neither towards its costs nor towards a back-off.
+            self.cores_off();
+            return response_answer(resp);
+        }
         self.record(ms);
         push_window(&mut self.inc_cost_ms, self.batch_ms + ms);
         if self.early_ms.len() < JUDGE_MIN {
@@ -822,14 +889,23 @@ impl StackMirror {
             if fresh_running {
                 match aux.poll(RACE_SLICE) {
                     Ok(Some(resp)) => {
-                        // The incremental solve goes on in the background (see `pending`).
                         stats.stack_bailouts += 1;
-                        self.pending = Some(Pending {
-                            t0,
-                            generation: h.generation,
-                            acks: 0,
-                            speculative: false,
-                        });
+                        if self.cores_on {
+                            // Slow with named assertions: rebuilt without them rather than
+                            // waited for (see `incremental_answer`).
+                            self.cores_off();
+                            h.kill();
+                            self.clear();
+                        } else {
+                            // The incremental solve goes on in the background (see
+                            // `pending`).
+                            self.pending = Some(Pending {
+                                t0,
+                                generation: h.generation,
+                                acks: 0,
+                                speculative: false,
+                            });
+                        }
                         self.record_fresh(fresh_t0.elapsed());
                         return Ok((response_answer(&resp), Via::Fresh));
                     }
@@ -851,9 +927,58 @@ impl StackMirror {
             self.define_macros(store, c, cmds);
         }
         let mut s = String::from("(assert ");
-        write_term(store, c, &self.names, &mut s);
+        if self.naming {
+            let k = self.core_counter;
+            self.core_counter += 1;
+            self.core_names.insert(k, c);
+            s.push_str("(! ");
+            write_term(store, c, &self.names, &mut s);
+            s.push_str(" :named sp!u");
+            s.push_str(&k.to_string());
+            s.push(')');
+        } else {
+            write_term(store, c, &self.names, &mut s);
+        }
         s.push(')');
         cmds.push(s);
+    }
+
+    /// No more unsat cores this session, without a rebuild: nothing more is named (the
+    /// option stays on in this backend, which costs nothing by itself).
+    pub fn stop_cores(&mut self) {
+        self.cores = false;
+        self.cores_on = false;
+    }
+
+    /// No more unsat cores this session; a backend that has them on is rebuilt without.
+    fn cores_off(&mut self) {
+        if self.cores {
+            self.cores = false;
+            self.rebuild_due |= self.cores_on;
+        }
+    }
+
+    /// The conjuncts of an unsat core of the backend's last check, which it has just
+    /// answered `unsat` (call before anything else is sent to it). Only with cores on, in
+    /// the generation the mirror describes, and only a core made wholly of this
+    /// generation's names: then the core's conjuncts are unsatisfiable by themselves.
+    /// Never empty (an empty core would refute everything: a backend giving one is not
+    /// believed).
+    pub fn unsat_core(&mut self, h: &mut SolverHandle) -> Option<Vec<TermId>> {
+        if !self.cores_on
+            || self.pending.is_some()
+            || h.generation != self.generation
+            || !self.base_named
+            || !self.frames_named.iter().all(|&n| n)
+        {
+            return None;
+        }
+        let text = match h.cmd_in_generation(self.generation, "(get-unsat-core)") {
+            Ok(Response::Other(t)) => t,
+            _ => return None,
+        };
+        let core = core_conjuncts(&text, &self.core_names)?;
+        (!core.is_empty()).then_some(core)
     }
 
     /// Base-level assertions are used unless dropping them (a restart each time) has been
@@ -971,6 +1096,33 @@ impl StackMirror {
     }
 }
 
+/// Whether unsat cores are worth asking for under this logic: with arrays (KLEE's path
+/// conditions over input bytes, where refuted branch conditions recur with small cores;
+/// sort/all: 52 solver checks without them, 43 with), or no logic said. Not for pure
+/// bit-vector or arithmetic logics: hard QF_BV queries lose z3's preprocessing to core
+/// tracking (domain.smt2: 13 s of CPU without cores, 28 s with).
+fn cores_pay_in(logic: Option<&str>) -> bool {
+    match logic {
+        None => true,
+        Some(l) => l.starts_with("QF_A") || l == "ALL",
+    }
+}
+
+/// The conjuncts named in a `(get-unsat-core)` answer, `(sp!u3 sp!u7)`: None unless it is
+/// a list of `sp!u<k>` names all in `names` (deduplicated, in the answer's order).
+fn core_conjuncts(text: &str, names: &FxHashMap<u64, TermId>) -> Option<Vec<TermId>> {
+    let inner = text.trim().strip_prefix('(')?.strip_suffix(')')?;
+    let mut out: Vec<TermId> = Vec::new();
+    for tok in inner.split_ascii_whitespace() {
+        let k: u64 = tok.strip_prefix("sp!u")?.parse().ok()?;
+        let c = *names.get(&k)?;
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    Some(out)
+}
+
 /// Keep the last 64 samples.
 fn push_window(v: &mut Vec<f64>, x: f64) {
     v.push(x);
@@ -1018,4 +1170,47 @@ pub fn split_conjuncts(store: &mut TermStore, assertions: &[TermId]) -> Vec<Term
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_answers_map_to_named_conjuncts_only() {
+        let names: FxHashMap<u64, TermId> = [(3, TermId(30)), (7, TermId(70)), (9, TermId(70))]
+            .into_iter()
+            .collect();
+        assert_eq!(
+            core_conjuncts("(sp!u3 sp!u7)", &names),
+            Some(vec![TermId(30), TermId(70)])
+        );
+        // Two names of one conjunct (asserted twice): once.
+        assert_eq!(
+            core_conjuncts(" (sp!u7\n sp!u9 sp!u3) ", &names),
+            Some(vec![TermId(70), TermId(30)])
+        );
+        assert_eq!(core_conjuncts("()", &names), Some(vec![]));
+        // A name of another generation, a client's name, a term, not a list: nothing.
+        assert_eq!(core_conjuncts("(sp!u3 sp!u4)", &names), None);
+        assert_eq!(core_conjuncts("(sp!u3 a1)", &names), None);
+        assert_eq!(core_conjuncts("(sp!u3 (not x))", &names), None);
+        assert_eq!(core_conjuncts("(sp!ux)", &names), None);
+        assert_eq!(core_conjuncts("unsupported", &names), None);
+        assert_eq!(
+            core_conjuncts("(error \"unsat core is not available\")", &names),
+            None
+        );
+    }
+
+    #[test]
+    fn cores_only_under_array_logics() {
+        for l in ["QF_ABV", "QF_AUFBV", "QF_AX", "QF_ALIA", "ALL"] {
+            assert!(cores_pay_in(Some(l)), "{l}");
+        }
+        assert!(cores_pay_in(None));
+        for l in ["QF_BV", "QF_LIA", "QF_UFBV", "QF_S", "LIA"] {
+            assert!(!cores_pay_in(Some(l)), "{l}");
+        }
+    }
 }

@@ -37,6 +37,9 @@ pub struct Stats {
     /// Hybrid: components decided by evaluating every assignment of their few bits
     /// (`query::enumerate`) instead of by a backend.
     pub enumerated: u64,
+    /// Hybrid on z3: unsat cores learned from the stack backend (smaller than their
+    /// component) and kept as refuted sets for counterexample reasoning.
+    pub cores: u64,
     /// Result-store lookups answered by each persistent tier (per component), and
     /// entries written to the store, as of the end of the run.
     pub disk_hits: u64,
@@ -72,6 +75,7 @@ pub struct Summary {
     pub speculations: u64,
     pub speculations_used: u64,
     pub enumerated: u64,
+    pub cores: u64,
     pub fallbacks_passthrough: u64,
     pub disk_hits: u64,
     pub redis_hits: u64,
@@ -116,6 +120,7 @@ impl Stats {
             speculations: self.speculations,
             speculations_used: self.speculations_used,
             enumerated: self.enumerated,
+            cores: self.cores,
             fallbacks_passthrough: self.fallbacks_passthrough,
             disk_hits: self.disk_hits,
             redis_hits: self.redis_hits,
