@@ -226,13 +226,11 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
                 } else if (b & 0xC0) != 0x80 {
                     self.col += 1;
                 }
-                if state == State::TopComment || (state == State::Top && b != b'(') {
-                    if gap_kept {
-                        if self.gap_buf.len() < GAP_KEEP {
-                            self.gap_buf.push(b);
-                        } else {
-                            gap_kept = false;
-                        }
+                if gap_kept && (state == State::TopComment || (state == State::Top && b != b'(')) {
+                    if self.gap_buf.len() < GAP_KEEP {
+                        self.gap_buf.push(b);
+                    } else {
+                        gap_kept = false;
                     }
                 }
                 match state {
