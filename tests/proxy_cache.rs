@@ -3,20 +3,14 @@
 //! two processes with separate disk stores share results through a real Redis, and with
 //! Redis down smtproxy warns once and goes on.
 
+mod common;
+
+use common::corpus;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_smtproxy")
-}
-
-fn corpus(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("smt2-corpus")
-        .join(rel)
-}
 
 struct Run {
     json: serde_json::Value,
@@ -27,23 +21,8 @@ struct Run {
 fn replay(log: &Path, strategy: &str, cache: &str, xdg: &Path) -> Run {
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("out.json");
-    let out = Command::new(bin())
-        .args([
-            "replay",
-            "--check",
-            "--quiet",
-            "--solver",
-            "z3",
-            "--strategy",
-            strategy,
-            "--cache",
-            cache,
-            "--json",
-        ])
-        .arg(&json)
-        .arg(log)
+    let out = common::replay_json_cmd(strategy, cache, &json, log)
         .env("XDG_CACHE_HOME", xdg)
-        .stdin(Stdio::null())
         .output()
         .expect("run smtproxy");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -118,22 +97,11 @@ fn eight_processes_share_one_disk_store() {
     // All eight at once.
     let children: Vec<(PathBuf, Child)> = logs
         .iter()
-        .map(|log| {
-            let c = Command::new(bin())
-                .args([
-                    "replay",
-                    "--check",
-                    "--quiet",
-                    "--solver",
-                    "z3",
-                    "--strategy",
-                    "cache",
-                    "--cache",
-                    &store_s,
-                ])
-                .arg(log)
+        .enumerate()
+        .map(|(i, log)| {
+            let json = dir.path().join(format!("run-{i}.json"));
+            let c = common::replay_json_cmd("cache", &store_s, &json, log)
                 .env("XDG_CACHE_HOME", dir.path())
-                .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
                 .spawn()

@@ -4,8 +4,9 @@
 //! and a pure bit-vector logic (where core tracking costs z3 its preprocessing) asks for
 //! none.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+mod common;
+
+use std::process::Stdio;
 
 /// `smtproxy replay --check --quiet --strategy hybrid --cache none` of `script`; the JSON
 /// summary.
@@ -14,22 +15,8 @@ fn replay(script: &str) -> serde_json::Value {
     let log = dir.path().join("cores.smt2");
     std::fs::write(&log, script).expect("write log");
     let json = dir.path().join("out.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_smtproxy"))
-        .args([
-            "replay",
-            "--check",
-            "--quiet",
-            "--solver",
-            "z3",
-            "--strategy",
-            "hybrid",
-            "--cache",
-            "none",
-            "--json",
-        ])
-        .arg(&json)
-        .arg(Path::new(&log))
-        .stdin(Stdio::null())
+    let out = common::replay_json_cmd("hybrid", "none", &json, &log)
+        .stdout(Stdio::null())
         .output()
         .expect("run smtproxy");
     assert!(

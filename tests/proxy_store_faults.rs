@@ -7,7 +7,7 @@
 mod common;
 
 use common::redis_server::Server;
-use common::{bin, corpus, have, run_cmd, summary, tail, Out, Session};
+use common::{bin, corpus, have, replay_json_cmd, run_cmd, summary, tail, Out, Session};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -458,24 +458,8 @@ fn store_on_full_disk() {
 
 /// `smtproxy replay --check --quiet --strategy cache --cache STORE --json F LOG`.
 fn replay_cmd(store: &Path, log: &Path, json: &Path) -> Command {
-    let mut c = Command::new(bin());
-    c.args([
-        "replay",
-        "--check",
-        "--quiet",
-        "--solver",
-        "z3",
-        "--strategy",
-        "cache",
-        "--cache",
-    ])
-    .arg(store)
-    .arg("--json")
-    .arg(json)
-    .arg(log)
-    .stdin(Stdio::null())
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped());
+    let mut c = replay_json_cmd("cache", store, json, log);
+    c.stdout(Stdio::null()).stderr(Stdio::piped());
     c
 }
 

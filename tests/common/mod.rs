@@ -25,6 +25,34 @@ pub fn corpus(rel: &str) -> PathBuf {
     root().join("smt2-corpus").join(rel)
 }
 
+/// `smtproxy replay --check --quiet --solver z3 --strategy STRATEGY --cache CACHE --json JSON
+/// LOG`: the summary goes to `json`; stdin is closed, stdout and stderr are the caller's to
+/// set.
+pub fn replay_json_cmd(
+    strategy: &str,
+    cache: impl AsRef<std::ffi::OsStr>,
+    json: &Path,
+    log: &Path,
+) -> Command {
+    let mut c = Command::new(bin());
+    c.args([
+        "replay",
+        "--check",
+        "--quiet",
+        "--solver",
+        "z3",
+        "--strategy",
+        strategy,
+        "--cache",
+    ])
+    .arg(cache)
+    .arg("--json")
+    .arg(json)
+    .arg(log)
+    .stdin(Stdio::null());
+    c
+}
+
 /// Is `prog` runnable (on PATH or an absolute path)?
 pub fn have(prog: &str) -> bool {
     Command::new(prog)
