@@ -445,19 +445,25 @@ impl Engine {
         // Counted mode (yices) keeps print-success on in the solver whatever the client has.
         let backend_ps = ps || kind == SolverKind::Yices;
         if has_state || ps {
-            s.lean_write("(set-option :produce-models true)\n");
+            // z3's error messages give line numbers: the replay goes on one line (its
+            // commands' own line breaks aside), so that the client's next command, on a
+            // later line of the client's input, is sent on that same line (see `gap`).
+            let sep = if kind == SolverKind::Z3 { " " } else { "\n" };
+            s.lean_write("(set-option :produce-models true)");
+            s.lean_write(sep);
             for c in &log {
                 s.lean_write(c);
-                s.lean_write("\n");
+                s.lean_write(sep);
             }
             if let Some(check) = &self.pass_model_check {
                 // The client may still ask for the model of its last (sat) check-sat; its
                 // answer is read and dropped with the rest before the marker.
                 s.lean_write(check);
-                s.lean_write("\n");
+                s.lean_write(sep);
             }
             if backend_ps {
-                s.lean_write("(set-option :print-success true)\n");
+                s.lean_write("(set-option :print-success true)");
+                s.lean_write(sep);
             }
             let n = s.lean_mark(backend_ps);
             // Under the session's deadline: the client's own state can hang the solver

@@ -54,25 +54,59 @@ pub struct Config {
     pub jobs: usize,
 }
 
-/// Line and column of the first argument of the command `text` that starts at
-/// (`line`, `col`): after `(`, the command name and the blanks that follow it.
-fn argument_position(text: &str, line: usize, col: usize) -> (usize, usize) {
+/// Line and column of byte `i` of the command `text` that starts at (`line`, `col`).
+fn position_at(text: &str, i: usize, line: usize, col: usize) -> (usize, usize) {
+    let before = &text.as_bytes()[..i.min(text.len())];
+    match before.iter().rposition(|&b| b == b'\n') {
+        Some(nl) => (
+            line + before.iter().filter(|&&b| b == b'\n').count(),
+            i - nl,
+        ),
+        None => (line, col + i),
+    }
+}
+
+/// The byte offset of the first argument of the command `text`: after `(`, the command
+/// name and the blanks that follow it.
+fn argument_offset(text: &str) -> usize {
     let b = text.as_bytes();
     let mut i = text.find('(').map_or(0, |p| p + 1);
     while i < b.len() && b[i].is_ascii_whitespace() {
         i += 1;
     }
-    while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'(' && b[i] != b')' {
-        i += 1;
-    }
+    i = token_end(b, i);
     while i < b.len() && b[i].is_ascii_whitespace() {
         i += 1;
     }
-    let before = &text[..i.min(text.len())];
-    match before.rfind('\n') {
-        Some(nl) => (line + before.matches('\n').count(), i - nl),
-        None => (line, col + i),
+    i
+}
+
+/// The end of the atom that starts at byte `i` of `b`.
+fn token_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'(' && b[i] != b')' {
+        i += 1;
     }
+    i
+}
+
+/// A position as z3 prints it: on the first line of its input z3's columns are one more
+/// than on the others (`(pop 5)` alone is refused at column 7 on line 1, column 6 below).
+fn z3_position((line, col): (usize, usize)) -> (usize, usize) {
+    (line, if line == 1 { col + 1 } else { col })
+}
+
+/// Where z3 puts an error about the first argument of the command `text` that starts at
+/// (`line`, `col`).
+fn argument_position(text: &str, line: usize, col: usize) -> (usize, usize) {
+    z3_position(position_at(text, argument_offset(text), line, col))
+}
+
+/// Where z3 reports an error found while running a command it has parsed (get-value or
+/// get-model without a model, get-unsat-core without the option): the column before the
+/// command's closing parenthesis, 0 when that parenthesis starts a line.
+fn run_error_position(text: &str, line: usize, col: usize) -> (usize, usize) {
+    let (l, c) = position_at(text, text.len().saturating_sub(1), line, col);
+    z3_position((l, c.saturating_sub(1)))
 }
 
 /// `--jobs` when not given.
@@ -485,6 +519,25 @@ impl Engine {
                         "unsat cores, proofs or assignments requested",
                     );
                 }
+                // Off (`true` went to passthrough above): z3 refuses any value while
+                // assertions are in (its words, at the end of the keyword) and takes it
+                // otherwise. Not asked of the backend, whose own assertions (the stack's,
+                // named for unsat cores) are not the client's.
+                ":produce-unsat-cores" | ":produce-proofs" | ":produce-unsat-assumptions"
+                    if self.dialect == Dialect::Z3 =>
+                {
+                    if self.client.frames.iter().any(|f| !f.assertions.is_empty()) {
+                        let end = token_end(text.as_bytes(), argument_offset(text));
+                        let (l, c) = z3_position(position_at(text, end, line, col));
+                        self.error_at(
+                            l,
+                            c,
+                            &format!("error setting '{k}', option value cannot be modified after assertions have been added"),
+                        );
+                    } else {
+                        self.success();
+                    }
+                }
                 _ => {
                     // Ask the backend whether it accepts the option; remember it for fresh contexts.
                     match self.planner.main_for_client(&mut self.stats).cmd(text) {
@@ -592,14 +645,38 @@ impl Engine {
                 let a = self.check(&lits);
                 outcome.check = Some(a);
             }
-            Command::GetValue(terms) => self.get_value(&terms, line, col),
-            Command::GetModel => self.get_model(line, col),
+            Command::GetValue(terms) => {
+                let (l, c) = self.run_error_position(text, line, col);
+                self.get_value(&terms, l, c)
+            }
+            Command::GetModel => {
+                let (l, c) = self.run_error_position(text, line, col);
+                self.get_model(l, c)
+            }
+            // The options these need send the session to passthrough when set, so here
+            // they are off.
             Command::GetAssignment
             | Command::GetUnsatCore
             | Command::GetUnsatAssumptions
-            | Command::GetProof => {
-                self.error_at(line, col, "unsat cores, proofs and assignments need the corresponding produce- option set first");
-            }
+            | Command::GetProof => match self.dialect {
+                Dialect::Z3 => {
+                    // z3's answers, word for word: an assignment of no named terms after
+                    // sat, else errors naming the option to set.
+                    let (l, c) = run_error_position(text, line, col);
+                    let msg = match cmd {
+                        Command::GetAssignment if matches!(self.last, Last::Sat) => {
+                            self.emit("()");
+                            return outcome;
+                        }
+                        Command::GetAssignment => "model is not available",
+                        Command::GetUnsatCore => "unsat core construction is not enabled, use command (set-option :produce-unsat-cores true)",
+                        Command::GetProof => "proof construction is not enabled, use command (set-option :produce-proofs true)",
+                        _ => "unsat assumptions construction is not enabled, use command (set-option :produce-unsat-assumptions true)",
+                    };
+                    self.error_at(l, c, msg);
+                }
+                _ => self.error_at(line, col, "unsat cores, proofs and assignments need the corresponding produce- option set first"),
+            },
             Command::Reset => {
                 self.reset_client();
                 self.success();
@@ -678,6 +755,15 @@ impl Engine {
             self.last = Last::Unknown;
         }
         a == Answer::Sat
+    }
+
+    /// Where an error found while running `text` is reported: as z3 reports it (see
+    /// `run_error_position`), else at the command's start.
+    fn run_error_position(&self, text: &str, line: usize, col: usize) -> (usize, usize) {
+        match self.dialect {
+            Dialect::Z3 => run_error_position(text, line, col),
+            _ => (line, col),
+        }
     }
 
     fn models_enabled(&self) -> bool {
@@ -828,4 +914,26 @@ pub fn engine_for(
         },
         out,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_as_z3_prints_them() {
+        // Below the first line: the argument's column; the column before the closing
+        // parenthesis for an error found while running the command (0 at a line's start).
+        assert_eq!(argument_position("(pop 5)", 2, 1), (2, 6));
+        assert_eq!(argument_position("(pop\n  5)", 3, 4), (4, 3));
+        assert_eq!(run_error_position("(get-value (a))", 5, 1), (5, 14));
+        assert_eq!(run_error_position("(get-value ( a ) )", 6, 1), (6, 17));
+        assert_eq!(run_error_position("(get-value   (a   a)    )", 7, 3), (7, 26));
+        assert_eq!(run_error_position("(get-value (a\n a))", 8, 1), (9, 3));
+        assert_eq!(run_error_position("(get-value (a)\n)", 17, 1), (18, 0));
+        // On the first line of the input z3's columns are one more.
+        assert_eq!(argument_position("(pop 5)", 1, 1), (1, 7));
+        assert_eq!(run_error_position("(get-assignment)", 1, 1), (1, 16));
+        assert_eq!(run_error_position("(get-value (1))", 1, 30), (1, 44));
+    }
 }
