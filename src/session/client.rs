@@ -80,6 +80,28 @@ impl ClientState {
     pub fn named(&self) -> impl Iterator<Item = &(String, TermId)> {
         self.frames.iter().flat_map(|f| f.named.iter())
     }
+    /// Pop the top frame (never the base). With `global` (`:global-declarations true`) what
+    /// it declared and defined stays in scope, so it moves to the base frame: declarations,
+    /// definitions and their raw commands (its assertions go).
+    pub fn pop_frame(&mut self, global: bool) {
+        if self.frames.len() <= 1 {
+            return;
+        }
+        let Some(f) = self.frames.pop() else {
+            return;
+        };
+        if global {
+            let base = &mut self.frames[0];
+            base.decls.extend(f.decls);
+            base.defs.extend(f.defs);
+            base.raw.extend(
+                f.raw
+                    .into_iter()
+                    .filter(|r| crate::driver::reader::command_head(r) != Some("assert")),
+            );
+        }
+    }
+
     /// The raw command log that rebuilds this state in a fresh solver.
     pub fn replay_log(&self) -> Vec<String> {
         let mut out = self.preamble.clone();

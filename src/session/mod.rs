@@ -176,7 +176,11 @@ impl Engine {
             store: TermStore::new(),
             sig: Signature::default(),
             assert_memo: AssertMemo::default(),
-            client: ClientState::default(),
+            // z3 produces models unless told not to; cvc5 and yices only when told to.
+            client: ClientState {
+                produce_models: dialect == Dialect::Z3,
+                ..Default::default()
+            },
             dialect,
             planner,
             last: Last::None,
@@ -339,6 +343,15 @@ impl Engine {
     fn own_option(&self, k: &str) -> Option<String> {
         match k {
             ":print-success" => Some(self.client.print_success.to_string()),
+            ":produce-models" => Some(self.client.produce_models.to_string()),
+            // Set on the backends for smtproxy's own use (the stack's declarations, hybrid's
+            // unsat cores): the client's value is not theirs. These produce- options are
+            // off here: set, they send the session to passthrough.
+            ":global-declarations" => Some(self.sig.global_declarations.to_string()),
+            ":produce-unsat-cores"
+            | ":produce-proofs"
+            | ":produce-unsat-assumptions"
+            | ":produce-assignments" => Some("false".into()),
             _ => None,
         }
     }
@@ -371,7 +384,7 @@ impl Engine {
                         break;
                     }
                     self.sig.pop();
-                    self.client.frames.pop();
+                    self.client.pop_frame(self.sig.global_declarations);
                 }
             }
             Command::SetLogic(_) | Command::SetOption(..) => {
@@ -391,13 +404,38 @@ impl Engine {
     }
 
     fn reset_client(&mut self) {
-        // z3 and yices keep print-success across (reset); cvc5 returns it to false.
+        // z3 and yices keep print-success across (reset); cvc5 returns it to false. z3 keeps
+        // every other option too (cvc5 and yices, as SMT-LIB says, return them to their
+        // defaults): produce-models, global-declarations (so declarations still outlive
+        // their scope) and the options given to the backends.
         let ps = self.client.print_success && self.dialect != Dialect::Cvc5;
+        let kept = (self.dialect == Dialect::Z3).then(|| {
+            let preamble: Vec<String> = self
+                .client
+                .preamble
+                .iter()
+                .filter(|c| crate::driver::reader::command_head(c) == Some("set-option"))
+                .cloned()
+                .collect();
+            (
+                self.client.produce_models,
+                self.sig.global_declarations,
+                std::mem::take(&mut self.client.options),
+                preamble,
+            )
+        });
         self.client = ClientState {
             print_success: ps,
+            produce_models: self.dialect == Dialect::Z3,
             ..Default::default()
         };
         self.sig.clear();
+        if let Some((models, global, options, preamble)) = kept {
+            self.client.produce_models = models;
+            self.sig.global_declarations = global;
+            self.client.options = options;
+            self.client.preamble = preamble;
+        }
         self.last = Last::None;
         self.pass_model_check = None;
         self.planner.reset();
@@ -623,7 +661,7 @@ impl Engine {
                 }
                 for _ in 0..n {
                     self.sig.pop();
-                    self.client.frames.pop();
+                    self.client.pop_frame(self.sig.global_declarations);
                 }
                 self.last = Last::None;
                 self.success();
@@ -767,16 +805,17 @@ impl Engine {
     }
 
     fn models_enabled(&self) -> bool {
-        self.client.produce_models || self.dialect == Dialect::Z3
+        self.client.produce_models
     }
 
     fn get_value(&mut self, terms: &[(TermId, String)], line: usize, col: usize) {
         if !self.models_enabled() {
-            return self.error_at(
-                line,
-                col,
-                "cannot get value unless model generation is enabled",
-            );
+            // z3, told not to produce models, says only that there is none.
+            let msg = match self.dialect {
+                Dialect::Z3 => "model is not available",
+                _ => "cannot get value unless model generation is enabled",
+            };
+            return self.error_at(line, col, msg);
         }
         if !matches!(self.last, Last::Sat) {
             return self.error_at(line, col, "model is not available");
@@ -805,11 +844,12 @@ impl Engine {
 
     fn get_model(&mut self, line: usize, col: usize) {
         if !self.models_enabled() {
-            return self.error_at(
-                line,
-                col,
-                "cannot get model unless model generation is enabled",
-            );
+            // z3, told not to produce models, says only that there is none.
+            let msg = match self.dialect {
+                Dialect::Z3 => "model is not available",
+                _ => "cannot get model unless model generation is enabled",
+            };
+            return self.error_at(line, col, msg);
         }
         if !matches!(self.last, Last::Sat) {
             return self.error_at(line, col, "model is not available");
@@ -928,7 +968,10 @@ mod tests {
         assert_eq!(argument_position("(pop\n  5)", 3, 4), (4, 3));
         assert_eq!(run_error_position("(get-value (a))", 5, 1), (5, 14));
         assert_eq!(run_error_position("(get-value ( a ) )", 6, 1), (6, 17));
-        assert_eq!(run_error_position("(get-value   (a   a)    )", 7, 3), (7, 26));
+        assert_eq!(
+            run_error_position("(get-value   (a   a)    )", 7, 3),
+            (7, 26)
+        );
         assert_eq!(run_error_position("(get-value (a\n a))", 8, 1), (9, 3));
         assert_eq!(run_error_position("(get-value (a)\n)", 17, 1), (18, 0));
         // On the first line of the input z3's columns are one more.
