@@ -8,8 +8,8 @@
 //! response (possibly spanning lines) becomes `(error)` and `;` comment lines are dropped;
 //! the sequence of sat/unsat/unknown/success/(error) lines must equal z3's.
 //! Under stack, stack-cse and hybrid, scripts with push/pop that ask for no values must
-//! give z3's stdout byte for byte; `errors-exact-*` scripts (errors smtproxy words
-//! itself: their text, line and column) must under every strategy.
+//! give z3's stdout byte for byte; `errors-exact-*` and `exact-*` scripts (errors and
+//! replies smtproxy words itself: their text, line and column) must under every strategy.
 
 mod common;
 
@@ -156,6 +156,7 @@ fn differential_with(z3: &str, strategy: &str) {
         // that keeps a solver stack (issue #3).
         let text = String::from_utf8_lossy(&input);
         let byte_exact = name.starts_with("errors-exact-")
+            || name.starts_with("exact-")
             || matches!(strategy, "stack" | "stack-cse" | "hybrid")
                 && text.contains("(push")
                 && !["(get-value", "(get-model", "(get-assignment"]

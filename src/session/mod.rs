@@ -602,6 +602,19 @@ impl Engine {
                     env!("CARGO_PKG_VERSION")
                 ));
             }
+            // The client's last check-sat, which the backends did not all see (z3's words).
+            Command::GetInfo(ref k)
+                if k == ":reason-unknown"
+                    && self.dialect == Dialect::Z3
+                    && !matches!(self.last, Last::Unknown) =>
+            {
+                let why = match self.last {
+                    Last::Sat => "",
+                    Last::Unsat => "unknown",
+                    _ => "state of the most recent check-sat command is not known",
+                };
+                self.emit(&format!("(:reason-unknown \"{why}\")"));
+            }
             Command::GetInfo(ref k) if k == ":assertion-stack-levels" => {
                 // The client's depth: the backends' stacks are smtproxy's own (z3, cvc5
                 // and yices all answer this form).
