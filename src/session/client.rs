@@ -81,8 +81,10 @@ impl ClientState {
         self.frames.iter().flat_map(|f| f.named.iter())
     }
     /// Pop the top frame (never the base). With `global` (`:global-declarations true`) what
-    /// it declared and defined stays in scope, so it moves to the base frame: declarations,
-    /// definitions and their raw commands (its assertions go).
+    /// it declared and defined stays in scope, so it moves to the frame below: declarations,
+    /// definitions and their raw commands (its assertions go). Appended there they stay in
+    /// the order they were made (a frame's own commands came before its child's, and a
+    /// child is popped before its parent), so a replay declares a name before its uses.
     pub fn pop_frame(&mut self, global: bool) {
         if self.frames.len() <= 1 {
             return;
@@ -90,11 +92,10 @@ impl ClientState {
         let Some(f) = self.frames.pop() else {
             return;
         };
-        if global {
-            let base = &mut self.frames[0];
-            base.decls.extend(f.decls);
-            base.defs.extend(f.defs);
-            base.raw.extend(
+        if let (true, Some(parent)) = (global, self.frames.last_mut()) {
+            parent.decls.extend(f.decls);
+            parent.defs.extend(f.defs);
+            parent.raw.extend(
                 f.raw
                     .into_iter()
                     .filter(|r| crate::driver::reader::command_head(r) != Some("assert")),
@@ -134,5 +135,46 @@ impl ClientState {
         base.defs.clear();
         base.raw.clear();
         self.frames.push(base);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(raw: &[&str]) -> ClientFrame {
+        ClientFrame {
+            raw: raw.iter().map(|r| r.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn global_declarations_of_popped_frames_stay_in_order() {
+        let mut c = ClientState::default();
+        c.frames[0] = frame(&["(declare-fun x () Int)"]);
+        c.frames
+            .push(frame(&["(declare-fun y () Int)", "(assert (> y 0))"]));
+        c.frames.push(frame(&[
+            "(define-fun z () Int (+ y 1))",
+            "(assert (= z 5))",
+        ]));
+        c.pop_frame(true);
+        c.pop_frame(true);
+        assert_eq!(c.depth(), 0);
+        assert_eq!(
+            c.replay_log(),
+            [
+                "(declare-fun x () Int)",
+                "(declare-fun y () Int)",
+                "(define-fun z () Int (+ y 1))"
+            ]
+        );
+        // Without global declarations the frame goes whole; the base is never popped.
+        c.frames.push(frame(&["(declare-fun w () Int)"]));
+        c.pop_frame(false);
+        c.pop_frame(false);
+        assert_eq!(c.depth(), 0);
+        assert_eq!(c.replay_log().len(), 3);
     }
 }
