@@ -6,6 +6,11 @@
 //! Invariants:
 //! * Every command gets exactly the answer the client expects: `success` only under
 //!   `:print-success`, `(error "...")` for bad input after which the session goes on.
+//!   Replies the engine words itself where the solver's state is not the client's
+//!   (get-option of options set on the backends for smtproxy's own use, `:reason-unknown`,
+//!   errors raised while running a parsed command) follow the client's view, in z3's
+//!   words and positions for the z3 dialect; options persist across `(reset)` as z3 keeps
+//!   them.
 //! * A `sat` that did not come from the backend for this very query comes with a model
 //!   that was evaluated to true on every active assertion (`planner` enforces it).
 //! * Commands the engine cannot interpret (unsupported theories, solver extensions, unsat
