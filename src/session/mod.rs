@@ -701,14 +701,8 @@ impl Engine {
                 let a = self.check(&lits);
                 outcome.check = Some(a);
             }
-            Command::GetValue(terms) => {
-                let (l, c) = self.run_error_position(text, line, col);
-                self.get_value(&terms, l, c)
-            }
-            Command::GetModel => {
-                let (l, c) = self.run_error_position(text, line, col);
-                self.get_model(l, c)
-            }
+            Command::GetValue(terms) => self.get_value(&terms, text, line, col),
+            Command::GetModel => self.get_model(text, line, col),
             // The options these need send the session to passthrough when set, so here
             // they are off.
             Command::GetAssignment
@@ -718,7 +712,6 @@ impl Engine {
                 Dialect::Z3 => {
                     // z3's answers, word for word: an assignment of no named terms after
                     // sat, else errors naming the option to set.
-                    let (l, c) = run_error_position(text, line, col);
                     let msg = match cmd {
                         Command::GetAssignment if matches!(self.last, Last::Sat) => {
                             self.emit("()");
@@ -729,7 +722,7 @@ impl Engine {
                         Command::GetProof => "proof construction is not enabled, use command (set-option :produce-proofs true)",
                         _ => "unsat assumptions construction is not enabled, use command (set-option :produce-unsat-assumptions true)",
                     };
-                    self.error_at(l, c, msg);
+                    self.run_error(text, line, col, msg);
                 }
                 _ => self.error_at(line, col, "unsat cores, proofs and assignments need the corresponding produce- option set first"),
             },
@@ -813,30 +806,31 @@ impl Engine {
         a == Answer::Sat
     }
 
-    /// Where an error found while running `text` is reported: as z3 reports it (see
-    /// `run_error_position`), else at the command's start.
-    fn run_error_position(&self, text: &str, line: usize, col: usize) -> (usize, usize) {
-        match self.dialect {
+    /// An error found while running the command `text` (parsed at `line`, `col`): where z3
+    /// reports it (see `run_error_position`), else at the command's start.
+    fn run_error(&mut self, text: &str, line: usize, col: usize, msg: &str) {
+        let (l, c) = match self.dialect {
             Dialect::Z3 => run_error_position(text, line, col),
             _ => (line, col),
-        }
+        };
+        self.error_at(l, c, msg);
     }
 
     fn models_enabled(&self) -> bool {
         self.client.produce_models
     }
 
-    fn get_value(&mut self, terms: &[(TermId, String)], line: usize, col: usize) {
+    fn get_value(&mut self, terms: &[(TermId, String)], text: &str, line: usize, col: usize) {
         if !self.models_enabled() {
             // z3, told not to produce models, says only that there is none.
             let msg = match self.dialect {
                 Dialect::Z3 => "model is not available",
                 _ => "cannot get value unless model generation is enabled",
             };
-            return self.error_at(line, col, msg);
+            return self.run_error(text, line, col, msg);
         }
         if !matches!(self.last, Last::Sat) {
-            return self.error_at(line, col, "model is not available");
+            return self.run_error(text, line, col, "model is not available");
         }
         let ts: Vec<TermId> = terms.iter().map(|t| t.0).collect();
         let busy = self.planner.busy();
@@ -856,21 +850,21 @@ impl Engine {
                     .collect();
                 self.emit(&response::get_value(&pairs));
             }
-            Err(e) => self.error_at(line, col, &e.to_string()),
+            Err(e) => self.run_error(text, line, col, &e.to_string()),
         }
     }
 
-    fn get_model(&mut self, line: usize, col: usize) {
+    fn get_model(&mut self, text: &str, line: usize, col: usize) {
         if !self.models_enabled() {
             // z3, told not to produce models, says only that there is none.
             let msg = match self.dialect {
                 Dialect::Z3 => "model is not available",
                 _ => "cannot get model unless model generation is enabled",
             };
-            return self.error_at(line, col, msg);
+            return self.run_error(text, line, col, msg);
         }
         if !matches!(self.last, Last::Sat) {
-            return self.error_at(line, col, "model is not available");
+            return self.run_error(text, line, col, "model is not available");
         }
         let decls: Vec<Decl> = self.client.decls().cloned().collect();
         let busy = self.planner.busy();
@@ -883,7 +877,7 @@ impl Engine {
         self.stats.solver += self.planner.busy().saturating_sub(busy);
         match r {
             Ok(text) => self.emit(&text),
-            Err(e) => self.error_at(line, col, &e.to_string()),
+            Err(e) => self.run_error(text, line, col, &e.to_string()),
         }
     }
 
