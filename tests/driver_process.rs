@@ -9,15 +9,22 @@ use smtproxy::driver::{DriverError, Response, Solver, SolverKind, SolverSpec};
 
 const T: Option<Duration> = Some(Duration::from_secs(20));
 
-fn start(name: &str) -> Option<Solver> {
+/// The solver `name` as smtproxy would run it; `None` (with a message) when it is not
+/// installed.
+fn spec(name: &str) -> Option<SolverSpec> {
     match SolverSpec::resolve(Some(name)) {
-        Ok(spec) => Some(Solver::start(&spec).unwrap_or_else(|e| panic!("start {name}: {e}"))),
+        Ok(spec) => Some(spec),
         Err(DriverError::NotInstalled { .. }) => {
             eprintln!("skipping: {name} not installed");
             None
         }
         Err(e) => panic!("resolve {name}: {e}"),
     }
+}
+
+fn start(name: &str) -> Option<Solver> {
+    let spec = spec(name)?;
+    Some(Solver::start(&spec).unwrap_or_else(|e| panic!("start {name}: {e}")))
 }
 
 fn cmd(s: &mut Solver, text: &str) -> Response {
@@ -71,6 +78,11 @@ fn assert_gone(pid: u32) {
 fn basic_session(name: &str) {
     let Some(mut s) = start(name) else { return };
     assert!(s.is_alive());
+    // cvc5 runs as `cvc5 --incremental`: models only when asked for.
+    assert_eq!(
+        cmd(&mut s, "(set-option :produce-models true)"),
+        Response::Success
+    );
     assert_eq!(cmd(&mut s, "(set-logic QF_LIA)"), Response::Success);
     assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
     assert_eq!(
@@ -113,6 +125,10 @@ fn basic_session(name: &str) {
     assert_eq!(cmd(&mut s, "(declare-fun y () Int)"), Response::Success);
     // reset keeps print-success on (cvc5 turns it off by itself).
     assert_eq!(cmd(&mut s, "(reset)"), Response::Success);
+    assert_eq!(
+        cmd(&mut s, "(set-option :produce-models true)"),
+        Response::Success
+    );
     assert_eq!(cmd(&mut s, "(set-logic QF_LIA)"), Response::Success);
     assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
     assert_eq!(cmd(&mut s, "(assert (= x 7))"), Response::Success);
@@ -549,4 +565,104 @@ fn non_solver_fails_to_start_cleanly() {
         Solver::start(&spec),
         Err(DriverError::Protocol(_))
     ));
+}
+
+/// A detached check (a probe of what a fresh context costs) is read only by
+/// `detached_cost`; any other use of the handle before it is answered kills the process,
+/// so a later command never takes the probe's responses for its own.
+#[test]
+fn detached_check_never_answers_another_command() {
+    use smtproxy::session::backend::SolverHandle;
+    let Some(spec) = spec("z3") else { return };
+    let mut h = SolverHandle::new(spec, T);
+    let script = |body: &[&str]| -> Vec<String> {
+        let mut v = vec!["(reset)".to_string(), "(set-logic QF_BV)".to_string()];
+        v.extend(body.iter().map(|s| s.to_string()));
+        v
+    };
+    // An easy query: answered, its cost measured, the process usable afterwards.
+    let easy = script(&["(declare-fun x () (_ BitVec 8))", "(assert (bvult x #x05))"]);
+    assert!(h.send_detached(&easy, "(check-sat)").expect("send"));
+    assert!(
+        !h.send_detached(&easy, "(check-sat)").expect("second"),
+        "one at a time"
+    );
+    let t0 = Instant::now();
+    let cost = loop {
+        if let Some(c) = h.detached_cost() {
+            break c;
+        }
+        assert!(h.detached_age().is_some(), "the probe was lost");
+        assert!(t0.elapsed() < Duration::from_secs(20), "no answer");
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert!(
+        cost > Duration::ZERO && cost < Duration::from_secs(20),
+        "{cost:?}"
+    );
+    assert!(h.detached_age().is_none());
+    let gen = h.generation;
+    // The context is the probe's: x is declared there.
+    assert_eq!(
+        h.cmd("(assert (= x #x03))").expect("assert"),
+        Response::Success
+    );
+    assert_eq!(h.check("(check-sat)").expect("check").to_text(), "sat");
+    assert_eq!(h.generation, gen, "the process was kept");
+
+    // A hard query still running when the handle is wanted: the process is killed and
+    // the next command goes to a new one, which answers it (not the probe).
+    let mut hard = script(&[]);
+    hard.extend(HARD.iter().skip(1).map(|c| c.to_string()));
+    assert!(h.send_detached(&hard, "(check-sat)").expect("send hard"));
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(
+        h.detached_cost().is_none(),
+        "a hard factoring answered in 50 ms"
+    );
+    assert_eq!(
+        h.cmd("(get-info :name)").expect("name").to_text(),
+        "(:name \"Z3\")"
+    );
+    assert_eq!(h.generation, gen + 1, "the probe's process was replaced");
+    assert!(h.detached_age().is_none() && h.detached_cost().is_none());
+    h.kill();
+}
+
+/// The solver's CPU time counts the threads of its whole process tree: a solver started
+/// through a wrapper (a shell that stays its parent) is measured, not the idle shell.
+#[test]
+fn cpu_time_counts_a_wrapped_solver() {
+    let Some(z3) = spec("z3") else { return };
+    let direct = z3.clone();
+    // `sh -c 'z3 -in; true'`: the shell waits for z3 (no exec), so z3 is its child.
+    let wrapped = SolverSpec {
+        kind: z3.kind,
+        program: PathBuf::from("/bin/sh"),
+        args: vec!["-c".into(), format!("{} -in; true", z3.program.display())],
+    };
+    for spec in [direct, wrapped] {
+        let mut s = Solver::start(&spec).expect("start");
+        let cmds: Vec<String> = HARD.iter().map(|c| c.to_string()).collect();
+        let rs = s.batch(&cmds, T).expect("batch");
+        assert!(rs.iter().all(|r| *r == Response::Success), "{rs:?}");
+        let cpu0 = s.cpu_ns().expect("cpu time readable");
+        s.send_nowait("(check-sat)").expect("send");
+        let wall = Instant::now();
+        assert!(
+            s.poll_response(Duration::from_millis(400))
+                .expect("poll")
+                .is_none(),
+            "a hard factoring answered in 400 ms"
+        );
+        let wall = wall.elapsed();
+        let cpu = Duration::from_nanos(s.cpu_ns().expect("cpu time readable") - cpu0);
+        // z3 computes the whole time; on a loaded machine it gets part of a core.
+        assert!(
+            cpu >= wall / 8 && cpu <= wall * 2,
+            "{}: {cpu:?} of CPU in {wall:?}",
+            spec.command_line()
+        );
+        s.kill();
+    }
 }

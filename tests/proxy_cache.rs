@@ -76,6 +76,66 @@ fn second_run_is_answered_from_the_disk_store() {
     }
 }
 
+/// A second run over the same store finds each component by its exact key (the
+/// component as the client wrote it), without computing its canonical form; a run under
+/// other names finds it by its canonical key, and the same text over other sorts is
+/// another formula that neither key may confuse with the first.
+#[test]
+fn exact_keys_across_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.sqlite3");
+    let store = store.to_str().unwrap();
+    let log = corpus("klee/sbase-echo/solver-queries.smt2.gz");
+    let cold = replay(&log, "cache", store, dir.path());
+    assert_eq!(field(&cold, "exact_hits"), 0, "{}", cold.json);
+    let warm = replay(&log, "cache", store, dir.path());
+    assert_eq!(field(&warm, "expected_mismatches"), 0);
+    assert_eq!(field(&warm, "solver_checks"), 0, "{}", warm.json);
+    // Every store lookup that found something found it by the exact key (those not
+    // asked of the store were answered by recent models and the session memo).
+    assert!(field(&warm, "exact_hits") > 0, "{}", warm.json);
+    assert_eq!(
+        field(&warm, "exact_hits"),
+        field(&warm, "disk_hits"),
+        "a second run should find each component by its exact key: {}",
+        warm.json
+    );
+
+    // The same text over Bool and over Int: three distinct Booleans cannot exist, three
+    // distinct integers can. Each script in its own run, over one store.
+    let run_script = |decls: &str| -> String {
+        let script = format!(
+            "(set-option :print-success false)\n(set-logic ALL)\n{decls}\n\
+             (assert (distinct x y z))\n(check-sat)\n"
+        );
+        let out = Command::new(common::bin())
+            .args(["--strategy", "cache", "--cache", store])
+            .env("XDG_CACHE_HOME", dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(script.as_bytes())?;
+                c.wait_with_output()
+            })
+            .expect("run smtproxy");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let bools = "(declare-fun x () Bool) (declare-fun y () Bool) (declare-fun z () Bool)";
+    let ints = "(declare-fun x () Int) (declare-fun y () Int) (declare-fun z () Int)";
+    let renamed = "(declare-fun z () Bool) (declare-fun x () Bool) (declare-fun y () Bool)";
+    assert_eq!(run_script(bools), "unsat");
+    assert_eq!(
+        run_script(ints),
+        "sat",
+        "the Bool component's answer served for Int"
+    );
+    assert_eq!(run_script(bools), "unsat");
+    assert_eq!(run_script(renamed), "unsat");
+}
+
 #[test]
 fn eight_processes_share_one_disk_store() {
     let dir = tempfile::tempdir().unwrap();

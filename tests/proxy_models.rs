@@ -166,3 +166,63 @@ fn get_values_satisfy_the_query_cache() {
 fn get_values_satisfy_the_query_hybrid() {
     all_logs(Strategy::Hybrid);
 }
+
+/// The define-fun names of a get-model answer, in order.
+fn model_names(answer: &str) -> Vec<String> {
+    answer
+        .split("(define-fun ")
+        .skip(1)
+        .map(|s| s.split_whitespace().next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// get-model lists the client's declarations in the order the client made them (the
+/// constants, then the functions, as z3 prints them), whatever order the backend saw them
+/// in, under every strategy that rewrites models: from the stack (which declares names as
+/// queries need them), from a fresh context, from smtproxy's own model. (Passthrough relays
+/// z3's own bytes, whose order is z3's internal one.)
+#[test]
+fn get_model_follows_the_client_declarations() {
+    // Two scripts: with a function (planned on the backend) and without (hybrid and
+    // cache may answer from their own model). The first query makes the backend see the
+    // names in an order other than the client's.
+    let with_fun = "(set-option :produce-models true)
+        (declare-fun f (Int) Int) (declare-fun c () Bool) (declare-fun b () Int)
+        (declare-fun a () Int) (declare-fun u () Int)
+        (push 1) (assert (> a 2)) (check-sat) (pop 1)
+        (push 1) (declare-fun d () Int)
+        (assert (> a b)) (assert (= (f a) 3)) (assert (= d (+ a 1))) (assert c) (assert (< u 0))
+        (check-sat) (get-model)";
+    let no_fun = "(set-option :produce-models true)
+        (declare-fun c () Bool) (declare-fun b () Int) (declare-fun a () Int)
+        (declare-fun u () Int)
+        (push 1) (assert (> u 2)) (check-sat) (pop 1)
+        (push 1) (declare-fun d () Int)
+        (assert (> a b)) (assert (= d (+ a 1))) (assert c) (assert (< u 0))
+        (check-sat) (get-model)";
+    for (script, want) in [
+        (with_fun, ["c", "b", "a", "u", "d", "f"].as_slice()),
+        (no_fun, ["c", "b", "a", "u", "d"].as_slice()),
+    ] {
+        for strategy in Strategy::all() {
+            if strategy == Strategy::Passthrough {
+                continue;
+            }
+            let cap = Capture::default();
+            let mut engine =
+                engine_for(strategy, Some("z3"), None, None, Box::new(cap.clone())).unwrap();
+            let mut last = String::new();
+            for frame in CommandReader::new(script.as_bytes()) {
+                engine.handle(frame);
+                last = cap.take();
+            }
+            engine.shutdown();
+            assert_eq!(
+                model_names(&last),
+                want,
+                "{}: get-model answered {last}",
+                strategy.name()
+            );
+        }
+    }
+}

@@ -27,7 +27,7 @@
 mod common;
 
 use common::rng::Rng;
-use common::{have, root, run, run_prog};
+use common::{have, root, run, run_prog, run_under};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -430,18 +430,7 @@ fn responses(out: &str) -> Vec<(String, Vec<String>)> {
 fn differ(solver: &str, strategies: &[&str], name: &str, text: &str, want: &str) -> Vec<String> {
     let mut failures = Vec::new();
     for &strategy in strategies {
-        let got = run(
-            &[
-                "--solver",
-                solver,
-                "--strategy",
-                strategy,
-                "--cache",
-                "none",
-            ],
-            text.as_bytes(),
-            Duration::from_secs(60),
-        );
+        let got = run_under(solver, strategy, text.as_bytes(), Duration::from_secs(60));
         got.assert_no_panic_no_hang(&format!("script {name} under {strategy} ({solver})"));
         let got = got.stdout_str();
         if got != want {

@@ -734,18 +734,45 @@ impl Solver {
         cmds: &[String],
         last: &str,
     ) -> Result<Option<usize>, DriverError> {
+        self.send_plain_nowait(String::new(), cmds, last)
+    }
+
+    /// `(reset)`, then plain commands and `last`, in one write without reading anything (a
+    /// fresh context measured while the caller works on): the reset's answers end with
+    /// the sentinel `(:name ...)`, then come `cmds.len()` responses and `last`'s. `None`,
+    /// having sent nothing, when a command needs special handling.
+    pub fn send_reset_batch_nowait(
+        &mut self,
+        cmds: &[String],
+        last: &str,
+    ) -> Result<Option<usize>, DriverError> {
+        self.send_plain_nowait(format!("(reset){RESET_EXTRA}"), cmds, last)
+    }
+
+    /// `payload` (what goes first), then `cmds` and `last`, in one write (see
+    /// `send_batch_nowait`).
+    fn send_plain_nowait(
+        &mut self,
+        mut payload: String,
+        cmds: &[String],
+        last: &str,
+    ) -> Result<Option<usize>, DriverError> {
         self.ensure_framed()?;
         if !cmds.iter().all(|c| matches!(plan(c), Plan::Send)) {
             return Ok(None);
         }
-        let mut payload =
-            String::with_capacity(cmds.iter().map(|c| c.len() + 1).sum::<usize>() + last.len() + 1);
+        payload.reserve(cmds.iter().map(|c| c.len() + 1).sum::<usize>() + last.len() + 1);
         for c in cmds {
             push_command(&mut payload, c);
         }
         push_command(&mut payload, last);
         self.send_raw(&payload)?;
         Ok(Some(cmds.len()))
+    }
+
+    /// The solver's own CPU time so far, in nanoseconds, where the system tells it.
+    pub fn cpu_ns(&self) -> Option<u64> {
+        self.proc.cpu_ns()
     }
 
     /// The `n` responses to commands sent by `send_batch_nowait`, under `deadline` (past it

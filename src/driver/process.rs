@@ -259,6 +259,44 @@ impl Proc {
         Some((state, utime + stime))
     }
 
+    /// CPU time the solver has run, in nanoseconds: every thread of the leader and of its
+    /// live descendants (a wrapper script's solver included), from
+    /// `/proc/PID/task/TID/{schedstat,children}`. What a check cost the solver itself,
+    /// however late its answer is read. `None` where the system does not tell.
+    pub fn cpu_ns(&self) -> Option<u64> {
+        let mut total = 0u64;
+        let mut todo = vec![self.pid];
+        let mut visited = 0;
+        while let Some(pid) = todo.pop() {
+            visited += 1;
+            let tasks = match std::fs::read_dir(format!("/proc/{pid}/task")) {
+                Ok(t) => t,
+                // A descendant may have exited meanwhile; the leader must be there.
+                Err(_) if pid != self.pid => continue,
+                Err(_) => return None,
+            };
+            for t in tasks.flatten() {
+                let dir = t.path();
+                let ns = std::fs::read_to_string(dir.join("schedstat")).ok();
+                let ns = ns.as_deref().and_then(|s| s.split_whitespace().next());
+                match ns.and_then(|n| n.parse::<u64>().ok()) {
+                    Some(n) => total += n,
+                    None if pid == self.pid => return None,
+                    None => {}
+                }
+                if visited < 64 {
+                    if let Ok(kids) = std::fs::read_to_string(dir.join("children")) {
+                        todo.extend(
+                            kids.split_whitespace()
+                                .filter_map(|k| k.parse::<u32>().ok()),
+                        );
+                    }
+                }
+            }
+        }
+        Some(total)
+    }
+
     /// Last bytes of stderr, lossily decoded.
     pub fn stderr_tail(&self) -> String {
         match self.stderr.lock() {

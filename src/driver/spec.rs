@@ -2,8 +2,9 @@
 //!
 //! Flags (checked against z3 4.8.12 / pip z3-solver, cvc5 1.0.3, yices 2.6.5):
 //! * z3: `-in -smt2` (reads commands from stdin, answers each as it comes);
-//! * cvc5: `--lang smt2 --incremental --produce-models` (answers each command on
-//!   a pipe without waiting for EOF; models on like z3/yices by default);
+//! * cvc5: `--lang smt2 --incremental` (answers each command on a pipe without waiting
+//!   for EOF; models only once `:produce-models` is set, as for a client that runs
+//!   `cvc5 --incremental` itself: smtproxy's own contexts set it);
 //! * yices: `yices-smt2 --incremental --interactive --smt2-model-format`
 //!   (`--interactive` makes it survive syntax errors instead of exiting;
 //!   `--smt2-model-format` prints `get-model` as `define-fun`s).
@@ -52,7 +53,9 @@ impl SolverKind {
     pub fn default_args(self) -> Vec<String> {
         let a: &[&str] = match self {
             SolverKind::Z3 => &["-in", "-smt2"],
-            SolverKind::Cvc5 => &["--lang", "smt2", "--incremental", "--produce-models"],
+            // As `cvc5 --incremental`: models only when the client (or smtproxy's own
+            // contexts) set `:produce-models`.
+            SolverKind::Cvc5 => &["--lang", "smt2", "--incremental"],
             SolverKind::Yices => &["--incremental", "--interactive", "--smt2-model-format"],
             SolverKind::Custom => &[],
         };

@@ -4,6 +4,12 @@
 //! that whatever state it pushed into the solver is lost and must be rebuilt. `lean`
 //! chooses how the next process is started: framed (print-success on, see `driver`) or
 //! lean (the passthrough's mode, driven through [`SolverHandle::solver_mut`]).
+//!
+//! A handle may carry one detached check (`send_detached`: a fresh context solved only to
+//! measure what it costs, while the caller goes on with the other backend). Its responses
+//! are read only by `detached_cost`; any other use of the handle first reads what has
+//! arrived and, if the check is still running, kills the process, so no other command's
+//! responses are ever confused with the detached check's.
 
 use crate::driver::{DriverError, Response, Solver, SolverSpec};
 use std::time::{Duration, Instant};
@@ -19,6 +25,21 @@ pub struct SolverHandle {
     pub checks: u64,
     /// Start the next process in lean mode.
     pub lean: bool,
+    detached: Option<Detached>,
+    /// The cost of a detached check that finished while the handle was wanted for
+    /// something else, kept for `detached_cost`.
+    detached_done: Option<Duration>,
+}
+
+/// A check sent by `send_detached` whose answer nobody waits for.
+struct Detached {
+    t0: Instant,
+    /// The process's CPU time when it was sent (see `Solver::cpu_ns`).
+    cpu0: Option<u64>,
+    /// Still reading the reset's answers (up to its sentinel `(:name ...)`).
+    in_reset: bool,
+    /// Responses to read after the reset's, before the check's answer.
+    acks: usize,
 }
 
 impl SolverHandle {
@@ -32,6 +53,8 @@ impl SolverHandle {
             busy: Duration::ZERO,
             checks: 0,
             lean: false,
+            detached: None,
+            detached_done: None,
         }
     }
     pub fn spec(&self) -> &SolverSpec {
@@ -47,6 +70,7 @@ impl SolverHandle {
 
     /// The running process, after reaping and dropping it if it has exited. Never starts one.
     fn live(&mut self) -> Option<&mut Solver> {
+        self.end_detached();
         if self.solver.as_mut().is_some_and(|s| !s.is_alive()) {
             self.kill();
         }
@@ -54,6 +78,7 @@ impl SolverHandle {
     }
 
     fn ensure(&mut self) -> Result<&mut Solver, DriverError> {
+        self.end_detached();
         if self.live().is_none() {
             let s = if self.lean {
                 Solver::start_lean(&self.spec)?
@@ -80,6 +105,7 @@ impl SolverHandle {
     /// The running process, if any, without checking that it is still alive (lean mode
     /// learns of a death when it reads the solver's output).
     pub fn solver_mut(&mut self) -> Option<&mut Solver> {
+        self.end_detached();
         self.solver.as_mut()
     }
 
@@ -238,7 +264,98 @@ impl SolverHandle {
         r
     }
 
+    /// Pose a query in a fresh context (`cmds` from `planner::fresh_script`, starting with
+    /// `(reset)`, then its check) without waiting: the process solves it while the caller
+    /// goes on, and `detached_cost` later tells what it cost. Starts the process if none
+    /// runs. `false`, having sent nothing, when a detached check is already out or a
+    /// command needs special handling.
+    pub fn send_detached(&mut self, cmds: &[String], check: &str) -> Result<bool, DriverError> {
+        let Some(rest) = cmds.strip_prefix(&["(reset)".to_string()]) else {
+            return Ok(false);
+        };
+        if self.detached.is_some() {
+            return Ok(false);
+        }
+        let s = self.ensure()?;
+        let cpu0 = s.cpu_ns();
+        let r = s.send_reset_batch_nowait(rest, check);
+        let Some(acks) = self.after(r)? else {
+            return Ok(false);
+        };
+        self.checks += 1;
+        self.detached = Some(Detached {
+            t0: Instant::now(),
+            cpu0,
+            in_reset: true,
+            acks,
+        });
+        Ok(true)
+    }
+
+    /// How long the detached check has been out, while it is not answered.
+    pub fn detached_age(&self) -> Option<Duration> {
+        self.detached.as_ref().map(|d| d.t0.elapsed())
+    }
+
+    /// What a detached check cost, once it has been answered (reads what has arrived,
+    /// never waits): the process's CPU time for it where the system tells it, else the
+    /// time until its answer was seen. `None` while it runs, or when it was lost (the
+    /// process died or was killed).
+    pub fn detached_cost(&mut self) -> Option<Duration> {
+        self.read_detached();
+        self.detached_done.take()
+    }
+
+    /// Read the detached check's responses that have arrived; when its answer is among
+    /// them, its cost goes to `detached_done`. On any failure the process is killed.
+    fn read_detached(&mut self) {
+        let (Some(d), Some(s)) = (self.detached.as_mut(), self.solver.as_mut()) else {
+            self.detached = None;
+            return;
+        };
+        loop {
+            match s.poll_response(Duration::ZERO) {
+                Ok(Some(r)) => {
+                    if d.in_reset {
+                        d.in_reset = !matches!(&r, Response::Other(t) if t.starts_with("(:name"));
+                    } else if d.acks > 0 {
+                        d.acks -= 1;
+                    } else {
+                        let cpu = s.cpu_ns().zip(d.cpu0).map(|(b, a)| b.saturating_sub(a));
+                        let cost = match cpu {
+                            Some(ns) if ns > 0 => Duration::from_nanos(ns),
+                            _ => d.t0.elapsed(),
+                        };
+                        self.detached = None;
+                        // An error or `unknown` still measured a fresh context.
+                        self.detached_done = Some(cost);
+                        return;
+                    }
+                }
+                Ok(None) => return,
+                Err(_) => {
+                    self.detached = None;
+                    self.kill();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Before any other use: read what the detached check has answered; if it still
+    /// runs, kill the process (the caller needs it now, and its pending responses
+    /// would be taken for the caller's).
+    fn end_detached(&mut self) {
+        if self.detached.is_some() {
+            self.read_detached();
+            if self.detached.take().is_some() {
+                self.kill();
+            }
+        }
+    }
+
     pub fn kill(&mut self) {
+        self.detached = None;
         if let Some(mut s) = self.solver.take() {
             s.kill();
         }

@@ -3,7 +3,11 @@
 //! is sliced into independent components, and each is tried, cheapest first: the session
 //! memo of components; counterexample reasoning on unsat sets (a refuted subset proves
 //! unsat); a model of a stored superset or a recent model, evaluated; the component's
-//! canonical key in the tiered store; a backend. Results of the backend feed the store.
+//! exact key (as the client wrote it: a lookup per conjunct, `key::exact_key`), then its
+//! canonical key (a walk of the whole component, found under other names too) in the
+//! tiered store; a backend. Results of the backend feed the store under both keys; a
+//! canonical hit, and a component a recent model answered, are stored under the exact
+//! key, so the next run finds it at once even where its own models go another way.
 //! Under `hybrid` the backend is the incremental stack, and a component that got past the
 //! memo and the unsat index is sent to it ahead of need while at least half such
 //! components have ended up there: the solver works on the other core while models are
@@ -19,7 +23,11 @@
 //!   set of that component's conjuncts (client names, this session), so a superset is
 //!   unsat by monotonicity.
 //! * Stored models are in canonical order: value `i` belongs to canonical constant `i`,
-//!   and is mapped back to the client's constant through the component's renaming.
+//!   and is mapped back to the client's constant through the component's renaming. Under
+//!   an exact key, value `i` belongs to the component's `i`-th constant by name (a
+//!   component with a name twice, redeclared with another sort, gets no exact key).
+//! * An unsat under an exact key is the very formula refuted (same conjunct texts, same
+//!   names and sorts); a model from either key is evaluated on the component before use.
 //! * A backend model of an array that the component reads only at literal indices holds
 //!   exactly the solver's values at those cells (the rest is a default, the solver's own
 //!   when it was asked for): such a model satisfies the component as the solver's did.
@@ -34,7 +42,7 @@ use crate::driver::{DriverError, Response};
 use crate::query::canon::canonicalize;
 use crate::query::enumerate::{Decided, Small};
 use crate::query::eval::{Evaluator, Model};
-use crate::query::key::key;
+use crate::query::key::{conjunct_digest, exact_key, key};
 use crate::query::slice::{free_symbols_of, slice_with, sliceable_with, SliceMemo};
 use crate::query::value::Value;
 use crate::query::view::conjuncts;
@@ -97,6 +105,19 @@ pub struct CachePlanner {
     to_backend: u32,
     /// What each conjunct seen reads and which symbols it needs declared (`SliceMemo`).
     slice_memo: SliceMemo,
+    /// Each conjunct's digest for exact keys (`key::conjunct_digest`): a function of the
+    /// term alone, like the term store it indexes, so `forget_session` keeps it (a second
+    /// run of a tool computes each conjunct's once, as this run did).
+    digests: FxHashMap<TermId, [u8; 16]>,
+}
+
+/// What a result-store entry says about a component.
+enum Stored {
+    Unsat,
+    /// Its model, decoded and evaluated to true on the component.
+    Sat(Model),
+    /// Nothing usable (a model that did not decode or did not satisfy it).
+    Useless,
 }
 
 #[derive(Clone, Copy)]
@@ -128,6 +149,7 @@ impl CachePlanner {
             cores_learned: 0,
             core_hits: 0,
             sat_sets: SetIndex::new(CEX_MAX_SETS),
+            digests: FxHashMap::default(),
             models: Vec::new(),
             recent: VecDeque::new(),
             model_tries: 0,
@@ -154,6 +176,75 @@ impl CachePlanner {
         self.exact.clear();
         self.whole.clear();
         self.slice_memo = SliceMemo::default();
+    }
+
+    /// The exact key of a component (`key::exact_key`) and the order its constants'
+    /// values are stored in (by name). `None` when two of its constants share a name (a
+    /// name redeclared with another sort), which the key could not tell apart.
+    fn exact_key_of(
+        &mut self,
+        store: &TermStore,
+        conj: &[TermId],
+        leaves: &[TermId],
+        logic: &str,
+    ) -> Option<(Key, Vec<(usize, TermId)>)> {
+        let mut named: Vec<(&str, &str, TermId)> = Vec::with_capacity(leaves.len());
+        for &l in leaves {
+            let Op::Sym(s) = store.op(l) else { return None };
+            named.push((store.sym_name(s), store.sorts.text(store.sort(l)), l));
+        }
+        named.sort_unstable();
+        if named.windows(2).any(|w| w[0].0 == w[1].0) {
+            return None;
+        }
+        let digests: Vec<[u8; 16]> = conj
+            .iter()
+            .map(|&c| {
+                *self
+                    .digests
+                    .entry(c)
+                    .or_insert_with(|| conjunct_digest(&print_term(store, c, &BackendNames)))
+            })
+            .collect();
+        let constants: Vec<(&str, &str)> = named.iter().map(|&(n, s, _)| (n, s)).collect();
+        let k = Key(exact_key(logic, &digests, &constants));
+        let order = named
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, _, l))| (i, l))
+            .collect();
+        Some((k, order))
+    }
+
+    /// What the result store holds for a component under key `k`, its constants' values
+    /// stored in `order`: a model is used only if it decodes and evaluates to true on it.
+    fn stored(
+        &mut self,
+        store: &mut TermStore,
+        k: &Key,
+        order: &[(usize, TermId)],
+        conj: &[TermId],
+    ) -> Stored {
+        let Some(e) = self.store_tiers.as_mut().and_then(|t| t.get(k)) else {
+            return Stored::Useless;
+        };
+        match e.verdict {
+            Verdict::Unsat => Stored::Unsat,
+            Verdict::Sat => match e
+                .model
+                .as_deref()
+                .and_then(|t| decode_model(store, t, order))
+            {
+                Some(m) if satisfies(store, &m, conj) => Stored::Sat(m),
+                _ => Stored::Useless,
+            },
+        }
+    }
+
+    fn put(&mut self, k: &Key, verdict: Verdict, model: Option<String>) {
+        if let Some(t) = self.store_tiers.as_mut() {
+            t.put(k, &Entry { verdict, model });
+        }
     }
 
     pub fn flush(&mut self) {
@@ -316,44 +407,76 @@ impl CachePlanner {
             self.note_model_try(found.is_some());
             if let Some(m) = found {
                 used_model = true;
+                // Stored under its exact key (cheap: no canonical form), so that a later
+                // run finds it even where its own models go another way (a model another
+                // process stored first for an earlier component leads elsewhere).
+                if let Some((xk, xorder)) =
+                    self.exact_key_of(store, &comp.conjuncts, &leaves, logic)
+                {
+                    let text = encode_model(store, &m, &xorder);
+                    self.put(&xk, Verdict::Sat, text);
+                }
                 merge(store, &mut model, &m, &comp.conjuncts);
                 let i = self.remember(&ids, m);
                 self.learn(exact, Known::Sat(i));
                 continue;
             }
-            // Exact canonical key in the stores.
-            let canon = canonicalize(store, &comp.conjuncts);
-            let k = Key(key(&canon.text, logic, &[]));
-            let mut order: Vec<(usize, TermId)> = canon
-                .renaming
-                .iter()
-                .map(|&(client, can)| (canon_index(store, can), client))
-                .collect();
-            order.sort_unstable();
-            if let Some(e) = self.store_tiers.as_mut().and_then(|t| t.get(&k)) {
-                match e.verdict {
-                    Verdict::Unsat => {
-                        stats.cache_hits += u64::from(!any_solver);
-                        self.unsat_sets.insert(&ids, false);
-                        self.learn(exact, Known::Unsat);
-                        return Ok(Planned::Own(Answer::Unsat, None));
+            // The component as the client wrote it, then its canonical form, in the
+            // stores. The exact key costs a lookup per conjunct; the canonical form walks
+            // the whole component, and finds it under other names too.
+            let xkey = self.exact_key_of(store, &comp.conjuncts, &leaves, logic);
+            let mut stored = match &xkey {
+                Some((xk, xorder)) => self.stored(store, xk, xorder, &comp.conjuncts),
+                None => Stored::Useless,
+            };
+            stats.exact_hits += u64::from(!matches!(stored, Stored::Useless));
+            let canon =
+                matches!(stored, Stored::Useless).then(|| canonicalize(store, &comp.conjuncts));
+            let (k, order) = match &canon {
+                Some(canon) => {
+                    let k = Key(key(&canon.text, logic, &[]));
+                    let mut order: Vec<(usize, TermId)> = canon
+                        .renaming
+                        .iter()
+                        .map(|&(client, can)| (canon_index(store, can), client))
+                        .collect();
+                    order.sort_unstable();
+                    stored = self.stored(store, &k, &order, &comp.conjuncts);
+                    (Some(k), order)
+                }
+                None => (None, Vec::new()),
+            };
+            // What the canonical key found goes under the exact key as well.
+            if let (Some(_), Some((xk, xorder))) = (&k, &xkey) {
+                match &stored {
+                    Stored::Unsat => self.put(xk, Verdict::Unsat, None),
+                    Stored::Sat(m) => {
+                        let text = encode_model(store, m, xorder);
+                        self.put(xk, Verdict::Sat, text);
                     }
-                    Verdict::Sat => {
-                        if let Some(m) = e
-                            .model
-                            .as_deref()
-                            .and_then(|t| decode_model(store, t, &order))
-                        {
-                            if satisfies(store, &m, &comp.conjuncts) {
-                                merge(store, &mut model, &m, &comp.conjuncts);
-                                let i = self.remember(&ids, m);
-                                self.learn(exact, Known::Sat(i));
-                                continue;
-                            }
-                        }
-                    }
+                    Stored::Useless => {}
                 }
             }
+            match stored {
+                Stored::Unsat => {
+                    stats.cache_hits += u64::from(!any_solver);
+                    self.unsat_sets.insert(&ids, false);
+                    self.learn(exact, Known::Unsat);
+                    return Ok(Planned::Own(Answer::Unsat, None));
+                }
+                Stored::Sat(m) => {
+                    merge(store, &mut model, &m, &comp.conjuncts);
+                    let i = self.remember(&ids, m);
+                    self.learn(exact, Known::Sat(i));
+                    continue;
+                }
+                Stored::Useless => {}
+            }
+            let (Some(canon), Some(k)) = (canon, k) else {
+                // Cannot happen (nothing usable under the exact key leads to the canonical
+                // form); were it to, the query is planned another way.
+                return Ok(Planned::NotModelled);
+            };
             if canon.conjuncts == [TermStore::FALSE] {
                 // The canonical form (an equivalence) decided the component.
                 stats.cache_hits += u64::from(!any_solver);
@@ -416,14 +539,9 @@ impl CachePlanner {
                 Answer::Unsat => {
                     self.unsat_sets.insert(&ids, false);
                     self.learn(exact, Known::Unsat);
-                    if let Some(t) = self.store_tiers.as_mut() {
-                        t.put(
-                            &k,
-                            &Entry {
-                                verdict: Verdict::Unsat,
-                                model: None,
-                            },
-                        );
+                    self.put(&k, Verdict::Unsat, None);
+                    if let Some((xk, _)) = &xkey {
+                        self.put(xk, Verdict::Unsat, None);
                     }
                     return Ok(Planned::Own(Answer::Unsat, None));
                 }
@@ -441,14 +559,11 @@ impl CachePlanner {
                         return Ok(Planned::NotModelled);
                     }
                     if let Some(text) = encode_model(store, &m, &order) {
-                        if let Some(t) = self.store_tiers.as_mut() {
-                            t.put(
-                                &k,
-                                &Entry {
-                                    verdict: Verdict::Sat,
-                                    model: Some(text),
-                                },
-                            );
+                        self.put(&k, Verdict::Sat, Some(text));
+                    }
+                    if let Some((xk, xorder)) = &xkey {
+                        if let Some(text) = encode_model(store, &m, xorder) {
+                            self.put(xk, Verdict::Sat, Some(text));
                         }
                     }
                     merge(store, &mut model, &m, &comp.conjuncts);

@@ -95,12 +95,18 @@ impl ClientState {
         if let (true, Some(parent)) = (global, self.frames.last_mut()) {
             parent.decls.extend(f.decls);
             parent.defs.extend(f.defs);
-            parent.raw.extend(
-                f.raw
-                    .into_iter()
-                    .filter(|r| crate::driver::reader::command_head(r) != Some("assert")),
-            );
+            parent
+                .raw
+                .extend(f.raw.into_iter().filter(|r| !is_assertion(r)));
         }
+    }
+
+    /// The raw command log without the assertions: what the sorts of a command depend on
+    /// (declarations, definitions, options, scopes).
+    pub fn declarations_log(&self) -> Vec<String> {
+        let mut log = self.replay_log();
+        log.retain(|c| !is_assertion(c));
+        log
     }
 
     /// The raw command log that rebuilds this state in a fresh solver.
@@ -136,6 +142,11 @@ impl ClientState {
         base.raw.clear();
         self.frames.push(base);
     }
+}
+
+/// Whether a raw client command is an assertion.
+fn is_assertion(raw: &str) -> bool {
+    crate::driver::reader::command_head(raw) == Some("assert")
 }
 
 #[cfg(test)]

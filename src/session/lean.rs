@@ -449,8 +449,12 @@ impl Engine {
             // commands' own line breaks aside), so that the client's next command, on a
             // later line of the client's input, is sent on that same line (see `gap`).
             let sep = if kind == SolverKind::Z3 { " " } else { "\n" };
-            s.lean_write("(set-option :produce-models true)");
-            s.lean_write(sep);
+            // A model for the client's last check-sat (`pass_model_check`) only if the
+            // client asked for models: cvc5 without them refuses get-value, as it should.
+            if self.client.produce_models {
+                s.lean_write("(set-option :produce-models true)");
+                s.lean_write(sep);
+            }
             for c in &log {
                 s.lean_write(c);
                 s.lean_write(sep);
@@ -466,12 +470,20 @@ impl Engine {
                 s.lean_write(sep);
             }
             let n = s.lean_mark(backend_ps);
+            // Every replayed command was accepted when the client sent it; one the solver
+            // refuses now was accepted by smtproxy's parser only. The solver goes on
+            // without it, as it would have alone, and the session notes it.
+            let mut refused: Option<(usize, String)> = None;
             // Under the session's deadline: the client's own state can hang the solver
             // (an assertion z3 unfolds forever).
             let r = loop {
                 let left = deadline.map(|d| d.saturating_sub(t0.elapsed()));
                 match s.lean_next(left) {
                     Ok(LeanEvent::Marker { n: m, .. }) if m == n => break Ok(()),
+                    Ok(LeanEvent::Form { form, .. }) if form.starts_with("(error") => {
+                        let r = refused.get_or_insert((0, form));
+                        r.0 += 1;
+                    }
                     Ok(LeanEvent::Silence) if left.is_some_and(|l| l.is_zero()) => {
                         break Err(DriverError::Timeout {
                             after: deadline.unwrap_or_default(),
@@ -484,6 +496,12 @@ impl Engine {
             let dt = t0.elapsed();
             h.busy += dt;
             self.stats.solver += dt;
+            if let Some((k, first)) = refused {
+                self.stats.note(format!(
+                    "replaying the client's state into passthrough, the solver refused {k} \
+                     command(s) smtproxy had accepted (first: {first})"
+                ));
+            }
             if let Err(e) = r {
                 h.kill();
                 return Err(e);

@@ -37,7 +37,7 @@ use crate::smt2::parser::{parse_command, parse_command_traced, ErrorKind};
 use crate::smt2::printer::quote_symbol;
 use crate::smt2::reader::Frame;
 use crate::smt2::response::{self, Dialect};
-use crate::term::signature::Signature;
+use crate::term::signature::{ArityRule, Signature};
 use crate::term::{TermId, TermStore};
 
 use client::{ClientState, Decl};
@@ -179,7 +179,11 @@ impl Engine {
         planner.main.lean = passthrough;
         Ok(Engine {
             store: TermStore::new(),
-            sig: Signature::default(),
+            sig: Signature::for_solver(match dialect {
+                Dialect::Z3 => ArityRule::Z3,
+                Dialect::Cvc5 => ArityRule::Cvc5,
+                Dialect::Yices => ArityRule::Yices,
+            }),
             assert_memo: AssertMemo::default(),
             // z3 produces models unless told not to; cvc5 and yices only when told to.
             client: ClientState {
@@ -300,6 +304,13 @@ impl Engine {
                 // Not modelled: let the solver judge it; if it accepts, go passthrough.
                 return self.fall_back(text, line, col, &e.msg);
             }
+            Err(e) if e.kind == ErrorKind::Sort && self.solver_takes(text) => {
+                // Ill-sorted to smtproxy, not to the solver (z3 takes `(> x b)` with a
+                // Bool b as `(> x (ite b 1 0))`): the client's state must hold it, as the
+                // solver's would, so the solver judges from here on.
+                let why = format!("the solver takes what smtproxy refuses ({})", e.msg);
+                return self.fall_back(text, line, col, &why);
+            }
             Err(e) => {
                 let (l, c) = crate::smt2::lexer::line_col(text, e.offset);
                 let (l, c) = if l == 1 {
@@ -327,6 +338,22 @@ impl Engine {
             }
         }
         r
+    }
+
+    /// A command smtproxy's parser refused as ill-sorted that changes the client's state
+    /// (an assertion, a definition): whether the solver takes it in the client's context
+    /// (asked of the auxiliary backend, see `Planner::solver_accepts`). Other commands
+    /// (get-value, check-sat-assuming) leave the state as it is either way.
+    fn solver_takes(&mut self, text: &str) -> bool {
+        let head = crate::driver::reader::command_head(text);
+        if !matches!(head, Some("assert" | "define-fun" | "define-const")) {
+            return false;
+        }
+        let log = self.client.declarations_log();
+        let busy = self.planner.busy();
+        let r = self.planner.solver_accepts(&log, text);
+        self.stats.solver += self.planner.busy().saturating_sub(busy);
+        r == Some(true)
     }
 
     /// Switch to passthrough: the client's state is replayed into a lean backend, then
@@ -816,21 +843,34 @@ impl Engine {
         self.error_at(l, c, msg);
     }
 
+    /// yices answers get-value and get-model whatever `:produce-models` says.
     fn models_enabled(&self) -> bool {
-        self.client.produce_models
+        self.client.produce_models || self.dialect == Dialect::Yices
     }
 
-    fn get_value(&mut self, terms: &[(TermId, String)], text: &str, line: usize, col: usize) {
+    /// Whether get-value or get-model (`what`: "value", "model") is refused now, models
+    /// being off or the last check-sat not sat; if so, the error is given as the dialect
+    /// words it.
+    fn model_refused(&mut self, what: &str, text: &str, line: usize, col: usize) -> bool {
         if !self.models_enabled() {
             // z3, told not to produce models, says only that there is none.
             let msg = match self.dialect {
-                Dialect::Z3 => "model is not available",
-                _ => "cannot get value unless model generation is enabled",
+                Dialect::Z3 => "model is not available".to_string(),
+                _ => format!("cannot get {what} unless model generation is enabled"),
             };
-            return self.run_error(text, line, col, msg);
+            self.run_error(text, line, col, &msg);
+            return true;
         }
         if !matches!(self.last, Last::Sat) {
-            return self.run_error(text, line, col, "model is not available");
+            self.run_error(text, line, col, "model is not available");
+            return true;
+        }
+        false
+    }
+
+    fn get_value(&mut self, terms: &[(TermId, String)], text: &str, line: usize, col: usize) {
+        if self.model_refused("value", text, line, col) {
+            return;
         }
         let ts: Vec<TermId> = terms.iter().map(|t| t.0).collect();
         let busy = self.planner.busy();
@@ -855,16 +895,8 @@ impl Engine {
     }
 
     fn get_model(&mut self, text: &str, line: usize, col: usize) {
-        if !self.models_enabled() {
-            // z3, told not to produce models, says only that there is none.
-            let msg = match self.dialect {
-                Dialect::Z3 => "model is not available",
-                _ => "cannot get model unless model generation is enabled",
-            };
-            return self.run_error(text, line, col, msg);
-        }
-        if !matches!(self.last, Last::Sat) {
-            return self.run_error(text, line, col, "model is not available");
+        if self.model_refused("model", text, line, col) {
+            return;
         }
         let decls: Vec<Decl> = self.client.decls().cloned().collect();
         let busy = self.planner.busy();
@@ -897,12 +929,27 @@ impl Engine {
     }
 }
 
+/// One client declaration as `filter_model` sees it: its client name, its place in the
+/// client's declarations, and whether it is a function (arguments).
+pub struct ModelName {
+    pub client: String,
+    pub index: usize,
+    pub function: bool,
+}
+
 /// Rewrite a backend get-model answer for the client: keep only the entries of the
-/// client's current declarations (`names` maps their backend names to client names), so
-/// CSE macros, declarations hoisted for earlier queries and renamed declarations never
-/// show, and the client sees its own names. With the `model` header of yices dropped, the
-/// layout is z3's.
-pub fn filter_model(text: &str, names: &rustc_hash::FxHashMap<String, String>) -> String {
+/// client's current declarations (`names` maps their backend names to them), so CSE
+/// macros, declarations hoisted for earlier queries and renamed declarations never show,
+/// and the client sees its own names, in the order of its own declarations (the backend
+/// saw them in the order queries needed them). With `functions_last` (z3 and yices) the
+/// constants come first, then the functions, each in declaration order, as those solvers
+/// print them; cvc5 keeps declaration order throughout. With the `model` header of yices
+/// dropped, the layout is z3's.
+pub fn filter_model(
+    text: &str,
+    names: &rustc_hash::FxHashMap<String, ModelName>,
+    functions_last: bool,
+) -> String {
     let Ok(sx) = Sexps::parse(text) else {
         return text.to_string();
     };
@@ -913,7 +960,8 @@ pub fn filter_model(text: &str, names: &rustc_hash::FxHashMap<String, String>) -
         return text.to_string();
     };
     let mut changed = false;
-    let mut kept: Vec<String> = Vec::new();
+    // (order, entry text)
+    let mut kept: Vec<((bool, usize), String)> = Vec::new();
     let mut start = 0;
     if let Some(&first) = items.first() {
         if sx.is_symbol(first, "model") {
@@ -925,20 +973,32 @@ pub fn filter_model(text: &str, names: &rustc_hash::FxHashMap<String, String>) -
         let name = k.get(1).and_then(|&n| sx.symbol(n));
         match name.map(|n| (n, names.get(n))) {
             Some((_, None)) => changed = true,
-            Some((n, Some(c))) if c != n => {
-                changed = true;
-                let src = sx.source(it);
-                let name_src = sx.source(k[1]);
-                kept.push(src.replacen(name_src, &quote_symbol(c), 1));
+            Some((n, Some(m))) => {
+                let order = (functions_last && m.function, m.index);
+                if m.client != n {
+                    changed = true;
+                    let src = sx.source(it);
+                    let name_src = sx.source(k[1]);
+                    kept.push((order, src.replacen(name_src, &quote_symbol(&m.client), 1)));
+                } else {
+                    kept.push((order, sx.source(it).to_string()));
+                }
             }
-            _ => kept.push(sx.source(it).to_string()),
+            // Not a `(define-fun NAME ...)` entry: kept, after the known ones, in the
+            // solver's order.
+            None => kept.push(((true, usize::MAX), sx.source(it).to_string())),
         }
+    }
+    if !kept.windows(2).all(|w| w[0].0 <= w[1].0) {
+        changed = true;
+        // Stable: entries the function does not know keep their relative order.
+        kept.sort_by_key(|e| e.0);
     }
     if !changed {
         return text.to_string();
     }
     let mut s = String::from("(\n");
-    for k in kept {
+    for (_, k) in kept {
         s.push_str("  ");
         s.push_str(&k);
         s.push('\n');
@@ -990,5 +1050,35 @@ mod tests {
         assert_eq!(argument_position("(pop 5)", 1, 1), (1, 7));
         assert_eq!(run_error_position("(get-assignment)", 1, 1), (1, 16));
         assert_eq!(run_error_position("(get-value (1))", 1, 30), (1, 44));
+    }
+
+    #[test]
+    fn models_in_client_names_and_order() {
+        let mut names = rustc_hash::FxHashMap::default();
+        for (i, (backend, client, function)) in
+            [("g", "g", true), ("y", "y", false), ("sp!d1!x", "x", false)]
+                .into_iter()
+                .enumerate()
+        {
+            let m = ModelName {
+                client: client.into(),
+                index: i,
+                function,
+            };
+            names.insert(backend.to_string(), m);
+        }
+        // The backend's order, a renamed declaration and a CSE macro.
+        let backend = "(\n  (define-fun |sp!d1!x| () Int\n    1)\n  (define-fun sp!m0 () Int\n    (+ y 1))\n  (define-fun g ((x!0 Int)) Int\n    0)\n  (define-fun y () Int\n    2)\n)";
+        assert_eq!(
+            filter_model(backend, &names, true),
+            "(\n  (define-fun y () Int\n    2)\n  (define-fun x () Int\n    1)\n  (define-fun g ((x!0 Int)) Int\n    0)\n)"
+        );
+        assert_eq!(
+            filter_model(backend, &names, false),
+            "(\n  (define-fun g ((x!0 Int)) Int\n    0)\n  (define-fun y () Int\n    2)\n  (define-fun x () Int\n    1)\n)"
+        );
+        // Already the client's: the solver's text as it is.
+        let same = "(\n  (define-fun y () Int 2)\n  (define-fun g ((x!0 Int)) Int 0))";
+        assert_eq!(filter_model(same, &names, true), same);
     }
 }

@@ -190,6 +190,7 @@ impl Planner {
         stats: &mut super::Stats,
     ) -> Result<Answer, DriverError> {
         self.model_at = ModelAt::None;
+        self.stack.take_probe(&mut self.aux);
         let before = self.main.busy + self.aux.busy;
         if let Some(c) = self.cached.as_mut() {
             match c.check(
@@ -322,17 +323,24 @@ impl Planner {
             return own_model(store, m, decls, dialect).map_err(ModelError::Other);
         }
         let stack_names = self.model_in_stack();
-        let mut names: rustc_hash::FxHashMap<String, String> = rustc_hash::FxHashMap::default();
-        for d in decls {
+        let mut names: rustc_hash::FxHashMap<String, super::ModelName> =
+            rustc_hash::FxHashMap::default();
+        for (index, d) in decls.iter().enumerate() {
             let backend = if stack_names {
                 self.stack.names().backend_of(d)
             } else {
                 backend_name(&d.name).into_owned()
             };
-            names.insert(backend, d.name.clone());
+            let m = super::ModelName {
+                client: d.name.clone(),
+                index,
+                function: !d.params.is_empty(),
+            };
+            names.insert(backend, m);
         }
         let text = self.model_cmd("(get-model)")?;
-        Ok(super::filter_model(&text, &names))
+        let functions_last = !matches!(dialect, Dialect::Cvc5);
+        Ok(super::filter_model(&text, &names, functions_last))
     }
 
     /// What the solver answers to the client's `set-logic` command `text` for `logic`:
@@ -372,6 +380,29 @@ impl Planner {
         };
         self.logic_replies.insert(logic.to_string(), r.clone());
         r
+    }
+
+    /// Whether the solver takes `text`, a command smtproxy's parser refused as ill-sorted,
+    /// in the client's context: asked of the auxiliary backend after a `(reset)` and `log`,
+    /// the client's commands without its assertions (`ClientState::declarations_log`).
+    /// `None` when it cannot be asked: the context itself is refused, the backend fails,
+    /// or the last model is held there (the reset would lose it).
+    pub fn solver_accepts(&mut self, log: &[String], text: &str) -> Option<bool> {
+        if matches!(self.model_at, ModelAt::Aux(_)) {
+            return None;
+        }
+        let mut cmds: Vec<String> = Vec::with_capacity(log.len() + 1);
+        cmds.push("(reset)".into());
+        cmds.extend_from_slice(log);
+        match self.aux.batch(&cmds) {
+            Ok(Ok(())) => {}
+            _ => return None,
+        }
+        match self.aux.cmd(text) {
+            Ok(Response::Success) => Some(true),
+            Ok(Response::Error(_)) => Some(false),
+            _ => None,
+        }
     }
 
     /// The main backend for a command of the client's own (set-option, get-info,

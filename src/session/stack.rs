@@ -30,6 +30,11 @@
 //!   one). After the k-th bail-out, and after an incremental solve much slower than fresh
 //!   ones, the next 2^k queries go straight to a fresh context, so a log of hard queries
 //!   soon runs almost entirely in fresh contexts while KLEE-like logs stay on the stack.
+//! * What a fresh context costs, the yardstick for judging the stack, is measured now and
+//!   then (a probe: the 16th query, then every 16 to 512). With a second process
+//!   (`--jobs` >= 2) the probe is posed there detached while the stack answers the query,
+//!   and its cost (the solver's CPU time) is read at a later query; with one process the
+//!   query itself is answered in a fresh context. A probe never answers the client.
 //! * A query's pops, declarations, assertions and check-sat go out in one write; their
 //!   acknowledgements are read before the check's answer. The cache planner may start a
 //!   query ahead of need (`begin`) and then wait for it (`finish`) or drop it
@@ -311,8 +316,12 @@ impl StackMirror {
                 self.probe_gap = (self.probe_gap * 2).min(PROBE_MAX);
             }
             self.next_probe = self.queries + self.probe_gap;
-            stats.stack_detours += 1;
-            return self.fresh(aux, store, q, stats);
+            // With a second process, the fresh context is measured there while the stack
+            // answers; with one, the query is answered fresh.
+            if !(race && self.probe_detached(aux, store, q, stats)) {
+                stats.stack_detours += 1;
+                return self.fresh(aux, store, q, stats);
+            }
         }
         for attempt in 0..2 {
             match self.try_check(main, aux, race, store, q, stats) {
@@ -420,6 +429,44 @@ impl StackMirror {
         let a = fresh_check(aux, store, q, stats)?;
         self.record_fresh(t0.elapsed());
         Ok((a, Via::Fresh))
+    }
+
+    /// Send `q` in a fresh context to `aux` without waiting (see
+    /// `SolverHandle::send_detached`); its cost is taken by `take_probe` at a later query.
+    /// `false` when it could not go out that way.
+    fn probe_detached(
+        &mut self,
+        aux: &mut SolverHandle,
+        store: &TermStore,
+        q: &Query,
+        stats: &mut Stats,
+    ) -> bool {
+        if aux.detached_age().is_some() {
+            // The last probe still runs: it stands for this one.
+            return true;
+        }
+        let (cmds, check) = fresh_script(store, q);
+        match aux.send_detached(&cmds, &check) {
+            Ok(sent) => {
+                stats.solver_checks += u64::from(sent);
+                sent
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The cost of a detached probe (`probe_detached`) that has been answered. One still
+    /// running after `BACKGROUND_MAX` is killed, and that time counts as its cost (at
+    /// least what the fresh context would have cost). Called at every client check-sat
+    /// (`Planner::check`), also those the cache answers, so a hard probe does not hold a
+    /// core for the rest of a session.
+    pub fn take_probe(&mut self, aux: &mut SolverHandle) {
+        if let Some(d) = aux.detached_cost() {
+            self.record_fresh(d);
+        } else if let Some(age) = aux.detached_age().filter(|&a| a > BACKGROUND_MAX) {
+            aux.kill();
+            self.record_fresh(age);
+        }
     }
 
     fn too_large(&self) -> bool {

@@ -40,6 +40,9 @@ pub struct Stats {
     /// Hybrid on z3: unsat cores learned from the stack backend (smaller than their
     /// component) and kept as refuted sets for counterexample reasoning.
     pub cores: u64,
+    /// Components answered from the result store by their exact key (the component as
+    /// the client wrote it; no canonical form computed).
+    pub exact_hits: u64,
     /// Result-store lookups answered by each persistent tier (per component), and
     /// entries written to the store, as of the end of the run.
     pub disk_hits: u64,
@@ -76,6 +79,7 @@ pub struct Summary {
     pub speculations_used: u64,
     pub enumerated: u64,
     pub cores: u64,
+    pub exact_hits: u64,
     pub fallbacks_passthrough: u64,
     pub disk_hits: u64,
     pub redis_hits: u64,
@@ -121,6 +125,7 @@ impl Stats {
             speculations_used: self.speculations_used,
             enumerated: self.enumerated,
             cores: self.cores,
+            exact_hits: self.exact_hits,
             fallbacks_passthrough: self.fallbacks_passthrough,
             disk_hits: self.disk_hits,
             redis_hits: self.redis_hits,

@@ -24,7 +24,7 @@ use super::command::Command;
 use super::lexer::{skip_ws, sym_run, Tok};
 use super::parser::{apply_def, builtin_op, indexed_op, lookup_fun, radix_literal};
 use super::parser::{Trace, MAX_DEPTH};
-use crate::term::signature::Signature;
+use crate::term::signature::{ArityRule, Signature};
 use crate::term::{Op, SortId, SortStore, TermId, TermStore};
 use num_bigint::BigUint;
 use num_traits::Num;
@@ -485,6 +485,14 @@ impl<'a, 's> Fast<'a, 's> {
         let args = &self.args[start..];
         let t = match head {
             Head::Op(Op::Sub) if args.len() == 1 => self.store.app_slice(Op::Neg, args).ok(),
+            // What these take depends on the solver (`Signature::arity`): the general
+            // parser decides.
+            Head::Op(Op::Xor | Op::Add | Op::Mul | Op::Concat)
+                if args.len() == 1 && self.sig.arity == ArityRule::Cvc5 =>
+            {
+                None
+            }
+            Head::Op(Op::BvSub) if args.len() > 2 => None,
             Head::Op(op) => self.store.app_slice(op, args).ok(),
             Head::Fun(name) => {
                 let def = lookup_fun(self.sig, self.trace, name)?;

@@ -1,7 +1,11 @@
 //! From one command's text to a `Command` whose terms live in the term store. `let` is
 //! expanded into shared nodes, `define-fun` macros are inlined, quantifier variables and
 //! macro parameters get fresh internal symbols (so no later substitution can capture a
-//! global of the same name). Every term is sort-checked as it is built.
+//! global of the same name). Every term is sort-checked as it is built. Applications whose
+//! number of arguments the solvers disagree on are taken as the client's solver takes
+//! them (`Signature::arity`: z3's `(distinct x)` is true, its `(bvadd v)` is `v`, cvc5
+//! refuses both; yices takes `(bvsub a b c)`, z3 and cvc5 do not), so the client's state
+//! never holds what its solver's would not.
 //!
 //! An error is one of three kinds: `Syntax` (the input is not SMT-LIB), `Sort` (ill-sorted
 //! or unknown names), or `Unsupported` (valid-looking input using theories or constructs
@@ -11,7 +15,7 @@
 use super::command::Command;
 use super::lexer::{unescape_string, Sexps, Tok};
 use crate::term::build::SortError;
-use crate::term::signature::{FunDef, Signature, SortDef};
+use crate::term::signature::{ArityRule, FunDef, Signature, SortDef};
 use crate::term::{Op, Sort, SortId, SortStore, TermId, TermStore};
 use num_bigint::BigUint;
 use num_traits::Num;
@@ -1031,12 +1035,67 @@ impl<'a, 's> Parser<'a, 's> {
             } else {
                 op
             };
+            if let Some(t) = self.as_solver_takes(id, op, &args)? {
+                return Ok(t);
+            }
             return self
                 .store
                 .app_slice(op, &args)
                 .map_err(|e| self.sort_err(id, e));
         }
         self.apply(id, name, args.into_vec())
+    }
+
+    /// An application whose number of arguments the solvers disagree on, as the client's
+    /// solver takes it (`Signature::arity`): `Some` term it means, an error where the
+    /// solver refuses it, `None` where it is built as it is (and sort-checked, as for
+    /// every solver).
+    fn as_solver_takes(&mut self, id: u32, op: Op, args: &[TermId]) -> PResult<Option<TermId>> {
+        let rule = self.sig.arity;
+        if op == Op::BvSub && args.len() > 2 && rule != ArityRule::Yices {
+            return err(
+                self.off(id),
+                ErrorKind::Sort,
+                format!("BvSub expects 2 argument(s), got {}", args.len()),
+            );
+        }
+        let &[a] = args else {
+            return Ok(None);
+        };
+        let bv_assoc = matches!(op, Op::BvAdd | Op::BvAnd | Op::BvOr | Op::BvXor | Op::BvMul);
+        let t = match (rule, op) {
+            // z3 checks no sort here: `(< b)` with a Bool b is true too.
+            (ArityRule::Z3, Op::Distinct | Op::Lt | Op::Le | Op::Gt | Op::Ge) => {
+                return Ok(Some(TermStore::TRUE))
+            }
+            (ArityRule::Z3, Op::IntDiv) => a,
+            (ArityRule::Z3, Op::RealDiv) if self.store.sort(a) == SortStore::REAL => a,
+            (ArityRule::Z3 | ArityRule::Yices, _) if bv_assoc => a,
+            (ArityRule::Z3, Op::BvXnor) => {
+                // Checked as the binary operator would be, then negated.
+                self.store
+                    .check_app(op, &[a, a])
+                    .map_err(|e| self.sort_err(id, e))?;
+                return self
+                    .store
+                    .app_slice(Op::BvNot, &[a])
+                    .map(Some)
+                    .map_err(|e| self.sort_err(id, e));
+            }
+            (ArityRule::Cvc5, Op::Xor | Op::Add | Op::Mul | Op::Concat) => {
+                return err(
+                    self.off(id),
+                    ErrorKind::Sort,
+                    format!("{op:?} expects at least 2 argument(s), got 1"),
+                );
+            }
+            _ => return Ok(None),
+        };
+        // The argument's sort as the operator wants it: checked as if given twice.
+        self.store
+            .check_app(op, &[a, a])
+            .map_err(|e| self.sort_err(id, e))?;
+        Ok(Some(t))
     }
 
     fn apply(&mut self, id: u32, name: &str, args: Vec<TermId>) -> PResult<TermId> {

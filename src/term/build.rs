@@ -146,6 +146,11 @@ impl TermStore {
         Ok(self.intern_slice(op, args, sort))
     }
 
+    /// The sort `op` applied to `args` would have, without building the application.
+    pub fn check_app(&mut self, op: Op, args: &[TermId]) -> Result<SortId, SortError> {
+        self.result_sort(op, args)
+    }
+
     fn result_sort(&mut self, op: Op, args: &[TermId]) -> Result<SortId, SortError> {
         let sorts: smallvec::SmallVec<[SortId; 8]> = args.iter().map(|&a| self.sort(a)).collect();
         let n = args.len();
@@ -208,6 +213,8 @@ impl TermStore {
                 bool_
             }
             Op::And | Op::Or | Op::Xor => {
+                // `(and)` is refused by z3, cvc5 and yices alike.
+                arity(1, usize::MAX)?;
                 all_bool(ss)?;
                 bool_
             }

@@ -56,6 +56,25 @@ enum Undo {
     Sort(String, Option<SortDef>),
 }
 
+/// Which applications with a number of arguments SMT-LIB does not give (one argument for
+/// an operator that takes two or more, three for `bvsub`) the client's solver accepts,
+/// and what they mean. smtproxy must refuse exactly what its solver refuses: a command it
+/// takes and the solver would not (or the reverse) leaves the client's state and the
+/// solver's apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ArityRule {
+    /// z3: `distinct` and the comparisons `< <= > >=` are true; the associative
+    /// bit-vector operators, `div` and `/` (on a Real) are their argument; `bvxnor` is
+    /// `bvnot`; `+ * concat xor and or` are their argument.
+    #[default]
+    Z3,
+    /// yices: the associative bit-vector operators and `+ * concat xor and or`;
+    /// `bvsub` of three or more.
+    Yices,
+    /// cvc5: only `and`, `or` and `-` (negation).
+    Cvc5,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Signature {
     funs: FxHashMap<String, FunDef>,
@@ -63,9 +82,18 @@ pub struct Signature {
     undo: Vec<Undo>,
     frames: Vec<usize>,
     pub global_declarations: bool,
+    /// Kept by `clear`: it is the solver's, not the client's.
+    pub arity: ArityRule,
 }
 
 impl Signature {
+    /// An empty signature for a solver that counts arguments by `arity`.
+    pub fn for_solver(arity: ArityRule) -> Signature {
+        Signature {
+            arity,
+            ..Signature::default()
+        }
+    }
     pub fn fun(&self, name: &str) -> Option<&FunDef> {
         self.funs.get(name)
     }
@@ -122,7 +150,10 @@ impl Signature {
     }
     /// reset: forget everything.
     pub fn clear(&mut self) {
-        *self = Signature::default();
+        *self = Signature {
+            arity: self.arity,
+            ..Signature::default()
+        };
     }
     /// Every declared free symbol visible now, in declaration order is not kept; callers sort.
     pub fn free_symbols(&self) -> impl Iterator<Item = (&str, &FunDef)> {

@@ -209,6 +209,19 @@ pub fn run(args: &[&str], input: &[u8], timeout: Duration) -> Out {
     run_prog(bin(), args, input, timeout)
 }
 
+/// [`run`] as `smtproxy --solver SOLVER --strategy STRATEGY --cache none`.
+pub fn run_under(solver: &str, strategy: &str, input: &[u8], timeout: Duration) -> Out {
+    let args = [
+        "--solver",
+        solver,
+        "--strategy",
+        strategy,
+        "--cache",
+        "none",
+    ];
+    run(&args, input, timeout)
+}
+
 pub fn run_prog(prog: &str, args: &[&str], input: &[u8], timeout: Duration) -> Out {
     let mut cmd = Command::new(prog);
     cmd.args(args);
