@@ -18,9 +18,14 @@
 //!   connection of its own ([`crate::signals::ExitFlush`]), so an interrupted run keeps
 //!   every result it computed; the buffer is shared under a mutex that is only ever held
 //!   for in-memory work, so that flush never waits on the engine thread's SQLite calls.
+//! * Contention: a write that finds the file locked past the busy timeout keeps its
+//!   entries buffered (still served by `get`) and is tried again later, after
+//!   [`FLUSH_INTERVAL`] and then twice that; only the [`BUSY_ATTEMPTS`]th such failure in
+//!   a row is an error. Many processes sharing one store on a loaded machine can each
+//!   miss the lock for a second now and then, and must not give the store up for it.
 //! * Failure: a file that is not SQLite, a truncated file (size disagreeing with the
-//!   header), a read-only file or directory, a lock held past the busy timeout, a full
-//!   disk: all are [`CacheError`]s, never panics.
+//!   header), a read-only file or directory, a lock held through [`BUSY_ATTEMPTS`]
+//!   writes, a full disk: all are [`CacheError`]s, never panics.
 
 use super::{CacheError, Entry, Key, Store, FORMAT_VERSION};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
@@ -33,12 +38,17 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_millis(1000);
 pub const DEFAULT_BATCH: usize = 64;
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
+/// Write attempts in a row that may find the file locked before the tier is given up.
+pub const BUSY_ATTEMPTS: u32 = 3;
 
 pub struct DiskStore {
     conn: Connection,
     path: PathBuf,
     buffer: Arc<Buffered>,
     batch: usize,
+    /// Write attempts in a row that found the file locked, and when the next may be made.
+    busy_failures: u32,
+    retry_at: Option<Instant>,
 }
 
 /// Encoded entries not yet written, shared with the exit flush.
@@ -155,7 +165,10 @@ impl DiskStore {
                 }
                 check_header(&path)?;
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            // Where this fails, the file is initialised in place below, with retries.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let _ = create_initialised(&path, &dir);
+            }
             Err(e) => return Err(e.into()),
         }
         let conn = Connection::open_with_flags(
@@ -165,16 +178,15 @@ impl DiskStore {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         conn.busy_timeout(busy_timeout)?;
-        let deadline = Instant::now() + busy_timeout;
+        // As patient with a lock met here as with one met by writes.
+        let deadline = Instant::now() + busy_timeout * BUSY_ATTEMPTS;
         loop {
             match setup(&conn) {
                 Ok(()) => break,
-                // Switching to WAL can report BUSY without calling the busy handler
-                // while another process initialises the same file: retry until the timeout.
-                Err(CacheError::Sqlite(e))
-                    if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
-                        && Instant::now() < deadline =>
-                {
+                // Switching to WAL, or building the log's index for the file's first
+                // reader, can report BUSY without calling the busy handler while another
+                // process does the same: retry until the deadline.
+                Err(e) if is_busy(&e) && Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(10));
                 }
                 Err(e) => return Err(e),
@@ -194,6 +206,8 @@ impl DiskStore {
             path,
             buffer,
             batch: batch.max(1),
+            busy_failures: 0,
+            retry_at: None,
         })
     }
 
@@ -247,16 +261,89 @@ impl DiskStore {
         let mut p = self.buffer.lock();
         p.entries.clear();
         p.since = None;
+        drop(p);
+        self.busy_failures = 0;
+        self.retry_at = None;
         Ok(())
     }
+
+    /// [`DiskStore::write_pending`], except that a locked file defers the write (see the
+    /// module doc) until the [`BUSY_ATTEMPTS`]th failure in a row.
+    fn write_or_defer(&mut self) -> Result<(), CacheError> {
+        match self.write_pending() {
+            Err(e) if is_busy(&e) && self.busy_failures + 1 < BUSY_ATTEMPTS => {
+                self.busy_failures += 1;
+                self.retry_at =
+                    Some(Instant::now() + FLUSH_INTERVAL * (1 << (self.busy_failures - 1)));
+                Ok(())
+            }
+            r => r,
+        }
+    }
+}
+
+/// The file was locked by another connection past the busy timeout.
+fn is_busy(e: &CacheError) -> bool {
+    matches!(e, CacheError::Sqlite(e) if matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    ))
+}
+
+/// Creates the store at `path` fully formed, so that processes starting together on a
+/// new store do not race to initialise one file (switching it to WAL and creating the
+/// tables need its write lock, and a loaded machine could keep a process waiting on that
+/// past its busy timeout): the schema goes into a file of this process's own beside it,
+/// which is then linked into place unless another process's got there first.
+fn create_initialised(path: &Path, dir: &Path) -> Result<(), CacheError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let tmp = dir.join(format!(".{name}.init-{}-{nanos}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)?;
+    let linked = (|| {
+        let conn = Connection::open_with_flags(
+            &tmp,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        setup(&conn)?;
+        // The last connection's close checkpoints the log into the file itself.
+        conn.close().map_err(|(_, e)| e)?;
+        match std::fs::hard_link(&tmp, path) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e.into()),
+            _ => Ok(()),
+        }
+    })();
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = tmp.clone().into_os_string();
+        p.push(suffix);
+        let _ = std::fs::remove_file(p);
+    }
+    linked
 }
 
 const VERSION_SQL: &str = "SELECT value FROM meta WHERE name = 'format_version'";
 
-/// Run `batch` (a `BEGIN IMMEDIATE; ...; COMMIT;` script), rolled back if it fails part
-/// way, then read the format version it left.
-fn write_then_version(conn: &Connection, batch: &str) -> Result<i64, CacheError> {
-    conn.execute_batch(batch).inspect_err(|_| {
+/// Run `body` in one `BEGIN IMMEDIATE` transaction, rolled back if it fails part way,
+/// then read the format version it left.
+fn write_then_version(conn: &Connection, body: &str) -> Result<i64, CacheError> {
+    let run = || -> Result<(), rusqlite::Error> {
+        conn.execute_batch("BEGIN IMMEDIATE;")?;
+        conn.execute_batch(body)?;
+        #[cfg(test)]
+        std::thread::sleep(Duration::from_millis(
+            tests::SLOW_WRITE_MS.load(std::sync::atomic::Ordering::Relaxed),
+        ));
+        conn.execute_batch("COMMIT;")
+    };
+    run().inspect_err(|_| {
         let _ = conn.execute_batch("ROLLBACK;");
     })?;
     Ok(conn.query_row(VERSION_SQL, [], |r| r.get(0))?)
@@ -276,11 +363,9 @@ fn setup(conn: &Connection) -> Result<(), CacheError> {
         None => write_then_version(
             conn,
             &format!(
-                "BEGIN IMMEDIATE;
-                 CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
                  CREATE TABLE IF NOT EXISTS results(key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
-                 INSERT OR IGNORE INTO meta(name, value) VALUES ('format_version', {FORMAT_VERSION});
-                 COMMIT;"
+                 INSERT OR IGNORE INTO meta(name, value) VALUES ('format_version', {FORMAT_VERSION});"
             ),
         )?,
     };
@@ -289,11 +374,9 @@ fn setup(conn: &Connection) -> Result<(), CacheError> {
     let version = if version == 1 && FORMAT_VERSION == 2 {
         write_then_version(
             conn,
-            "BEGIN IMMEDIATE;
-             DELETE FROM results
+            "DELETE FROM results
               WHERE (SELECT value FROM meta WHERE name = 'format_version') = 1;
-             UPDATE meta SET value = 2 WHERE name = 'format_version' AND value = 1;
-             COMMIT;",
+             UPDATE meta SET value = 2 WHERE name = 'format_version' AND value = 1;",
         )?
     } else {
         version
@@ -378,8 +461,9 @@ impl Store for DiskStore {
             p.entries.entry(*k).or_insert_with(|| e.encode(k));
             (p.entries.len(), *p.since.get_or_insert_with(Instant::now))
         };
-        if n >= self.batch || since.elapsed() >= FLUSH_INTERVAL {
-            self.write_pending()?;
+        let due = n >= self.batch || since.elapsed() >= FLUSH_INTERVAL;
+        if due && self.retry_at.is_none_or(|t| Instant::now() >= t) {
+            self.write_or_defer()?;
         }
         Ok(())
     }
@@ -443,6 +527,82 @@ mod tests {
         );
         assert_eq!(s.get(&key(1)).unwrap(), Some(Entry::unsat()));
         assert_eq!(s.get(&key(1000)).unwrap(), None);
+    }
+
+    #[test]
+    fn locked_writes_are_deferred_then_given_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("results.sqlite3");
+        let mut s = DiskStore::open_with(&p, Duration::from_millis(20), 1).unwrap();
+        let other = Connection::open(&p).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE;").unwrap();
+        // Locked: the write is deferred, the entry kept and served.
+        s.put(&key(1), &Entry::unsat()).unwrap();
+        assert_eq!(s.pending(), 1);
+        assert_eq!(s.get(&key(1)).unwrap(), Some(Entry::unsat()));
+        // Before the retry time no write is tried, however full the batch.
+        s.put(&key(2), &Entry::unsat()).unwrap();
+        assert_eq!(s.pending(), 2);
+        // The lock goes away: the next write due after the retry time writes everything.
+        other.execute_batch("COMMIT;").unwrap();
+        std::thread::sleep(FLUSH_INTERVAL);
+        s.put(&key(3), &Entry::unsat()).unwrap();
+        assert_eq!((s.pending(), s.stored_len().unwrap()), (0, 3));
+        // Locked through BUSY_ATTEMPTS writes in a row: an error, the entries still held.
+        other.execute_batch("BEGIN IMMEDIATE;").unwrap();
+        let mut results = Vec::new();
+        for i in 0..BUSY_ATTEMPTS {
+            if let Some(t) = s.retry_at {
+                std::thread::sleep(t.saturating_duration_since(Instant::now()));
+            }
+            results.push(s.put(&key(10 + i), &Entry::unsat()).is_ok());
+        }
+        assert_eq!(results, [true, true, false]);
+        assert_eq!(s.pending(), BUSY_ATTEMPTS as usize);
+        other.execute_batch("COMMIT;").unwrap();
+        s.flush().unwrap();
+        assert_eq!(s.stored_len().unwrap(), 3 + u64::from(BUSY_ATTEMPTS));
+    }
+
+    /// Milliseconds the schema's transaction holds the write lock before its commit, as a
+    /// slow disk would make it.
+    pub(super) static SLOW_WRITE_MS: std::sync::atomic::AtomicU64 =
+        std::sync::atomic::AtomicU64::new(0);
+
+    #[test]
+    fn many_openers_of_a_new_store_never_wait() {
+        // Sixteen openers of one new file at once, on a disk so slow that initialising the
+        // file takes longer than anyone waits for a lock: each finds the file fully formed
+        // or links its own into place, so none waits for another's initialisation.
+        SLOW_WRITE_MS.store(200, std::sync::atomic::Ordering::Relaxed);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("results.sqlite3");
+        let start = Arc::new(std::sync::Barrier::new(16));
+        let threads: Vec<_> = (0..16u32)
+            .map(|i| {
+                let (p, start) = (p.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    let mut s = DiskStore::open_with(&p, Duration::from_millis(50), 1)?;
+                    // Writes may find the lock taken and stay buffered; no matter here.
+                    let _ = s.put(&key(i), &Entry::unsat());
+                    s.discard_pending();
+                    Ok::<(), CacheError>(())
+                })
+            })
+            .collect();
+        let failed: Vec<String> = threads
+            .into_iter()
+            .filter_map(|t| t.join().unwrap().err().map(|e| e.to_string()))
+            .collect();
+        SLOW_WRITE_MS.store(0, std::sync::atomic::Ordering::Relaxed);
+        assert!(failed.is_empty(), "{failed:?}");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".init-"))
+            .collect();
+        assert!(names.is_empty(), "initialisation files left: {names:?}");
     }
 
     #[test]
