@@ -1,5 +1,6 @@
 //! Real-file tests of the SQLite tier and of the tiered cache's handling of its failures.
 
+use smtproxy::cache::disk::{BUSY_ATTEMPTS, FLUSH_INTERVAL};
 use smtproxy::cache::{
     CacheConfig, CacheError, DiskStore, Entry, Key, MemoryStore, Store, TieredCache,
 };
@@ -226,14 +227,24 @@ fn disk_locked_past_busy_timeout() {
         .unwrap();
 
     let mut c = TieredCache::from_parts(MemoryStore::new(100, 1 << 20), Some(store), None);
-    let t = Instant::now();
-    c.put(&key(1, 1), &Entry::unsat());
-    assert!(
-        t.elapsed() < Duration::from_secs(2),
-        "blocked {:?}",
-        t.elapsed()
-    );
-    c.put(&key(1, 2), &Entry::unsat());
+    // Each write due waits out the busy timeout; the first BUSY_ATTEMPTS - 1 failures only
+    // defer it (after FLUSH_INTERVAL, then twice that), the next gives the tier up.
+    for i in 0..BUSY_ATTEMPTS {
+        if i > 0 {
+            std::thread::sleep(FLUSH_INTERVAL * (1 << (i - 1)) + Duration::from_millis(20));
+        }
+        let t = Instant::now();
+        c.put(&key(1, i), &Entry::unsat());
+        assert!(
+            t.elapsed() < Duration::from_secs(2),
+            "blocked {:?}",
+            t.elapsed()
+        );
+        if i + 1 < BUSY_ATTEMPTS {
+            assert_eq!(c.active_tiers(), vec!["memory", "disk"], "write {i}");
+            assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+        }
+    }
     assert_eq!(c.get(&key(1, 1)), Some(Entry::unsat()));
     assert_eq!(c.get(&key(9, 9)), None);
     assert_eq!(c.active_tiers(), vec!["memory"]);
