@@ -122,14 +122,18 @@ impl ClientState {
     }
     /// Forget every assertion (reset-assertions). With `keep_levels` (z3's behaviour) the
     /// levels stay, with every declaration and definition made in them, and only the
-    /// assertions go, from every level. Otherwise (SMT-LIB, cvc5) all levels above the base
-    /// go, and with them the base level's declarations and definitions.
-    pub fn reset_assertions(&mut self, keep_levels: bool) {
-        if keep_levels {
+    /// assertions go, from every level. Otherwise (SMT-LIB, cvc5, yices) all levels above
+    /// the base go; with `global` (`:global-declarations true`) what they declared and
+    /// defined stays in scope, otherwise it goes, and the base level's with it.
+    pub fn reset_assertions(&mut self, keep_levels: bool, global: bool) {
+        if keep_levels || global {
+            while !keep_levels && self.frames.len() > 1 {
+                self.pop_frame(true);
+            }
             for f in &mut self.frames {
                 f.assertions.clear();
                 f.named.clear();
-                f.raw.retain(|r| !r.trim_start().starts_with("(assert"));
+                f.raw.retain(|r| !is_assertion(r));
             }
             return;
         }
@@ -187,5 +191,29 @@ mod tests {
         c.pop_frame(false);
         assert_eq!(c.depth(), 0);
         assert_eq!(c.replay_log().len(), 3);
+    }
+
+    #[test]
+    fn reset_assertions_keeping_levels_forgets_every_spelling_of_assert() {
+        let mut c = ClientState::default();
+        c.frames[0] = frame(&["(declare-fun x () Int)", "( assert (> x 0))"]);
+        c.frames
+            .push(frame(&["(assert\n(< x 0))", "(declare-fun y () Int)"]));
+        let mut smtlib = c.clone();
+        c.reset_assertions(true, false);
+        assert_eq!(
+            c.replay_log(),
+            [
+                "(declare-fun x () Int)",
+                "(push 1)",
+                "(declare-fun y () Int)"
+            ]
+        );
+        // SMT-LIB under :global-declarations: the levels go, the declarations stay.
+        smtlib.reset_assertions(false, true);
+        assert_eq!(
+            smtlib.replay_log(),
+            ["(declare-fun x () Int)", "(declare-fun y () Int)"]
+        );
     }
 }

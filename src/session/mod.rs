@@ -475,12 +475,17 @@ impl Engine {
 
     /// The client's state after reset-assertions: z3 keeps the levels and their
     /// declarations and drops only the assertions; cvc5 and yices (and SMT-LIB) drop the
-    /// levels and the declarations too.
+    /// levels, and the declarations too unless `:global-declarations` is true.
     fn reset_assertions(&mut self) {
         let z3 = self.dialect == Dialect::Z3;
-        self.client.reset_assertions(z3);
+        let global = self.sig.global_declarations;
+        self.client.reset_assertions(z3, global);
         if !z3 {
-            self.sig.clear();
+            if global {
+                while self.sig.pop() {}
+            } else {
+                self.sig.clear();
+            }
         }
     }
 
