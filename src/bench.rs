@@ -137,7 +137,7 @@ pub fn run(
                 sum.solver_checks,
                 sum.cache_hits,
                 sum.model_hits,
-                sum.enumerated,
+                sum.enumerated + sum.guessed,
                 sum.wall_ms,
                 sum.solver_ms,
                 speedup,

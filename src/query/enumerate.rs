@@ -5,6 +5,15 @@
 //! every assignment of them (at most 256) costs far less than one solver round trip, and
 //! it decides the component either way.
 //!
+//! A component in the same fragment with more bits (each atom at most 64) is not
+//! enumerated but *guessed*: a few assignments that give every atom the same kind of
+//! value (a recent model's, zero, one, all ones, the sign bit alone, all but the sign bit,
+//! then the literals of its width in the component) are evaluated, at most [`GUESSES`].
+//! KLEE's queries are mostly satisfiable, often by such values (a word assembled from
+//! four byte reads that must be zero, non-zero, negative or positive), and evaluating a
+//! few assignments costs far less than the solver's round trip, let alone starting it. A
+//! guess decides only `sat`; when none satisfies, the solver is asked.
+//!
 //! Invariants: [`Decided::Sat`] carries a model under which the evaluator found every
 //! conjunct true. [`Decided::Unsat`] is given only when every assignment of the atoms was
 //! evaluated, each to a definite Bool, with some conjunct false under each; that is a proof
@@ -28,7 +37,13 @@ pub const MAX_BITS: u32 = 8;
 /// a large term over one byte is left to the solver, which is then the cheaper way).
 pub const MAX_WORK: usize = 1 << 18;
 
-/// What trying every assignment showed.
+/// The most assignments a guess evaluates.
+pub const GUESSES: usize = 12;
+
+/// The widest atom a guess assigns (its values are built as 64-bit words).
+const GUESS_MAX_WIDTH: u32 = 64;
+
+/// What trying every assignment, or a guess, showed.
 #[derive(Debug)]
 pub enum Decided {
     Sat(Model),
@@ -55,12 +70,16 @@ pub struct Small {
     /// Values of the bit-vector literals in the component, tried first (a constraint
     /// `(= #x24 (select a 5))` is met by the literal it names).
     hints: Vec<Value>,
+    /// Every assignment is tried (at most [`MAX_BITS`] bits and [`MAX_WORK`]); otherwise
+    /// only a guess is made, which decides `sat` alone.
+    exhaustive: bool,
 }
 
 impl Small {
-    /// The atoms of `conj`, if every free symbol in it occurs as an atom, they hold at most
-    /// `MAX_BITS` bits, and evaluating the component under each assignment stays within
-    /// `MAX_WORK`.
+    /// The atoms of `conj`, if every free symbol in it occurs as an atom of at most 64
+    /// bits. Exhaustive when they hold at most `MAX_BITS` bits and evaluating the
+    /// component under each assignment stays within `MAX_WORK`; otherwise a guess, when
+    /// [`GUESSES`] evaluations stay within it.
     pub fn of(store: &TermStore, conj: &[TermId]) -> Option<Small> {
         let mut atoms: Vec<Atom> = Vec::new();
         let mut hints: Vec<Value> = Vec::new();
@@ -74,8 +93,8 @@ impl Small {
                 Sort::BitVec(w) => *w,
                 _ => return None,
             };
-            bits += b;
-            (bits <= MAX_BITS).then_some(())?;
+            (b <= GUESS_MAX_WIDTH).then_some(())?;
+            bits = bits.saturating_add(b);
             atoms.push(Atom {
                 leaf,
                 index,
@@ -101,7 +120,7 @@ impl Small {
                         if store
                             .sorts
                             .bv_width(store.sort(t))
-                            .is_some_and(|w| w <= MAX_BITS)
+                            .is_some_and(|w| w <= GUESS_MAX_WIDTH)
                             && !hints.contains(&v)
                         {
                             hints.push(v);
@@ -127,8 +146,17 @@ impl Small {
                 }
             }
         }
-        let assignments = 1usize << atoms.iter().map(|a| a.bits).sum::<u32>();
-        (nodes.saturating_mul(assignments) <= MAX_WORK).then_some(Small { atoms, hints })
+        let exhaustive = bits <= MAX_BITS && nodes.saturating_mul(1usize << bits) <= MAX_WORK;
+        (exhaustive || nodes.saturating_mul(GUESSES) <= MAX_WORK).then_some(Small {
+            atoms,
+            hints,
+            exhaustive,
+        })
+    }
+
+    /// Whether [`Small::decide`] tries every assignment (and so always decides).
+    pub fn is_exhaustive(&self) -> bool {
+        self.exhaustive
     }
 
     /// Evaluate `conj` under every assignment of the atoms. `base` gives a recent model's
@@ -164,7 +192,14 @@ impl Small {
                 (Some(_), _) => None,
                 (None, b) => b.cloned(),
             };
-            lists.push(candidates(store, a, first, &self.hints));
+            lists.push(if self.exhaustive {
+                candidates(store, a, first, &self.hints)
+            } else {
+                guesses(store, a, first, &self.hints)
+            });
+        }
+        if !self.exhaustive {
+            return self.guess(store, conj, model, &lists);
         }
         let mut digit = vec![0usize; self.atoms.len()];
         // Conjuncts in the order evaluated: the one that failed last goes first.
@@ -212,6 +247,71 @@ impl Small {
             }
         }
     }
+}
+
+impl Small {
+    /// Round `r` gives every atom the `r`th value of its list (its first when the list is
+    /// shorter); the first round that satisfies every conjunct is the answer.
+    fn guess(
+        &self,
+        store: &TermStore,
+        conj: &[TermId],
+        mut model: Model,
+        lists: &[Vec<Value>],
+    ) -> Option<Decided> {
+        let rounds = lists.iter().map(Vec::len).max().unwrap_or(1).min(GUESSES);
+        'round: for r in 0..rounds {
+            for (a, list) in self.atoms.iter().zip(lists) {
+                let v = list.get(r).or(list.first())?.clone();
+                match &a.index {
+                    None => model.set(a.leaf, v),
+                    Some(i) => match model.get_mut(a.leaf) {
+                        Some(Value::Array(arr)) => arr.store(i.clone(), v),
+                        _ => return None,
+                    },
+                }
+            }
+            let mut ev = Evaluator::new(store, &model, false);
+            for &c in conj {
+                match ev.eval(c) {
+                    Ok(Some(Value::Bool(true))) => {}
+                    Ok(Some(Value::Bool(false))) => continue 'round,
+                    _ => return None,
+                }
+            }
+            drop(ev);
+            return finish(store, model, &self.atoms).map(Decided::Sat);
+        }
+        None
+    }
+}
+
+/// The values a guess gives atom `a`, round by round: `first` (a recent model's) or zero,
+/// then zero, one, all ones, the sign bit alone, all but the sign bit, then the literals
+/// of its width.
+fn guesses(store: &TermStore, a: &Atom, first: Option<Value>, hints: &[Value]) -> Vec<Value> {
+    if matches!(store.sorts.get(a.sort), Sort::Bool) {
+        let first = first.filter(|v| matches!(v, Value::Bool(_)));
+        return [
+            first.unwrap_or(Value::Bool(false)),
+            Value::Bool(true),
+            Value::Bool(false),
+        ]
+        .to_vec();
+    }
+    let w = a.bits;
+    let ones = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
+    let sign = 1u64 << (w - 1);
+    let first = first.filter(|v| v.has_sort(&store.sorts, a.sort));
+    let mut out = vec![first.unwrap_or_else(|| Value::bv_u64(w, 0))];
+    out.extend([0, 1, ones, sign, ones & !sign].map(|x| Value::bv_u64(w, x)));
+    out.extend(
+        hints
+            .iter()
+            .filter(|v| matches!(v, Value::Bv { width, .. } if *width == w))
+            .cloned(),
+    );
+    out
 }
 
 /// Whether `x` is an array constant (a `Sym` leaf of an array sort).
@@ -349,36 +449,64 @@ mod tests {
     #[test]
     fn outside_the_fragment_is_left_to_the_solver() {
         for body in [
-            // Too many bits: two bytes, a byte and a nibble, two cells of two arrays.
-            "(assert (= (select a #x00000000) (select a #x00000001)))",
-            "(assert (= y (concat x x)))\n(assert (= x #x1))",
-            "(assert (= (select a #x00000000) (select b #x00000000)))",
             // An array read at a symbolic index, stored into, compared whole.
             "(assert (= #x00 (select a (concat #x000000 (select a #x00000000)))))",
             "(assert (= (select (store a #x00000000 #x01) #x00000001) #x02))",
             "(assert (= a b))",
-            // Sorts and symbols the enumeration does not cover.
+            // Sorts and symbols neither enumeration nor guessing covers.
             "(assert (> n 0))",
             "(assert (f x))",
         ] {
             assert!(decide(body).is_none(), "decided {body}");
         }
-        // A byte under a term too large to evaluate 256 times (the solver is cheaper), while
-        // the same term over a nibble is taken.
+        // A byte under a term too large to evaluate 256 times (the solver is cheaper) is
+        // only guessed, while the same term over a nibble is enumerated.
         let byte = (0..1200).fold("(select a #x00000000)".to_string(), |t, k| {
             format!("(bvadd {t} (_ bv{} 8))", k % 251 + 1)
         });
-        assert!(
-            decide(&format!("(assert (= {byte} #x00))")).is_none(),
-            "a large byte term"
-        );
         let nibble = (0..1200).fold("x".to_string(), |t, k| {
             format!("(bvadd {t} (_ bv{} 4))", k % 13 + 1)
         });
-        assert!(
-            decide(&format!("(assert (= {nibble} #x0))")).is_some(),
-            "a large nibble term"
-        );
+        for (body, exhaustive) in [
+            (format!("(assert (= {byte} #x00))"), false),
+            (format!("(assert (= {nibble} #x0))"), true),
+        ] {
+            let (store, conj) = asserted(&format!("{DECLS}{body}"));
+            let small = Small::of(&store, &conj).expect("in the fragment");
+            assert_eq!(small.is_exhaustive(), exhaustive);
+        }
+        assert!(matches!(
+            decide(&format!("(assert (= {nibble} #x0))")),
+            Some(Decided::Sat(_))
+        ));
+    }
+
+    /// More than eight bits: a guessed assignment decides sat (with a model checked by
+    /// `decide`); when no guess satisfies, or the component is unsat, the solver is asked.
+    #[test]
+    fn wider_components_are_guessed_sat_or_left_to_the_solver() {
+        for (body, guessed) in [
+            // A word of four byte reads: zero, non-zero, negative, positive.
+            ("(assert (= #x00000000 (concat (select a #x00000003) (concat (select a #x00000002) (concat (select a #x00000001) (select a #x00000000))))))", true),
+            ("(assert (not (= #x00000000 (concat (select a #x00000003) (concat (select a #x00000002) (concat (select a #x00000001) (select a #x00000000)))))))", true),
+            ("(assert (bvslt (concat (select a #x00000001) (select a #x00000000)) #x0000))", true),
+            ("(assert (bvsgt (concat (select a #x00000001) (select a #x00000000)) #x0000))", true),
+            ("(assert (= (select a #x00000000) (select b #x00000000)))", true),
+            ("(assert (= y (concat x x)))\n(assert (= x #x1))", false),
+            ("(assert (= y #x5a))\n(assert p)\n(assert (= (select a #x00000000) #x01))", false),
+            // Unsat: never decided by a guess.
+            ("(assert (= (select a #x00000000) (select a #x00000001)))\n(assert (distinct (select a #x00000000) (select a #x00000001)))", false),
+            ("(assert (bvult (concat (select a #x00000001) (select a #x00000000)) #x0000))", false),
+        ] {
+            let (store, conj) = asserted(&format!("{DECLS}{body}"));
+            let small = Small::of(&store, &conj).expect("in the fragment");
+            assert!(!small.is_exhaustive(), "{body}");
+            match decide(body) {
+                Some(Decided::Sat(_)) => assert!(guessed, "{body}: guessed"),
+                Some(Decided::Unsat) => panic!("{body}: a guess decided unsat"),
+                None => assert!(!guessed, "{body}: not guessed"),
+            }
+        }
     }
 
     /// The base is tried first and its array default kept; cells it has elsewhere are not

@@ -393,7 +393,8 @@ impl CachePlanner {
                 && self.to_backend * 2 >= self.past_memo
                 && small
                     .get_or_insert_with(|| Small::of(store, &comp.conjuncts))
-                    .is_none()
+                    .as_ref()
+                    .is_none_or(|s| !s.is_exhaustive())
             {
                 let decls = component_decls(store, q, &leaves);
                 let cq = component_query(q, &comp.conjuncts, &decls);
@@ -484,7 +485,8 @@ impl CachePlanner {
                 self.learn(exact, Known::Unsat);
                 return Ok(Planned::Own(Answer::Unsat, None));
             }
-            // Every assignment of a few bits, or else the backend.
+            // Every assignment of a few bits, or a guess, or else the backend.
+            let mut exhaustive = false;
             let decided = local
                 .then(|| small.get_or_insert_with(|| Small::of(store, &comp.conjuncts)))
                 .and_then(|s| s.as_ref())
@@ -497,11 +499,16 @@ impl CachePlanner {
                             .take(4)
                             .find_map(|&i| models.get(i as usize)?.get(leaf))
                     };
+                    exhaustive = s.is_exhaustive();
                     s.decide(store, &comp.conjuncts, &base)
                 });
             let (a, m) = match decided {
                 Some(d) => {
-                    stats.enumerated += 1;
+                    if exhaustive {
+                        stats.enumerated += 1;
+                    } else {
+                        stats.guessed += 1;
+                    }
                     any_local = true;
                     match d {
                         Decided::Unsat => (Answer::Unsat, None),

@@ -37,6 +37,9 @@ pub struct Stats {
     /// Hybrid: components decided by evaluating every assignment of their few bits
     /// (`query::enumerate`) instead of by a backend.
     pub enumerated: u64,
+    /// Hybrid: components found satisfiable by a guessed assignment (`query::enumerate`)
+    /// instead of by a backend.
+    pub guessed: u64,
     /// Hybrid on z3: unsat cores learned from the stack backend (smaller than their
     /// component) and kept as refuted sets for counterexample reasoning.
     pub cores: u64,
@@ -78,6 +81,7 @@ pub struct Summary {
     pub speculations: u64,
     pub speculations_used: u64,
     pub enumerated: u64,
+    pub guessed: u64,
     pub cores: u64,
     pub exact_hits: u64,
     pub fallbacks_passthrough: u64,
@@ -124,6 +128,7 @@ impl Stats {
             speculations: self.speculations,
             speculations_used: self.speculations_used,
             enumerated: self.enumerated,
+            guessed: self.guessed,
             cores: self.cores,
             exact_hits: self.exact_hits,
             fallbacks_passthrough: self.fallbacks_passthrough,
