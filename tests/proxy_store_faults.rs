@@ -717,8 +717,9 @@ fn redis_killed_and_restarted_mid_session() {
         "second process: {s2}"
     );
     assert_eq!(field(&s2, "disk_hits"), 0, "second process: {s2}");
+    // (Hybrid may find a model of one of those itself: `guessed`.)
     assert_eq!(
-        field(&s2, "solver_checks"),
+        field(&s2, "solver_checks") + field(&s2, "guessed"),
         u64::from(K),
         "second process: only the first queries need the solver: {s2}"
     );

@@ -250,8 +250,9 @@ impl Small {
 }
 
 impl Small {
-    /// Round `r` gives every atom the `r`th value of its list (its first when the list is
-    /// shorter); the first round that satisfies every conjunct is the answer.
+    /// Round `r` gives every atom the `r`th value of its list (cycling through a shorter
+    /// list), except the atoms a conjunct fixes (see [`Small::forced`]); the first round
+    /// that satisfies every conjunct is the answer.
     fn guess(
         &self,
         store: &TermStore,
@@ -259,14 +260,25 @@ impl Small {
         mut model: Model,
         lists: &[Vec<Value>],
     ) -> Option<Decided> {
+        let forced = self.forced(store, conj);
         let rounds = lists.iter().map(Vec::len).max().unwrap_or(1).min(GUESSES);
         'round: for r in 0..rounds {
             for (a, list) in self.atoms.iter().zip(lists) {
-                let v = list.get(r).or(list.first())?.clone();
+                let v = list.get(r % list.len().max(1))?.clone();
                 match &a.index {
                     None => model.set(a.leaf, v),
                     Some(i) => match model.get_mut(a.leaf) {
                         Some(Value::Array(arr)) => arr.store(i.clone(), v),
+                        _ => return None,
+                    },
+                }
+            }
+            for (k, v) in &forced {
+                let a = &self.atoms[*k];
+                match &a.index {
+                    None => model.set(a.leaf, v.clone()),
+                    Some(i) => match model.get_mut(a.leaf) {
+                        Some(Value::Array(arr)) => arr.store(i.clone(), v.clone()),
                         _ => return None,
                     },
                 }
@@ -283,6 +295,81 @@ impl Small {
             return finish(store, model, &self.atoms).map(Decided::Sat);
         }
         None
+    }
+}
+
+impl Small {
+    /// Atoms whose value a conjunct fixes: `(= L T)` (either way round) with `L` a literal
+    /// of at most 64 bits and `T` atoms joined by `concat` (KLEE's word of byte reads,
+    /// `(= #x00000001 (concat (select a #x00000003) ...))`) gives each atom its bits of
+    /// `L`. Every model has those values, since each conjunct holds in every model.
+    fn forced(&self, store: &TermStore, conj: &[TermId]) -> Vec<(usize, Value)> {
+        let mut out = Vec::new();
+        for &c in conj {
+            let args = store.args(c);
+            if store.op(c) != Op::Eq || args.len() != 2 {
+                continue;
+            }
+            let (l, t) = match (literal_u64(store, args[0]), literal_u64(store, args[1])) {
+                (Some(l), None) => (l, args[1]),
+                (None, Some(l)) => (l, args[0]),
+                _ => continue,
+            };
+            let mut parts = Vec::new();
+            if !self.concat_atoms(store, t, &mut parts) {
+                continue;
+            }
+            let mut shift = 0u32;
+            for &k in parts.iter().rev() {
+                let a = &self.atoms[k];
+                if matches!(store.sorts.get(a.sort), Sort::Bool) || shift >= 64 {
+                    break;
+                }
+                out.push((k, Value::bv_u64(a.bits, l >> shift)));
+                shift += a.bits;
+            }
+        }
+        out
+    }
+
+    /// The atoms `t` joins by `concat`, most significant first; false when `t` is anything
+    /// else.
+    fn concat_atoms(&self, store: &TermStore, t: TermId, out: &mut Vec<usize>) -> bool {
+        if store.op(t) == Op::Concat {
+            return store
+                .args(t)
+                .iter()
+                .all(|&x| self.concat_atoms(store, x, out));
+        }
+        let (leaf, index) = match store.op(t) {
+            Op::Sym(_) if store.args(t).is_empty() => (t, None),
+            Op::Select => match (store.args(t).first(), Value::literal_select_index(store, t)) {
+                (Some(&arr), Some(i)) => (arr, Some(i)),
+                _ => return false,
+            },
+            _ => return false,
+        };
+        match self
+            .atoms
+            .iter()
+            .position(|a| a.leaf == leaf && a.index == index)
+        {
+            Some(k) => {
+                out.push(k);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The value of a bit-vector literal of at most 64 bits.
+fn literal_u64(store: &TermStore, t: TermId) -> Option<u64> {
+    match Value::from_term(store, t)? {
+        Value::Bv {
+            v: BvVal::Small(x), ..
+        } if store.args(t).is_empty() => Some(x),
+        _ => None,
     }
 }
 
@@ -492,8 +579,12 @@ mod tests {
             ("(assert (bvslt (concat (select a #x00000001) (select a #x00000000)) #x0000))", true),
             ("(assert (bvsgt (concat (select a #x00000001) (select a #x00000000)) #x0000))", true),
             ("(assert (= (select a #x00000000) (select b #x00000000)))", true),
+            // A word fixed by an equality: each byte gets its bits of the literal.
+            ("(assert (= #x00000001 (concat (select a #x00000003) (concat (select a #x00000002) (concat (select a #x00000001) (select a #x00000000))))))\n(assert (bvult (concat (select a #x00000003) (concat (select a #x00000002) (concat (select a #x00000001) (select a #x00000000)))) #x00000003))", true),
+            ("(assert (= (concat (select a #x00000001) (concat x (select b #x00000000))) #x2a5c3))\n(assert (= (select b #x00000000) #xc3))\n(assert (= x #x5))", true),
             ("(assert (= y (concat x x)))\n(assert (= x #x1))", false),
-            ("(assert (= y #x5a))\n(assert p)\n(assert (= (select a #x00000000) #x01))", false),
+            ("(assert (= y #x5a))\n(assert p)\n(assert (= (select a #x00000000) #x01))", true),
+            ("(assert (= y #x5a))\n(assert p)\n(assert (bvugt (select a #x00000000) #x81))\n(assert (bvult (select a #x00000000) #x83))", false),
             // Unsat: never decided by a guess.
             ("(assert (= (select a #x00000000) (select a #x00000001)))\n(assert (distinct (select a #x00000000) (select a #x00000001)))", false),
             ("(assert (bvult (concat (select a #x00000001) (select a #x00000000)) #x0000))", false),
