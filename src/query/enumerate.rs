@@ -43,6 +43,11 @@ pub const GUESSES: usize = 12;
 /// The widest atom a guess assigns (its values are built as 64-bit words).
 const GUESS_MAX_WIDTH: u32 = 64;
 
+/// The most atoms a guessed component may have (atoms are looked up by a linear scan),
+/// and the most literals wider than [`MAX_BITS`] kept as hints (a guess tries a few).
+const GUESS_MAX_ATOMS: usize = 64;
+const GUESS_MAX_WIDE_HINTS: usize = 8;
+
 /// What trying every assignment, or a guess, showed.
 #[derive(Debug)]
 pub enum Decided {
@@ -83,6 +88,7 @@ impl Small {
     pub fn of(store: &TermStore, conj: &[TermId]) -> Option<Small> {
         let mut atoms: Vec<Atom> = Vec::new();
         let mut hints: Vec<Value> = Vec::new();
+        let (mut wide_hints, mut indices) = (0usize, Vec::new());
         let mut bits = 0u32;
         let mut seen = Visited::new();
         let mut stack: Vec<TermId> = conj.to_vec();
@@ -93,7 +99,7 @@ impl Small {
                 Sort::BitVec(w) => *w,
                 _ => return None,
             };
-            (b <= GUESS_MAX_WIDTH).then_some(())?;
+            (b <= GUESS_MAX_WIDTH && atoms.len() < GUESS_MAX_ATOMS).then_some(())?;
             bits = bits.saturating_add(b);
             atoms.push(Atom {
                 leaf,
@@ -115,17 +121,21 @@ impl Small {
             match store.op(t) {
                 Op::Sym(_) if !args.is_empty() => return None,
                 Op::Sym(_) => add(&mut atoms, t, None, store.sort(t))?,
-                Op::Bv(_) => {
-                    if let Some(v) = Value::from_term(store, t) {
-                        if store
-                            .sorts
-                            .bv_width(store.sort(t))
-                            .is_some_and(|w| w <= GUESS_MAX_WIDTH)
-                            && !hints.contains(&v)
-                        {
-                            hints.push(v);
+                Op::Bv(_) if !indices.contains(&t) => {
+                    let w = store.sorts.bv_width(store.sort(t)).unwrap_or(u32::MAX);
+                    let wide = w > MAX_BITS;
+                    if w <= GUESS_MAX_WIDTH && !(wide && wide_hints >= GUESS_MAX_WIDE_HINTS) {
+                        if let Some(v) = Value::from_term(store, t) {
+                            if !hints.contains(&v) {
+                                wide_hints += usize::from(wide);
+                                hints.push(v);
+                            }
                         }
                     }
+                }
+                // The literal index of a select is no value of an atom.
+                Op::Select if args.len() == 2 && store.args(args[1]).is_empty() => {
+                    indices.push(args[1]);
                 }
                 _ => {}
             }
