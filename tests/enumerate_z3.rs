@@ -139,6 +139,16 @@ fn model_asserts(store: &mut TermStore, m: &Model) -> String {
     s
 }
 
+/// z3 finds the assertions `text` satisfiable with the model `m` asserted too.
+fn z3_accepts(z3: &mut Z3, store: &mut TermStore, text: &str, m: &Model, case: u32) {
+    let with_model = format!("{text}{}", model_asserts(store, m));
+    assert_eq!(
+        z3.check(&with_model),
+        "sat",
+        "case {case}: z3 refutes the model:\n{with_model}"
+    );
+}
+
 /// A random component of one to four assertions over `leaves`, declared by `decls` in a
 /// fresh store: its text, its store and its conjuncts.
 fn random_component(
@@ -187,12 +197,7 @@ fn random_small_components_get_z3s_answer() {
             }
             Some(Decided::Sat(m)) => {
                 assert_eq!(want, "sat", "case {case}: enumeration said sat:\n{text}");
-                let with_model = format!("{text}{}", model_asserts(&mut store, &m));
-                assert_eq!(
-                    z3.check(&with_model),
-                    "sat",
-                    "case {case}: z3 refutes the model:\n{with_model}"
-                );
+                z3_accepts(&mut z3, &mut store, &text, &m, case);
                 sat += 1;
             }
             None => panic!("case {case}: not decided:\n{text}"),
@@ -237,12 +242,7 @@ fn random_wider_components_guessed_sat_as_z3() {
             Some(Decided::Unsat) => assert_eq!(want, "unsat", "case {case}:\n{text}"),
             Some(Decided::Sat(m)) => {
                 assert_eq!(want, "sat", "case {case}: guessed sat:\n{text}");
-                let with_model = format!("{text}{}", model_asserts(&mut store, &m));
-                assert_eq!(
-                    z3.check(&with_model),
-                    "sat",
-                    "case {case}: z3 refutes the model:\n{with_model}"
-                );
+                z3_accepts(&mut z3, &mut store, &text, &m, case);
                 guessed += u32::from(!small.is_exhaustive());
             }
             None => assert!(!small.is_exhaustive(), "case {case}"),
