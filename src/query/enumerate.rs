@@ -62,10 +62,25 @@ struct Atom {
     leaf: TermId,
     /// For a cell, its literal index.
     index: Option<Value>,
-    /// The sort of the constant or of the cell (Bool or a bit-vector of at most
-    /// `MAX_BITS` bits).
+    /// The sort of the constant or of the cell (Bool, or a bit-vector of at most
+    /// `MAX_BITS` bits when enumerated, 64 when guessed).
     sort: SortId,
     bits: u32,
+}
+
+impl Atom {
+    /// Give the atom value `v` in `model` (a cell is stored into its array, which the
+    /// model already holds); None when the array is missing.
+    fn assign(&self, model: &mut Model, v: Value) -> Option<()> {
+        match &self.index {
+            None => model.set(self.leaf, v),
+            Some(i) => match model.get_mut(self.leaf) {
+                Some(Value::Array(arr)) => arr.store(i.clone(), v),
+                _ => return None,
+            },
+        }
+        Some(())
+    }
 }
 
 /// A component in the fragment this module decides, with its atoms.
@@ -216,14 +231,7 @@ impl Small {
         let mut order: Vec<TermId> = conj.to_vec();
         loop {
             for (a, (list, &d)) in self.atoms.iter().zip(lists.iter().zip(&digit)) {
-                let v = list[d].clone();
-                match &a.index {
-                    None => model.set(a.leaf, v),
-                    Some(i) => match model.get_mut(a.leaf) {
-                        Some(Value::Array(arr)) => arr.store(i.clone(), v),
-                        _ => return None,
-                    },
-                }
+                a.assign(&mut model, list[d].clone())?;
             }
             let mut ev = Evaluator::new(store, &model, false);
             let mut failed = None;
@@ -257,9 +265,7 @@ impl Small {
             }
         }
     }
-}
 
-impl Small {
     /// Round `r` gives every atom the `r`th value of its list (cycling through a shorter
     /// list), except the atoms a conjunct fixes (see [`Small::forced`]); the first round
     /// that satisfies every conjunct is the answer.
@@ -274,24 +280,10 @@ impl Small {
         let rounds = lists.iter().map(Vec::len).max().unwrap_or(1).min(GUESSES);
         'round: for r in 0..rounds {
             for (a, list) in self.atoms.iter().zip(lists) {
-                let v = list.get(r % list.len().max(1))?.clone();
-                match &a.index {
-                    None => model.set(a.leaf, v),
-                    Some(i) => match model.get_mut(a.leaf) {
-                        Some(Value::Array(arr)) => arr.store(i.clone(), v),
-                        _ => return None,
-                    },
-                }
+                a.assign(&mut model, list.get(r % list.len().max(1))?.clone())?;
             }
             for (k, v) in &forced {
-                let a = &self.atoms[*k];
-                match &a.index {
-                    None => model.set(a.leaf, v.clone()),
-                    Some(i) => match model.get_mut(a.leaf) {
-                        Some(Value::Array(arr)) => arr.store(i.clone(), v.clone()),
-                        _ => return None,
-                    },
-                }
+                self.atoms[*k].assign(&mut model, v.clone())?;
             }
             let mut ev = Evaluator::new(store, &model, false);
             for &c in conj {
@@ -306,9 +298,7 @@ impl Small {
         }
         None
     }
-}
 
-impl Small {
     /// Atoms whose value a conjunct fixes: `(= L T)` (either way round) with `L` a literal
     /// of at most 64 bits and `T` atoms joined by `concat` (KLEE's word of byte reads,
     /// `(= #x00000001 (concat (select a #x00000003) ...))`) gives each atom its bits of
@@ -332,7 +322,7 @@ impl Small {
             let mut shift = 0u32;
             for &k in parts.iter().rev() {
                 let a = &self.atoms[k];
-                if matches!(store.sorts.get(a.sort), Sort::Bool) || shift >= 64 {
+                if shift >= 64 {
                     break;
                 }
                 out.push((k, Value::bv_u64(a.bits, l >> shift)));

@@ -486,7 +486,6 @@ impl CachePlanner {
                 return Ok(Planned::Own(Answer::Unsat, None));
             }
             // Every assignment of a few bits, or a guess, or else the backend.
-            let mut exhaustive = false;
             let decided = local
                 .then(|| small.get_or_insert_with(|| Small::of(store, &comp.conjuncts)))
                 .and_then(|s| s.as_ref())
@@ -499,12 +498,15 @@ impl CachePlanner {
                             .take(4)
                             .find_map(|&i| models.get(i as usize)?.get(leaf))
                     };
-                    exhaustive = s.is_exhaustive();
                     s.decide(store, &comp.conjuncts, &base)
                 });
             let (a, m) = match decided {
                 Some(d) => {
-                    if exhaustive {
+                    if small
+                        .as_ref()
+                        .and_then(Option::as_ref)
+                        .is_some_and(Small::is_exhaustive)
+                    {
                         stats.enumerated += 1;
                     } else {
                         stats.guessed += 1;
