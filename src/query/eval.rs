@@ -120,6 +120,26 @@ thread_local! {
     static MEMOS: std::cell::RefCell<Vec<Memo>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// The values an evaluator computed, kept to evaluate again after a change to the model
+/// ([`Evaluator::resume`]). Whoever changes the model must [`EvalMemo::forget`] every
+/// node whose value depends on what changed, and keep the sort of every value (a cell
+/// stored into an array has the element sort); the rest stay valid.
+pub struct EvalMemo {
+    memo: crate::term::visit::Pooled<Memo>,
+    arrays_ok: Vec<TermId>,
+}
+
+impl EvalMemo {
+    /// Drop the value of `t`, returning it (None when there was none).
+    pub fn forget(&mut self, t: TermId) -> Option<Option<Value>> {
+        self.memo.remove(&t)
+    }
+    /// Put back a value [`EvalMemo::forget`] returned.
+    pub fn restore(&mut self, t: TermId, v: Option<Value>) {
+        self.memo.insert(t, v);
+    }
+}
+
 pub struct Evaluator<'a> {
     store: &'a TermStore,
     model: &'a Model,
@@ -143,10 +163,24 @@ impl<'a> Evaluator<'a> {
     /// Not complete: a missing symbol makes `eval` return `Ok(None)` unless the result does
     /// not depend on it.
     pub fn new(store: &'a TermStore, model: &'a Model, complete: bool) -> Self {
+        Self::with_memo(
+            store,
+            model,
+            complete,
+            crate::term::visit::Pooled::take(&MEMOS),
+        )
+    }
+
+    fn with_memo(
+        store: &'a TermStore,
+        model: &'a Model,
+        complete: bool,
+        memo: crate::term::visit::Pooled<Memo>,
+    ) -> Self {
         Evaluator {
             store,
             model,
-            memo: crate::term::visit::Pooled::take(&MEMOS),
+            memo,
             complete,
             completed: Vec::new(),
             fun_completed: Vec::new(),
@@ -154,6 +188,22 @@ impl<'a> Evaluator<'a> {
             arrays_ok: Vec::new(),
             stack: Vec::new(),
             scratch: Vec::new(),
+        }
+    }
+
+    /// An evaluator (not completing) that starts from the values in `memo`, which must
+    /// hold under `model` (see [`EvalMemo`]).
+    pub fn resume(store: &'a TermStore, model: &'a Model, memo: EvalMemo) -> Self {
+        let mut ev = Self::with_memo(store, model, false, memo.memo);
+        ev.arrays_ok = memo.arrays_ok;
+        ev
+    }
+
+    /// The values computed so far, for [`Evaluator::resume`].
+    pub fn into_memo(self) -> EvalMemo {
+        EvalMemo {
+            memo: self.memo,
+            arrays_ok: self.arrays_ok,
         }
     }
 
