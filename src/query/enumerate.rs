@@ -405,7 +405,11 @@ mod tests {
     pub(super) fn decide(body: &str) -> Option<Decided> {
         let (store, conj) = asserted(&format!("{DECLS}{body}"));
         let small = Small::of(&store, &conj)?;
-        let d = small.decide(&store, &conj, &|_| None);
+        // As hybrid asks: the decision (every assignment, or the uniform rounds), then the
+        // local search.
+        let d = small
+            .decide(&store, &conj, &|_| None)
+            .or_else(|| small.search(&store, &conj, &|_| None));
         if let Some(Decided::Sat(m)) = &d {
             let mut ev = Evaluator::new(&store, m, false);
             for &c in &conj {

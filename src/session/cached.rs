@@ -103,6 +103,10 @@ pub struct CachePlanner {
     /// at least half do.
     past_memo: u32,
     to_backend: u32,
+    /// Whether hybrid's guesses of wide components (`Small::decide`'s rounds) and its
+    /// local searches (`Small::search`) have been finding models here.
+    guesses: Gate,
+    searches: Gate,
     /// What each conjunct seen reads and which symbols it needs declared (`SliceMemo`).
     slice_memo: SliceMemo,
     /// Each conjunct's digest for exact keys (`key::conjunct_digest`): a function of the
@@ -159,6 +163,8 @@ impl CachePlanner {
             recent_budget: RECENT_MODELS,
             past_memo: 0,
             to_backend: 0,
+            guesses: Gate::default(),
+            searches: Gate::default(),
             exact: FxHashMap::default(),
             whole: FxHashMap::default(),
             warned: false,
@@ -485,21 +491,30 @@ impl CachePlanner {
                 self.learn(exact, Known::Unsat);
                 return Ok(Planned::Own(Answer::Unsat, None));
             }
-            // Every assignment of a few bits, or a guess, or else the backend.
-            let decided = local
-                .then(|| small.get_or_insert_with(|| Small::of(store, &comp.conjuncts)))
-                .and_then(|s| s.as_ref())
-                .and_then(|s| {
-                    let recent = &self.recent;
-                    let models = &self.models;
-                    let base = |leaf: TermId| {
-                        recent
-                            .iter()
-                            .take(4)
-                            .find_map(|&i| models.get(i as usize)?.get(leaf))
-                    };
-                    s.decide(store, &comp.conjuncts, &base)
-                });
+            // Every assignment of a few bits, or a guess, or a local search where searches
+            // have been finding models, or else the backend.
+            if local {
+                small.get_or_insert_with(|| Small::of(store, &comp.conjuncts));
+            }
+            let small_ref = small.as_ref().and_then(Option::as_ref).filter(|_| local);
+            let decided = match small_ref {
+                Some(s) if s.is_exhaustive() => {
+                    s.decide(store, &comp.conjuncts, &|leaf| self.recent_value(leaf))
+                }
+                Some(s) => {
+                    let mut d = None;
+                    if self.guesses.pays() {
+                        d = s.decide(store, &comp.conjuncts, &|leaf| self.recent_value(leaf));
+                        self.guesses.note(d.is_some());
+                    }
+                    if d.is_none() && self.searches.pays() {
+                        d = s.search(store, &comp.conjuncts, &|leaf| self.recent_value(leaf));
+                        self.searches.note(d.is_some());
+                    }
+                    d
+                }
+                None => None,
+            };
             let (a, m) = match decided {
                 Some(d) => {
                     if small
@@ -634,6 +649,14 @@ impl CachePlanner {
         ids.sort_unstable();
         ids.dedup();
         ids
+    }
+
+    /// A recent model's value of `leaf` (the four newest models), where a decision starts.
+    fn recent_value(&self, leaf: TermId) -> Option<&Value> {
+        self.recent
+            .iter()
+            .take(4)
+            .find_map(|&i| self.models.get(i as usize)?.get(leaf))
     }
 
     /// Adapt how many recent models are tried: each try evaluates the component, which on
@@ -971,6 +994,38 @@ fn canon_index(store: &TermStore, leaf: TermId) -> usize {
     }
 }
 
+/// Whether a way of deciding components locally that may find nothing pays on this log,
+/// from how often it has found something: hybrid's guesses of wide components cost a few
+/// evaluations each, its local searches up to about a millisecond when they find nothing,
+/// as they mostly do on logs whose components are unsat or need arithmetic (cyphert-sprs:
+/// 13 guessed of 710, 3 found by a search in 646), while on KLEE's they mostly find a
+/// model (sort: 47 searches of 48). Every one of the first 16 is made, then while at least
+/// 1 in 8 finds something; otherwise 1 in 16, so that a log whose queries change is
+/// noticed. Counts halve at 64, so that the recent ones weigh most.
+#[derive(Default)]
+struct Gate {
+    made: u32,
+    found: u32,
+    skipped: u32,
+}
+
+impl Gate {
+    fn pays(&mut self) -> bool {
+        let pays = self.made < 16 || self.found * 8 >= self.made;
+        self.skipped = if pays { 0 } else { self.skipped + 1 };
+        pays || self.skipped.is_multiple_of(16)
+    }
+
+    fn note(&mut self, found: bool) {
+        self.made += 1;
+        self.found += u32::from(found);
+        if self.made >= 64 {
+            self.made /= 2;
+            self.found /= 2;
+        }
+    }
+}
+
 /// Whether every term of `ts` evaluates to true under `m` (completed with defaults).
 ///
 /// Evaluated last to first: conjuncts come in assertion order (and `whole` in ascending
@@ -1139,6 +1194,31 @@ pub fn own_model(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A gate lets every one of the first 16 through, closes when under 1 in 8 finds
+    /// something (then lets 1 in 16 through), and opens again when those find.
+    #[test]
+    fn a_gate_follows_what_it_finds() {
+        let mut g = Gate::default();
+        for _ in 0..16 {
+            assert!(g.pays());
+            g.note(false);
+        }
+        let let_through: Vec<bool> = (0..48).map(|_| g.pays()).collect();
+        assert_eq!(let_through.iter().filter(|&&p| p).count(), 3);
+        assert!(let_through[15] && !let_through[14]);
+        // Three probes that find: 3 of 19 is over 1 in 8.
+        for _ in 0..3 {
+            g.note(true);
+        }
+        assert!(g.pays() && g.pays());
+        // A gate that keeps finding stays open.
+        let mut g = Gate::default();
+        for k in 0..200 {
+            assert!(g.pays());
+            g.note(k % 4 == 0);
+        }
+    }
 
     #[test]
     fn arrays_read_at_literal_indices_are_asked_cell_by_cell() {

@@ -15,14 +15,14 @@
 //!   all but it, and each literal of its width and its two neighbours (`(bvult w #x03)`
 //!   with `(bvsgt w #x00)` and `(distinct w #x01)` is met by `#x02`). It stops when every
 //!   conjunct is true, when no change helps (a few changes that keep the count are
-//!   allowed), or past [`SEARCH_STEPS`] changes or [`SEARCH_TRIES`] tries.
+//!   allowed), or past [`SEARCH_STEPS`] changes, [`SEARCH_TRIES`] tries or [`SEARCH_WORK`].
 //!
 //! Invariants: a `Sat` answer carries a model under which a whole evaluation of the
 //! component, from nothing, found every conjunct true (the search itself keeps the values
 //! of nodes that do not depend on what a try changes: each node's atoms are a bit set, a
 //! guess having at most 64 atoms). Nothing here answers `unsat`.
 
-use super::{finish, is_array_constant, Decided, Small, MAX_WORK};
+use super::{finish, is_array_constant, Decided, Small};
 use crate::query::eval::{EvalError, Evaluator, Model};
 use crate::query::value::{BvVal, Value};
 use crate::term::{Op, TermId, TermStore};
@@ -33,6 +33,12 @@ use rustc_hash::FxHashMap;
 const SEARCH_STEPS: usize = 12;
 const SEARCH_SIDEWAYS: usize = 2;
 const SEARCH_TRIES: usize = 256;
+
+/// The most work a search does, in nodes evaluated: the first evaluation of the component,
+/// then each try's nodes that depend on what it changes, and an eighth for the scan that
+/// finds them (a component of more than a quarter of it is not searched). A search that
+/// finds nothing costs about this (a millisecond or less).
+const SEARCH_WORK: usize = 1 << 12;
 
 /// The most words whose values a search tries (each adds a dozen tries or so to a step).
 const MAX_WORDS: usize = 16;
@@ -65,8 +71,8 @@ struct Word {
 }
 
 impl Small {
-    /// Round by round, then the search (see the module doc). `model` holds every array
-    /// the atoms are cells of; `lists[k]` is atom `k`'s values.
+    /// The uniform rounds (see the module doc). `model` holds every array the atoms are
+    /// cells of; `lists[k]` is atom `k`'s values.
     pub(super) fn guess(
         &self,
         store: &TermStore,
@@ -88,8 +94,27 @@ impl Small {
                 return finish(store, model, &self.atoms).map(Decided::Sat);
             }
         }
-        self.assign_round(&mut model, &mut cur, lists, &pins, 0)?;
-        self.search(store, conj, &mut model, &mut cur, lists, &pins)?;
+        None
+    }
+
+    /// The local search (see the module doc), from round 0 of [`Small::decide`]'s guess,
+    /// for a component that guess left: `Sat` with a model, or None. None at once for a
+    /// component that is enumerated. It costs up to about a millisecond when it finds
+    /// nothing, so the caller decides whether it pays (how often it has found a model).
+    pub fn search<'m>(
+        &self,
+        store: &TermStore,
+        conj: &[TermId],
+        base: &dyn Fn(TermId) -> Option<&'m Value>,
+    ) -> Option<Decided> {
+        if self.exhaustive {
+            return None;
+        }
+        let (mut model, lists) = self.start(store, base)?;
+        let pins = self.pins(store, conj);
+        let mut cur: Vec<Value> = Vec::with_capacity(self.atoms.len());
+        self.assign_round(&mut model, &mut cur, &lists, &pins, 0)?;
+        self.walk(store, conj, &mut model, &mut cur, &lists, &pins)?;
         // The answer rests on one evaluation of the whole component from nothing.
         all_true(store, &model, conj)?
             .then(|| finish(store, model, &self.atoms).map(Decided::Sat))
@@ -297,9 +322,9 @@ impl Small {
         out
     }
 
-    /// The local search (see the module doc): Some when every conjunct is true under
-    /// `model`, which then holds the assignment found.
-    fn search(
+    /// The local search's steps: Some when every conjunct is true under `model`, which
+    /// then holds the assignment found.
+    fn walk(
         &self,
         store: &TermStore,
         conj: &[TermId],
@@ -308,7 +333,11 @@ impl Small {
         lists: &[Vec<Value>],
         pins: &Pins,
     ) -> Option<()> {
-        let cap = (MAX_WORK / self.nodes.max(1)).min(SEARCH_TRIES);
+        // The work: nodes evaluated, the first evaluation's and each try's.
+        let mut work = self.nodes;
+        if work > SEARCH_WORK / 4 {
+            return None;
+        }
         let nodes = self.atom_masks(store, conj);
         let reads: Vec<u64> = conj
             .iter()
@@ -336,7 +365,7 @@ impl Small {
             let mut best: Option<(usize, Change)> = None;
             for change in self.changes(reads[c], cur, lists, &words, pins) {
                 tries += 1;
-                if tries > cap {
+                if tries > SEARCH_TRIES || work > SEARCH_WORK {
                     return None;
                 }
                 let mask = change.iter().fold(0u64, |m, (k, _)| m | 1 << k);
@@ -348,6 +377,7 @@ impl Small {
                     .filter(|(_, m)| m & mask != 0)
                     .map(|&(t, _)| (t, memo.forget(t)))
                     .collect();
+                work += saved.len() + nodes.len() / 8;
                 let mut ev = Evaluator::resume(store, model, memo);
                 let mut s = score;
                 for (j, &cj) in conj.iter().enumerate() {
@@ -565,7 +595,7 @@ mod tests {
             let mut cur = Vec::new();
             small.assign_round(&mut model, &mut cur, &lists, &pins, 0);
             if small
-                .search(&store, &conj, &mut model, &mut cur, &lists, &pins)
+                .walk(&store, &conj, &mut model, &mut cur, &lists, &pins)
                 .is_some()
             {
                 found += 1;
