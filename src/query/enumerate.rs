@@ -193,7 +193,9 @@ impl Small {
         self.exhaustive
     }
 
-    /// Evaluate `conj` under every assignment of the atoms. `base` gives a recent model's
+    /// Evaluate `conj` under every assignment of the atoms, or, for a component that is
+    /// not exhaustive, under the guess's uniform rounds (its local search is
+    /// [`Small::search`], which the caller asks for when it pays). `base` gives a recent model's
     /// value of a constant or an array: its value (of the constant or cell) is tried first,
     /// and an array keeps its default (so that the cells this component does not read keep
     /// the values other queries found there); without one, the element sort's default.
