@@ -280,39 +280,11 @@ impl Small {
             lists.push(if self.exhaustive {
                 candidates(store, a, first, &self.hints)
             } else {
-                guesses(store, a, first, &self.hints)
+                guess::guesses(store, a, first, &self.hints)
             });
         }
         Some((model, lists))
     }
-}
-
-/// The values a guess gives atom `a`, round by round: `first` (a recent model's) or zero,
-/// then zero, one, all ones, the sign bit alone, all but the sign bit, then the literals
-/// of its width.
-fn guesses(store: &TermStore, a: &Atom, first: Option<Value>, hints: &[Value]) -> Vec<Value> {
-    if matches!(store.sorts.get(a.sort), Sort::Bool) {
-        let first = first.filter(|v| matches!(v, Value::Bool(_)));
-        return [
-            first.unwrap_or(Value::Bool(false)),
-            Value::Bool(true),
-            Value::Bool(false),
-        ]
-        .to_vec();
-    }
-    let w = a.bits;
-    let ones = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
-    let sign = 1u64 << (w - 1);
-    let first = first.filter(|v| v.has_sort(&store.sorts, a.sort));
-    let mut out = vec![first.unwrap_or_else(|| Value::bv_u64(w, 0))];
-    out.extend([0, 1, ones, sign, ones & !sign].map(|x| Value::bv_u64(w, x)));
-    out.extend(
-        hints
-            .iter()
-            .filter(|v| matches!(v, Value::Bv { width, .. } if *width == w))
-            .cloned(),
-    );
-    out
 }
 
 /// Whether `x` is an array constant (a `Sym` leaf of an array sort).

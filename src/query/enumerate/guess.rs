@@ -6,7 +6,7 @@
 //!   (all of them for the plain equality) in every model. Every value a guess gives an
 //!   atom has its pinned bits.
 //! - *Rounds*: round `r` gives every atom the `r`th value of its list (the parent's
-//!   [`super::guesses`]: a recent model's value, zero, one, all ones, the sign bit, all but
+//!   [`guesses`]: a recent model's value, zero, one, all ones, the sign bit, all but
 //!   it, the literals of its width), at most [`super::GUESSES`] rounds.
 //! - *Search*: in the manner of GSAT, from round 0: take a false conjunct (each in turn)
 //!   and make the one change, among the changes to what it reads, under which the most
@@ -22,9 +22,11 @@
 //! of nodes that do not depend on what a try changes: each node's atoms are a bit set, a
 //! guess having at most 64 atoms). Nothing here answers `unsat`.
 
+use super::Atom;
 use super::{finish, is_array_constant, Decided, Small};
-use crate::query::eval::{EvalError, Evaluator, Model};
-use crate::query::value::{BvVal, Value};
+use crate::query::eval::{EvalError, EvalMemo, Evaluator, Model};
+use crate::query::value::{mask64, BvVal, Value};
+use crate::term::Sort;
 use crate::term::{Op, TermId, TermStore};
 use rustc_hash::FxHashMap;
 
@@ -46,6 +48,9 @@ const MAX_WORDS: usize = 16;
 /// A change: atoms and their new values.
 type Change = Vec<(usize, Value)>;
 
+/// Memo values a change made a search forget, to be put back (see [`EvalMemo::forget`]).
+type Saved = Vec<(TermId, Option<Option<Value>>)>;
+
 /// The bits a conjunct fixes, per atom: (mask, bits under the mask).
 struct Pins(Vec<(u64, u64)>);
 
@@ -63,11 +68,47 @@ impl Pins {
     }
 }
 
-/// A word: atoms joined by `concat`, most significant first, and its width.
+/// A word: atoms joined by `concat`, most significant first, its width, and the set of
+/// its atoms (bit `k` for atom `k`).
 struct Word {
     atoms: Vec<usize>,
     width: u32,
     mask: u64,
+}
+
+impl Word {
+    /// Each atom of the word with the position of its lowest bit and its width, least
+    /// significant first, as far as the low 64 bits of the word go.
+    fn parts<'w>(&'w self, atoms: &'w [Atom]) -> impl Iterator<Item = (usize, u32, u32)> + 'w {
+        self.atoms
+            .iter()
+            .rev()
+            .scan(0u32, |shift, &k| {
+                let at = *shift;
+                *shift = at.saturating_add(atoms[k].bits);
+                Some((k, at, atoms[k].bits))
+            })
+            .take_while(|&(_, at, _)| at < 64)
+    }
+}
+
+/// What depends on which atoms, for a search: the conjuncts, the atoms each reads, and
+/// every node that depends on some atom with the set of them.
+struct Deps<'c> {
+    conj: &'c [TermId],
+    reads: Vec<u64>,
+    nodes: Vec<(TermId, u64)>,
+}
+
+impl<'c> Deps<'c> {
+    fn of(conj: &'c [TermId], masks: FxHashMap<TermId, u64>) -> Deps<'c> {
+        let reads = conj
+            .iter()
+            .map(|c| masks.get(c).copied().unwrap_or(0))
+            .collect();
+        let nodes = masks.into_iter().filter(|&(_, m)| m != 0).collect();
+        Deps { conj, reads, nodes }
+    }
 }
 
 impl Small {
@@ -173,23 +214,12 @@ impl Small {
             let Some(word) = self.word(store, w) else {
                 continue;
             };
-            let mut shift = 0u32;
-            for &k in word.atoms.iter().rev() {
-                let bits = self.atoms[k].bits;
-                if shift >= 64 {
-                    break;
-                }
-                let width_mask = if bits >= 64 {
-                    u64::MAX
-                } else {
-                    (1 << bits) - 1
-                };
-                let (m, b) = ((mask >> shift) & width_mask, (l >> shift) & width_mask);
+            for (k, shift, bits) in word.parts(&self.atoms) {
+                let (m, b) = ((mask >> shift) & mask64(bits), (l >> shift) & mask64(bits));
                 let (pm, pb) = &mut pins.0[k];
                 let free = m & !*pm;
                 *pb |= b & free;
                 *pm |= free;
-                shift += bits;
             }
         }
         pins
@@ -282,13 +312,8 @@ impl Small {
             }
         }
         for w in words.iter().filter(|w| w.mask & reads != 0) {
-            let ones = if w.width >= 64 {
-                u64::MAX
-            } else {
-                (1 << w.width) - 1
-            };
-            let sign = 1u64 << (w.width - 1);
-            let mut values = vec![0, 1, ones, sign, ones & !sign];
+            let ones = mask64(w.width);
+            let mut values = uniform(w.width).to_vec();
             for h in &self.hints {
                 if let Value::Bv {
                     width,
@@ -306,14 +331,10 @@ impl Small {
                     continue;
                 }
                 seen.push(x);
-                let mut change = Vec::with_capacity(w.atoms.len());
-                let mut shift = 0u32;
-                for &k in w.atoms.iter().rev() {
-                    let bits = self.atoms[k].bits;
-                    let v = Value::bv_u64(bits, if shift >= 64 { 0 } else { x >> shift });
-                    change.push((k, pins.apply(k, v)));
-                    shift += bits;
-                }
+                let change: Change = w
+                    .parts(&self.atoms)
+                    .map(|(k, shift, bits)| (k, pins.apply(k, Value::bv_u64(bits, x >> shift))))
+                    .collect();
                 if change.iter().any(|(k, v)| *v != cur[*k]) && !out.contains(&change) {
                     out.push(change);
                 }
@@ -338,12 +359,7 @@ impl Small {
         if work > SEARCH_WORK / 4 {
             return None;
         }
-        let nodes = self.atom_masks(store, conj);
-        let reads: Vec<u64> = conj
-            .iter()
-            .map(|c| nodes.get(c).copied().unwrap_or(0))
-            .collect();
-        let nodes: Vec<(TermId, u64)> = nodes.into_iter().filter(|&(_, m)| m != 0).collect();
+        let deps = Deps::of(conj, self.atom_masks(store, conj));
         let words = self.words(store, conj);
         let mut truth = vec![false; conj.len()];
         let mut memo = {
@@ -363,29 +379,16 @@ impl Small {
             };
             // The best change: (conjuncts true, change).
             let mut best: Option<(usize, Change)> = None;
-            for change in self.changes(reads[c], cur, lists, &words, pins) {
+            for change in self.changes(deps.reads[c], cur, lists, &words, pins) {
                 tries += 1;
                 if tries > SEARCH_TRIES || work > SEARCH_WORK {
                     return None;
                 }
-                let mask = change.iter().fold(0u64, |m, (k, _)| m | 1 << k);
-                for (k, v) in &change {
-                    self.atoms[*k].assign(model, v.clone())?;
-                }
-                let saved: Vec<(TermId, Option<Option<Value>>)> = nodes
-                    .iter()
-                    .filter(|(_, m)| m & mask != 0)
-                    .map(|&(t, _)| (t, memo.forget(t)))
-                    .collect();
-                work += saved.len() + nodes.len() / 8;
-                let mut ev = Evaluator::resume(store, model, memo);
-                let mut s = score;
-                for (j, &cj) in conj.iter().enumerate() {
-                    if reads[j] & mask != 0 {
-                        s = s + usize::from(is_true(ev.eval(cj))?) - usize::from(truth[j]);
-                    }
-                }
-                memo = ev.into_memo();
+                let mut after = truth.clone();
+                let saved;
+                (memo, saved) = self.make(store, &deps, model, memo, &change, &mut after)?;
+                work += saved.len() + deps.nodes.len() / 8;
+                let s = after.iter().filter(|&&t| t).count();
                 // Back to the current assignment and its values.
                 for (t, old) in saved {
                     memo.forget(t);
@@ -405,26 +408,46 @@ impl Small {
                 return None;
             }
             sideways += usize::from(s == score);
-            let mask = change.iter().fold(0u64, |m, (k, _)| m | 1 << k);
+            (memo, _) = self.make(store, &deps, model, memo, &change, &mut truth)?;
             for (k, v) in change {
-                self.atoms[k].assign(model, v.clone())?;
                 cur[k] = v;
             }
-            for (t, _) in nodes.iter().filter(|(_, m)| m & mask != 0) {
-                memo.forget(*t);
-            }
-            let mut ev = Evaluator::resume(store, model, memo);
-            for (j, &cj) in conj.iter().enumerate() {
-                if reads[j] & mask != 0 {
-                    truth[j] = is_true(ev.eval(cj))?;
-                }
-            }
-            memo = ev.into_memo();
             if truth.iter().all(|&t| t) {
                 return Some(());
             }
         }
         None
+    }
+
+    /// Make `change` in `model`, forget the values of the nodes that depend on it
+    /// (returned, to be put back), and evaluate again into `truth` the conjuncts that
+    /// read it.
+    fn make(
+        &self,
+        store: &TermStore,
+        deps: &Deps,
+        model: &mut Model,
+        mut memo: EvalMemo,
+        change: &[(usize, Value)],
+        truth: &mut [bool],
+    ) -> Option<(EvalMemo, Saved)> {
+        let mask = change.iter().fold(0u64, |m, (k, _)| m | 1 << k);
+        for (k, v) in change {
+            self.atoms[*k].assign(model, v.clone())?;
+        }
+        let saved: Vec<_> = deps
+            .nodes
+            .iter()
+            .filter(|(_, m)| m & mask != 0)
+            .map(|&(t, _)| (t, memo.forget(t)))
+            .collect();
+        let mut ev = Evaluator::resume(store, model, memo);
+        for (j, &c) in deps.conj.iter().enumerate() {
+            if deps.reads[j] & mask != 0 {
+                truth[j] = is_true(ev.eval(c))?;
+            }
+        }
+        Some((ev.into_memo(), saved))
     }
 
     /// For every node of the component, the set of atoms (bit `k` for atom `k`) whose
@@ -467,6 +490,45 @@ impl Small {
         }
         masks
     }
+}
+
+/// The values a guess gives atom `a`, round by round: `first` (a recent model's) or zero,
+/// then zero, one, all ones, the sign bit alone, all but the sign bit, then the literals
+/// of its width.
+pub(super) fn guesses(
+    store: &TermStore,
+    a: &Atom,
+    first: Option<Value>,
+    hints: &[Value],
+) -> Vec<Value> {
+    if matches!(store.sorts.get(a.sort), Sort::Bool) {
+        let first = first.filter(|v| matches!(v, Value::Bool(_)));
+        return [
+            first.unwrap_or(Value::Bool(false)),
+            Value::Bool(true),
+            Value::Bool(false),
+        ]
+        .to_vec();
+    }
+    let w = a.bits;
+    let first = first.filter(|v| v.has_sort(&store.sorts, a.sort));
+    let mut out = vec![first.unwrap_or_else(|| Value::bv_u64(w, 0))];
+    out.extend(uniform(w).map(|x| Value::bv_u64(w, x)));
+    out.extend(
+        hints
+            .iter()
+            .filter(|v| matches!(v, Value::Bv { width, .. } if *width == w))
+            .cloned(),
+    );
+    out
+}
+
+/// The values of width `w` every atom and word is tried with: zero, one, all ones, the
+/// sign bit alone, all but the sign bit.
+fn uniform(w: u32) -> [u64; 5] {
+    let ones = mask64(w);
+    let sign = 1u64 << (w - 1);
+    [0, 1, ones, sign, ones & !sign]
 }
 
 /// Whether an evaluation gave true; None on an error or an undetermined or non-Bool value.
