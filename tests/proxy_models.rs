@@ -226,3 +226,64 @@ fn get_model_follows_the_client_declarations() {
         }
     }
 }
+
+/// The answers after one check-sat agree with each other where the query leaves a
+/// constant free (the model is completed once, and the completion kept), and the next
+/// check-sat's answers come from its own model, not from values kept for the last one:
+/// `y` is free, so whatever value get-value gives it, `(bvadd x y)` and get-model must
+/// agree with it; then `x` changes. Under every strategy (smtproxy's own models under
+/// cache and hybrid, where the repeated query is answered from the session's memo).
+#[test]
+fn answers_of_one_check_sat_agree_and_the_next_starts_afresh() {
+    let script = "(set-option :produce-models true)
+        (declare-fun x () (_ BitVec 8)) (declare-fun y () (_ BitVec 8))
+        (push 1) (assert (= x #x05)) (check-sat) (pop 1)
+        (push 1) (assert (= x #x05)) (check-sat)
+        (get-value (y)) (get-value ((bvadd x y))) (get-model) (get-value (y x))
+        (pop 1)
+        (push 1) (assert (= x #x07)) (check-sat) (get-value ((bvadd x y) y))";
+    let hex = |s: &str| u8::from_str_radix(s.trim_start_matches("#x"), 16).unwrap();
+    for strategy in Strategy::all() {
+        let cap = Capture::default();
+        let mut engine =
+            engine_for(strategy, Some("z3"), None, None, Box::new(cap.clone())).unwrap();
+        let mut answers = Vec::new();
+        for frame in CommandReader::new(script.as_bytes()) {
+            engine.handle(frame);
+            answers.push(cap.take());
+        }
+        engine.shutdown();
+        let answers: Vec<String> = answers.into_iter().filter(|a| !a.is_empty()).collect();
+        let name = strategy.name();
+        assert_eq!(answers.len(), 8, "{name}: {answers:?}");
+        assert_eq!(answers[0].trim(), "sat", "{name}");
+        assert_eq!(answers[1].trim(), "sat", "{name}");
+        // ((y v))
+        let y = answers[2].trim().trim_start_matches("((y ").trim_end_matches("))");
+        let y = hex(y);
+        assert_eq!(
+            answers[3].trim(),
+            format!("(((bvadd x y) #x{:02x}))", 5u8.wrapping_add(y)),
+            "{name}"
+        );
+        assert!(
+            answers[4].contains(&format!("(define-fun y () (_ BitVec 8)\n    #x{y:02x})"))
+                || answers[4].contains(&format!("(define-fun y () (_ BitVec 8) #x{y:02x})")),
+            "{name}: get-model {} against y = {y}",
+            answers[4]
+        );
+        assert_eq!(
+            answers[5].trim(),
+            format!("((y #x{y:02x})\n (x #x05))"),
+            "{name}"
+        );
+        assert_eq!(answers[6].trim(), "sat", "{name}");
+        let last = answers[7].trim();
+        let (sum, y2) = last
+            .strip_prefix("(((bvadd x y) ")
+            .and_then(|s| s.strip_suffix("))"))
+            .and_then(|s| s.split_once(")\n (y "))
+            .unwrap_or_else(|| panic!("{name}: {last}"));
+        assert_eq!(hex(sum), 7u8.wrapping_add(hex(y2)), "{name}: {last}");
+    }
+}

@@ -59,29 +59,14 @@ pub fn parse_all(store: &mut TermStore, sig: &mut Signature, text: &str) -> usiz
     n
 }
 
-/// `parse_all`, with assertions parsed before taken from an `AssertMemo` as the engine
-/// does.
+/// `parse_all`, with assertions and get-values parsed before taken from a `CommandMemo`
+/// as the engine does.
 pub fn parse_all_memo(store: &mut TermStore, sig: &mut Signature, text: &str) -> usize {
-    let mut memo = smtproxy::smt2::memo::AssertMemo::default();
+    let mut memo = smtproxy::smt2::memo::CommandMemo::default();
     let mut n = 0;
     for frame in CommandReader::new(text.as_bytes()) {
         if let Frame::Command(raw) = frame {
-            if smtproxy::driver::reader::command_head(&raw.text) == Some("assert") {
-                if memo.get(&raw.text, sig).is_some() {
-                    n += 1;
-                    continue;
-                }
-                let (r, trace) =
-                    smtproxy::smt2::parser::parse_command_traced(store, sig, &raw.text);
-                if let Ok(Command::Assert(t, named)) = r {
-                    if named.is_empty() {
-                        memo.put(&raw.text, t, trace);
-                    }
-                    n += 1;
-                }
-                continue;
-            }
-            if let Ok(cmd) = parse_command(store, sig, &raw.text) {
+            if let Ok(cmd) = memo.parse(store, sig, &raw.text) {
                 track(store, sig, &cmd);
                 n += 1;
             }

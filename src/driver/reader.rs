@@ -350,35 +350,7 @@ pub fn quote_string(s: &str) -> String {
     out
 }
 
-/// Skip whitespace and `;` comments at the start of `s`.
-pub fn skip_ws_comments(mut s: &str) -> &str {
-    loop {
-        s = s.trim_start();
-        if let Some(rest) = s.strip_prefix(';') {
-            s = match rest.find(['\n', '\r']) {
-                Some(i) => &rest[i..],
-                None => "",
-            };
-        } else {
-            return s;
-        }
-    }
-}
-
-/// The leading symbol of a command text `( head ...`, after whitespace/comments.
-pub fn command_head(text: &str) -> Option<&str> {
-    let s = skip_ws_comments(text);
-    let s = s.strip_prefix('(')?;
-    let s = skip_ws_comments(s);
-    let end = s
-        .find(|c: char| c.is_ascii_whitespace() || matches!(c, '(' | ')' | '"' | ';'))
-        .unwrap_or(s.len());
-    if end == 0 {
-        None
-    } else {
-        Some(&s[..end])
-    }
-}
+pub use crate::smt2::lexer::{command_head, skip_ws_comments};
 
 #[cfg(test)]
 mod tests {

@@ -127,6 +127,9 @@ thread_local! {
 pub struct EvalMemo {
     memo: crate::term::visit::Pooled<Memo>,
     arrays_ok: Vec<TermId>,
+    /// Whether the values were computed completing the model (a resumed evaluator
+    /// completes likewise: a completing memo has no undetermined entry to trust).
+    complete: bool,
 }
 
 impl EvalMemo {
@@ -191,10 +194,11 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    /// An evaluator (not completing) that starts from the values in `memo`, which must
-    /// hold under `model` (see [`EvalMemo`]).
+    /// An evaluator that starts from the values in `memo`, which must hold under `model`
+    /// (see [`EvalMemo`]), and completes the model when the one that made the memo did.
+    /// A completing evaluator's completions must be set in the model before it resumes.
     pub fn resume(store: &'a TermStore, model: &'a Model, memo: EvalMemo) -> Self {
-        let mut ev = Self::with_memo(store, model, false, memo.memo);
+        let mut ev = Self::with_memo(store, model, memo.complete, memo.memo);
         ev.arrays_ok = memo.arrays_ok;
         ev
     }
@@ -204,6 +208,7 @@ impl<'a> Evaluator<'a> {
         EvalMemo {
             memo: self.memo,
             arrays_ok: self.arrays_ok,
+            complete: self.complete,
         }
     }
 

@@ -41,7 +41,7 @@ use crate::cache::{CacheConfig, Entry, Key, SetIndex, TieredCache, Verdict};
 use crate::driver::{DriverError, Response};
 use crate::query::canon::canonicalize;
 use crate::query::enumerate::{Decided, Small};
-use crate::query::eval::{Evaluator, Model};
+use crate::query::eval::{EvalMemo, Evaluator, Model};
 use crate::query::key::{conjunct_digest, exact_key, key};
 use crate::query::slice::{free_symbols_of, slice_with, sliceable_with, SliceMemo};
 use crate::query::value::Value;
@@ -1133,62 +1133,78 @@ fn decode_model(store: &mut TermStore, text: &str, order: &[(usize, TermId)]) ->
     Some(m)
 }
 
-/// Values for get-value from an own model; completions are added to the model so later
-/// answers of the same check-sat agree.
-pub fn own_values(
-    store: &mut TermStore,
-    model: &mut Model,
-    terms: &[TermId],
-) -> Result<Vec<String>, String> {
-    let mut out = Vec::with_capacity(terms.len());
-    let mut vals = Vec::with_capacity(terms.len());
-    let completions;
-    {
-        let mut ev = Evaluator::new(store, model, true);
-        for &t in terms {
-            match ev.eval(t) {
-                Ok(Some(v)) => vals.push((t, v)),
-                Ok(None) => return Err("model does not determine the term".into()),
-                Err(e) => return Err(format!("cannot evaluate: {e:?}")),
-            }
-        }
-        completions = ev.completions();
-    }
-    for (l, v) in completions {
-        model.set(l, v);
-    }
-    for (t, v) in vals {
-        let s = store.sort(t);
-        let vt = v.to_term(store, s);
-        out.push(print_term(store, vt, &crate::smt2::printer::ClientNames));
-    }
-    Ok(out)
+/// A model smtproxy validated itself, as get-value and get-model read it after the
+/// check-sat it answered. The values evaluated for earlier get-values are kept, and the
+/// completions they made are set in the model, so the answers of one check-sat agree and a
+/// KLEE query's sixteen get-values check the array's sort and evaluate shared subterms
+/// once rather than sixteen times.
+pub struct OwnModel {
+    model: Model,
+    /// A completing evaluator's values under `model` (see `EvalMemo`).
+    memo: Option<EvalMemo>,
 }
 
-/// A get-model answer from an own model, over the client's declared constants.
-pub fn own_model(
-    store: &mut TermStore,
-    model: &mut Model,
-    decls: &[Decl],
-    dialect: crate::smt2::response::Dialect,
-) -> Result<String, String> {
-    let mut entries = Vec::new();
-    let mut seen: FxHashMap<String, ()> = FxHashMap::default();
-    for d in decls.iter().rev() {
-        if !d.params.is_empty() || seen.insert(d.name.clone(), ()).is_some() {
-            continue;
-        }
-        let leaf = store.mk_sym_app(d.sym, vec![], d.ret);
-        let v = own_values(store, model, &[leaf])?.pop().unwrap_or_default();
-        entries.push((
-            crate::smt2::printer::quote_symbol(&d.name).into_owned(),
-            String::new(),
-            store.sorts.to_text(d.ret),
-            v,
-        ));
+impl OwnModel {
+    pub fn new(model: Model) -> OwnModel {
+        OwnModel { model, memo: None }
     }
-    entries.reverse();
-    Ok(crate::smt2::response::model(dialect, &entries))
+
+    /// Values for get-value, in the client's order.
+    pub fn values(&mut self, store: &mut TermStore, terms: &[TermId]) -> Result<Vec<String>, String> {
+        let mut vals = Vec::with_capacity(terms.len());
+        let completions;
+        {
+            let mut ev = match self.memo.take() {
+                Some(memo) => Evaluator::resume(store, &self.model, memo),
+                None => Evaluator::new(store, &self.model, true),
+            };
+            for &t in terms {
+                match ev.eval(t) {
+                    Ok(Some(v)) => vals.push((t, v)),
+                    Ok(None) => return Err("model does not determine the term".into()),
+                    Err(e) => return Err(format!("cannot evaluate: {e:?}")),
+                }
+            }
+            completions = ev.completions();
+            self.memo = Some(ev.into_memo());
+        }
+        for (l, v) in completions {
+            self.model.set(l, v);
+        }
+        let mut out = Vec::with_capacity(vals.len());
+        for (t, v) in vals {
+            let s = store.sort(t);
+            let vt = v.to_term(store, s);
+            out.push(print_term(store, vt, &crate::smt2::printer::ClientNames));
+        }
+        Ok(out)
+    }
+
+    /// A get-model answer over the client's declared constants.
+    pub fn model_text(
+        &mut self,
+        store: &mut TermStore,
+        decls: &[Decl],
+        dialect: crate::smt2::response::Dialect,
+    ) -> Result<String, String> {
+        let mut entries = Vec::new();
+        let mut seen: FxHashMap<String, ()> = FxHashMap::default();
+        for d in decls.iter().rev() {
+            if !d.params.is_empty() || seen.insert(d.name.clone(), ()).is_some() {
+                continue;
+            }
+            let leaf = store.mk_sym_app(d.sym, vec![], d.ret);
+            let v = self.values(store, &[leaf])?.pop().unwrap_or_default();
+            entries.push((
+                crate::smt2::printer::quote_symbol(&d.name).into_owned(),
+                String::new(),
+                store.sorts.to_text(d.ret),
+                v,
+            ));
+        }
+        entries.reverse();
+        Ok(crate::smt2::response::model(dialect, &entries))
+    }
 }
 
 #[cfg(test)]

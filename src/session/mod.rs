@@ -32,8 +32,8 @@ pub mod stats;
 use crate::driver::{DriverError, Response, SolverKind, SolverSpec};
 use crate::smt2::command::Command;
 use crate::smt2::lexer::{unescape_string, Sexps};
-use crate::smt2::memo::AssertMemo;
-use crate::smt2::parser::{parse_command, parse_command_traced, ErrorKind};
+use crate::smt2::memo::CommandMemo;
+use crate::smt2::parser::{parse_command, ErrorKind};
 use crate::smt2::printer::quote_symbol;
 use crate::smt2::reader::Frame;
 use crate::smt2::response::{self, Dialect};
@@ -142,7 +142,7 @@ enum Last {
 pub struct Engine {
     pub store: TermStore,
     sig: Signature,
-    assert_memo: AssertMemo,
+    memo: CommandMemo,
     client: ClientState,
     dialect: Dialect,
     planner: Planner,
@@ -184,7 +184,7 @@ impl Engine {
                 Dialect::Cvc5 => ArityRule::Cvc5,
                 Dialect::Yices => ArityRule::Yices,
             }),
-            assert_memo: AssertMemo::default(),
+            memo: CommandMemo::default(),
             // z3 produces models unless told not to; cvc5 and yices only when told to.
             client: ClientState {
                 produce_models: dialect == Dialect::Z3,
@@ -293,12 +293,7 @@ impl Engine {
     }
 
     fn command(&mut self, text: &str, line: usize, col: usize) -> Outcome {
-        let parsed = if crate::driver::reader::command_head(text) == Some("assert") {
-            self.parse_assert(text)
-        } else {
-            parse_command(&mut self.store, &self.sig, text)
-        };
-        let cmd = match parsed {
+        let cmd = match self.memo.parse(&mut self.store, &self.sig, text) {
             Ok(c) => c,
             Err(e) if e.kind == ErrorKind::Unsupported => {
                 // Not modelled: let the solver judge it; if it accepts, go passthrough.
@@ -323,21 +318,6 @@ impl Engine {
             }
         };
         self.interpret(cmd, text, line, col)
-    }
-
-    /// An assertion: from the memo when the same text was parsed before with its names
-    /// meaning the same, else parsed (and kept).
-    fn parse_assert(&mut self, text: &str) -> Result<Command, crate::smt2::parser::ParseError> {
-        if let Some(t) = self.assert_memo.get(text, &self.sig) {
-            return Ok(Command::Assert(t, Vec::new()));
-        }
-        let (r, trace) = parse_command_traced(&mut self.store, &self.sig, text);
-        if let Ok(Command::Assert(t, named)) = &r {
-            if named.is_empty() {
-                self.assert_memo.put(text, *t, trace);
-            }
-        }
-        r
     }
 
     /// A command smtproxy's parser refused as ill-sorted that changes the client's state
@@ -922,7 +902,7 @@ impl Engine {
     /// models, the unsat index): later queries are answered as a new session would answer
     /// them, from the result store. For benches that time a store hit.
     pub fn forget_session(&mut self) {
-        self.assert_memo = AssertMemo::default();
+        self.memo = CommandMemo::default();
         self.planner.forget_session();
     }
 

@@ -5,12 +5,11 @@
 //! while the backend generation that produced it is still running.
 
 use super::backend::SolverHandle;
-use super::cached::{own_model, own_values, CachePlanner, MissPolicy, Planned};
+use super::cached::{CachePlanner, MissPolicy, OwnModel, Planned};
 use super::client::Decl;
 use super::stack::{StackMirror, Via};
 use super::Config;
 use crate::driver::{DriverError, Response, SolverKind};
-use crate::query::eval::Model;
 use crate::smt2::lexer::Sexps;
 use crate::smt2::printer::{backend_name, print_term, quote_symbol, BackendNames, Names};
 use crate::smt2::response::Dialect;
@@ -122,7 +121,7 @@ enum ModelAt {
     /// The auxiliary (fresh-context) backend of the stack strategy.
     Aux(u64),
     /// A model smtproxy validated itself.
-    Own(Model),
+    Own(OwnModel),
 }
 
 pub struct Planner {
@@ -204,7 +203,7 @@ impl Planner {
                 Planned::Own(a, m) => {
                     stats.solver += (self.main.busy + self.aux.busy) - before;
                     if let Some(m) = m {
-                        self.model_at = ModelAt::Own(m);
+                        self.model_at = ModelAt::Own(OwnModel::new(m));
                     }
                     return Ok(a);
                 }
@@ -293,7 +292,7 @@ impl Planner {
         terms: &[TermId],
     ) -> Result<Vec<String>, ModelError> {
         if let ModelAt::Own(m) = &mut self.model_at {
-            return own_values(store, m, terms).map_err(ModelError::Other);
+            return m.values(store, terms).map_err(ModelError::Other);
         }
         let names: &dyn Names = if self.model_in_stack() {
             self.stack.names()
@@ -320,7 +319,7 @@ impl Planner {
         dialect: Dialect,
     ) -> Result<String, ModelError> {
         if let ModelAt::Own(m) = &mut self.model_at {
-            return own_model(store, m, decls, dialect).map_err(ModelError::Other);
+            return m.model_text(store, decls, dialect).map_err(ModelError::Other);
         }
         let stack_names = self.model_in_stack();
         let mut names: rustc_hash::FxHashMap<String, super::ModelName> =

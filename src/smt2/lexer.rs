@@ -411,6 +411,46 @@ impl Sexps<'_> {
     }
 }
 
+/// Skip whitespace and `;` comments at the start of `s`.
+pub fn skip_ws_comments(mut s: &str) -> &str {
+    loop {
+        s = s.trim_start();
+        if let Some(rest) = s.strip_prefix(';') {
+            s = match rest.find(['\n', '\r']) {
+                Some(i) => &rest[i..],
+                None => "",
+            };
+        } else {
+            return s;
+        }
+    }
+}
+
+/// The leading symbol of a command text `( head ...`, after whitespace/comments.
+pub fn command_head(text: &str) -> Option<&str> {
+    let b = text.as_bytes();
+    if b.first() == Some(&b'(') && b.get(1).is_some_and(|c| c.is_ascii_graphic() && *c != b';') {
+        // The common case, `(head`, by bytes: the delimiters are ASCII, so the end found
+        // is where the general path below finds it.
+        let end = b[1..]
+            .iter()
+            .position(|&c| c.is_ascii_whitespace() || matches!(c, b'(' | b')' | b'"' | b';'))
+            .map_or(b.len(), |n| n + 1);
+        return (end > 1).then(|| &text[1..end]);
+    }
+    let s = skip_ws_comments(text);
+    let s = s.strip_prefix('(')?;
+    let s = skip_ws_comments(s);
+    let end = s
+        .find(|c: char| c.is_ascii_whitespace() || matches!(c, '(' | ')' | '"' | ';'))
+        .unwrap_or(s.len());
+    if end == 0 {
+        None
+    } else {
+        Some(&s[..end])
+    }
+}
+
 /// The content of a string literal's raw text (`"a""b"` -> `a"b`).
 pub fn unescape_string(raw: &str) -> String {
     let inner = raw
@@ -431,6 +471,33 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `command_head` by bytes agrees with the general path (whitespace, comments and
+    /// delimiters skipped by chars) on every short string over a small alphabet.
+    #[test]
+    fn command_head_by_bytes_agrees_with_the_general_path() {
+        fn general(text: &str) -> Option<&str> {
+            let s = skip_ws_comments(text).strip_prefix('(')?;
+            let s = skip_ws_comments(s);
+            let end = s
+                .find(|c: char| c.is_ascii_whitespace() || matches!(c, '(' | ')' | '"' | ';'))
+                .unwrap_or(s.len());
+            (end > 0).then(|| &s[..end])
+        }
+        let alphabet = ["(", ")", " ", "\n", ";", "\"", "a", "-", "\u{a0}", "\u{e9}", "|"];
+        let mut texts = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> = texts
+                .iter()
+                .flat_map(|t| alphabet.iter().map(move |a| format!("{t}{a}")))
+                .collect();
+            texts.extend(longer);
+        }
+        for t in &texts {
+            assert_eq!(command_head(t), general(t), "{t:?}");
+        }
+        assert_eq!(command_head("(get-value ((x)))"), Some("get-value"));
+    }
 
     #[test]
     fn atoms_and_lists() {

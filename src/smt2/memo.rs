@@ -1,45 +1,76 @@
-//! Memo of parsed assertions. A symbolic executor sends the same `(assert ...)` text over
-//! and over (in a KLEE log that bypasses KLEE's own caches, 30-47% of the assertion bytes
-//! repeat earlier ones exactly); parsing is the largest cost of a query answered from the
-//! cache.
+//! Memo of parsed assertions and get-values. A symbolic executor sends the same
+//! `(assert ...)` text over and over (in a KLEE log that bypasses KLEE's own caches, 30-47%
+//! of the assertion bytes repeat earlier ones exactly), and the same get-values after every
+//! query (`(get-value ((select input (_ bv0 32))))` sixteen times for each of sort's);
+//! parsing is the largest cost of a query answered from the cache.
 //!
 //! Invariants:
-//! * An entry maps the exact command text to the term its parse built and to the
+//! * An entry maps the exact command text to the command its parse built and to the
 //!   signature lookups that parse made (`parser::Trace`). It is used only while every one of
-//!   those names still stands for the same declaration, definition or sort, so the term is
-//!   the one parsing the text again would build (up to the fresh internal symbols given to
-//!   bound variables, which no one outside the term can see).
-//! * Only assertions that parsed without error and name no terms (`:named` defines a
-//!   function) are kept: errors are reported afresh every time.
+//!   those names still stands for the same declaration, definition or sort, so the command
+//!   is the one parsing the text again would build (up to the fresh internal symbols given
+//!   to bound variables, which no one outside the term can see).
+//! * Only assertions that name no terms (`:named` defines a function) and get-values are
+//!   kept, and only when they parsed without error: errors are reported afresh every time,
+//!   and every other command is parsed every time.
 //! * Memory is bounded: the memo is emptied when its texts exceed `MEMO_BYTES`.
 
-use super::parser::Trace;
+use super::command::Command;
+use super::lexer::command_head;
+use super::parser::{parse_command, parse_command_traced, ParseError, Trace};
 use crate::term::signature::Signature;
-use crate::term::TermId;
+use crate::term::TermStore;
 use rustc_hash::FxHashMap;
 
 /// Bound on the text held (the terms themselves live in the term store anyway).
 const MEMO_BYTES: usize = 64 << 20;
-/// Assertions that look up more names than this are not kept (checking the entry would
+/// Commands that look up more names than this are not kept (checking the entry would
 /// cost about as much as parsing).
 const MEMO_MAX_NAMES: usize = 64;
 
 #[derive(Default)]
-pub struct AssertMemo {
-    map: FxHashMap<Box<str>, (TermId, Trace)>,
+pub struct CommandMemo {
+    map: FxHashMap<Box<str>, (Command, Trace)>,
     bytes: usize,
 }
 
-impl AssertMemo {
-    /// The term of `text` parsed earlier, if the names it used still mean the same.
-    pub fn get(&self, text: &str, sig: &Signature) -> Option<TermId> {
-        let (t, trace) = self.map.get(text)?;
-        trace.holds(sig).then_some(*t)
+impl CommandMemo {
+    /// The command `text` under `sig`: from the memo when it was parsed before and the
+    /// names it used still mean the same, else parsed (and kept if it may be).
+    pub fn parse(
+        &mut self,
+        store: &mut TermStore,
+        sig: &Signature,
+        text: &str,
+    ) -> Result<Command, ParseError> {
+        if !matches!(command_head(text), Some("assert" | "get-value")) {
+            return parse_command(store, sig, text);
+        }
+        if let Some(c) = self.get(text, sig) {
+            return Ok(c);
+        }
+        let (r, trace) = parse_command_traced(store, sig, text);
+        if let Ok(c) = &r {
+            self.put(text, c, trace);
+        }
+        r
     }
 
-    /// Keep the term `text` parsed to under `sig` lookups `trace`.
-    pub fn put(&mut self, text: &str, t: TermId, trace: Trace) {
-        if trace.len() > MEMO_MAX_NAMES || text.len() > MEMO_BYTES / 4 {
+    /// The command `text` parsed earlier, if the names it used still mean the same.
+    pub fn get(&self, text: &str, sig: &Signature) -> Option<Command> {
+        let (c, trace) = self.map.get(text)?;
+        trace.holds(sig).then(|| c.clone())
+    }
+
+    /// Keep the command `text` parsed to under `sig` lookups `trace`, if it is an
+    /// assertion naming no terms or a get-value.
+    pub fn put(&mut self, text: &str, cmd: &Command, trace: Trace) {
+        let keep = match cmd {
+            Command::Assert(_, named) => named.is_empty(),
+            Command::GetValue(_) => true,
+            _ => false,
+        };
+        if !keep || trace.len() > MEMO_MAX_NAMES || text.len() > MEMO_BYTES / 4 {
             return;
         }
         if self.bytes + text.len() > MEMO_BYTES {
@@ -47,33 +78,33 @@ impl AssertMemo {
             self.bytes = 0;
         }
         self.bytes += text.len();
-        self.map.insert(text.into(), (t, trace));
+        self.map.insert(text.into(), (cmd.clone(), trace));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::smt2::command::Command;
-    use crate::smt2::parser::parse_command_traced;
-    use crate::term::TermStore;
+    use crate::term::TermId;
 
     fn assert_term(
         store: &mut TermStore,
         sig: &Signature,
-        memo: &mut AssertMemo,
+        memo: &mut CommandMemo,
         text: &str,
     ) -> TermId {
-        if let Some(t) = memo.get(text, sig) {
-            return t;
+        match memo.parse(store, sig, text) {
+            Ok(Command::Assert(t, named)) if named.is_empty() => t,
+            r => panic!("not an assertion: {text}: {r:?}"),
         }
-        let (r, trace) = parse_command_traced(store, sig, text);
-        let Ok(Command::Assert(t, named)) = r else {
-            panic!("not an assertion: {text}");
-        };
-        assert!(named.is_empty());
-        memo.put(text, t, trace);
-        t
+    }
+
+    /// The memo's term for `text`, if it has one that holds.
+    fn memo_term(memo: &CommandMemo, text: &str, sig: &Signature) -> Option<TermId> {
+        match memo.get(text, sig)? {
+            Command::Assert(t, _) => Some(t),
+            c => panic!("not an assertion: {c:?}"),
+        }
     }
 
     /// What the engine does with a declaration or definition.
@@ -91,24 +122,24 @@ mod tests {
     fn entry_holds_only_while_names_mean_the_same() {
         let mut store = TermStore::new();
         let mut sig = Signature::default();
-        let mut memo = AssertMemo::default();
+        let mut memo = CommandMemo::default();
         let a = "(assert (bvult x (_ bv5 8)))";
         declare(&mut store, &mut sig, "(declare-fun x () (_ BitVec 8))");
         let t1 = assert_term(&mut store, &sig, &mut memo, a);
-        assert_eq!(memo.get(a, &sig), Some(t1));
+        assert_eq!(memo_term(&memo, a, &sig), Some(t1));
         // The same declaration after a reset: the same term.
         sig = Signature::default();
         assert_eq!(
-            memo.get(a, &sig),
+            memo_term(&memo, a, &sig),
             None,
             "x undeclared: the text must be parsed (an error)"
         );
         declare(&mut store, &mut sig, "(declare-fun x () (_ BitVec 8))");
-        assert_eq!(memo.get(a, &sig), Some(t1));
+        assert_eq!(memo_term(&memo, a, &sig), Some(t1));
         // x redeclared with another sort: parsing again, which now fails to sort-check.
         sig = Signature::default();
         declare(&mut store, &mut sig, "(declare-fun x () (_ BitVec 16))");
-        assert_eq!(memo.get(a, &sig), None);
+        assert_eq!(memo_term(&memo, a, &sig), None);
         // x a macro now: the memo must not give the old constant.
         sig = Signature::default();
         declare(
@@ -116,7 +147,7 @@ mod tests {
             &mut sig,
             "(define-fun x () (_ BitVec 8) (_ bv7 8))",
         );
-        assert_eq!(memo.get(a, &sig), None);
+        assert_eq!(memo_term(&memo, a, &sig), None);
         let t2 = assert_term(&mut store, &sig, &mut memo, a);
         assert_ne!(t1, t2);
     }
@@ -125,10 +156,48 @@ mod tests {
     fn a_let_shadowing_a_global_is_not_a_lookup() {
         let mut store = TermStore::new();
         let mut sig = Signature::default();
-        let mut memo = AssertMemo::default();
+        let mut memo = CommandMemo::default();
         let a = "(assert (let ((y (_ bv1 8))) (= y (_ bv1 8))))";
         let t = assert_term(&mut store, &sig, &mut memo, a);
         declare(&mut store, &mut sig, "(declare-fun y () (_ BitVec 8))");
-        assert_eq!(memo.get(a, &sig), Some(t));
+        assert_eq!(memo_term(&memo, a, &sig), Some(t));
+    }
+
+    #[test]
+    fn get_values_are_kept_with_their_texts_while_names_hold() {
+        let mut store = TermStore::new();
+        let mut sig = Signature::default();
+        let mut memo = CommandMemo::default();
+        declare(
+            &mut store,
+            &mut sig,
+            "(declare-fun a () (Array (_ BitVec 32) (_ BitVec 8)))",
+        );
+        let g = "(get-value ((select a (_ bv0 32)) (select  a #x00000001)))";
+        let first = memo.parse(&mut store, &sig, g).expect("parses");
+        let Command::GetValue(terms) = &first else {
+            panic!("not a get-value: {first:?}");
+        };
+        let texts: Vec<&str> = terms.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(texts, ["(select a (_ bv0 32))", "(select  a #x00000001)"]);
+        assert_eq!(memo.get(g, &sig), Some(first.clone()));
+        // `a` redeclared with another element sort: the old terms must not come back.
+        sig = Signature::default();
+        declare(
+            &mut store,
+            &mut sig,
+            "(declare-fun a () (Array (_ BitVec 32) (_ BitVec 16)))",
+        );
+        assert_eq!(memo.get(g, &sig), None);
+        let second = memo.parse(&mut store, &sig, g).expect("parses");
+        assert_ne!(first, second);
+        assert_eq!(memo.get(g, &sig), Some(second));
+        // Undeclared: an error every time, and nothing kept for it.
+        sig = Signature::default();
+        assert!(memo.parse(&mut store, &sig, g).is_err());
+        assert!(memo.parse(&mut store, &sig, g).is_err());
+        // Other commands are not kept.
+        memo.parse(&mut store, &sig, "(check-sat)").expect("parses");
+        assert_eq!(memo.get("(check-sat)", &sig), None);
     }
 }

@@ -90,6 +90,9 @@ pub struct CommandReader<R> {
     /// The current frame's gap so far (reused from frame to frame, so it does not grow
     /// from nothing each time).
     gap_buf: Vec<u8>,
+    /// The current command's bytes so far, reused likewise (a command's text is copied
+    /// out of it once, at its full length, instead of growing by doubling).
+    cmd_buf: Vec<u8>,
 }
 
 impl<R: BufRead + Lookahead> CommandReader<R> {
@@ -100,6 +103,7 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
             col: 1,
             eof: false,
             gap_buf: Vec::new(),
+            cmd_buf: Vec::new(),
         }
     }
 
@@ -118,7 +122,8 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
         }
         let mut state = State::Top;
         let mut depth = 0usize;
-        let mut cmd: Vec<u8> = Vec::new();
+        let mut cmd = std::mem::take(&mut self.cmd_buf);
+        cmd.clear();
         let (mut start_line, mut start_col) = (self.line, self.col);
         let gap_at = (self.line, self.col);
         // The gap is kept while it is at most GAP_KEEP bytes long.
@@ -315,7 +320,11 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
                 if state == State::Stray {
                     return Some(self.finish_stray(cmd, start_line, start_col));
                 }
-                return Some(match String::from_utf8(cmd) {
+                let text = std::str::from_utf8(&cmd).map(str::to_owned);
+                if cmd.capacity() <= CMD_BUF_KEEP {
+                    self.cmd_buf = cmd;
+                }
+                return Some(match text {
                     Ok(text) => Frame::Command(RawCommand {
                         text,
                         line: start_line,
@@ -345,6 +354,9 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
         }
     }
 }
+
+/// The largest command buffer kept for the next command (a huge one is freed).
+const CMD_BUF_KEEP: usize = 1 << 20;
 
 /// The position of the newline that ends the line `i` is on (the end of `b` if none).
 fn line_end(b: &[u8], i: usize) -> usize {

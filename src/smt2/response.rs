@@ -21,13 +21,33 @@ pub fn error(msg: &str) -> String {
 
 /// An error about a command at a position, worded as z3 words it (`line L column C: msg`).
 pub fn error_at(line: usize, col: usize, msg: &str) -> String {
-    use std::fmt::Write;
     let mut s = String::with_capacity(msg.len() + 40);
     // Line and column are digits: nothing in them needs escaping.
-    let _ = write!(s, "(error \"line {line} column {col}: ");
+    s.push_str("(error \"line ");
+    push_decimal(&mut s, line);
+    s.push_str(" column ");
+    push_decimal(&mut s, col);
+    s.push_str(": ");
     string_body(msg, &mut s);
     s.push_str("\")");
     s
+}
+
+/// `n` in decimal (a KLEE query's sixteen get-values after unsat are sixteen errors;
+/// `write!` was most of their cost).
+fn push_decimal(s: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // ASCII digits only.
+    s.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
 }
 
 /// `((t1 v1) (t2 v2))` from (client term text, value text) pairs.
@@ -79,6 +99,12 @@ mod tests {
             "(error \"line 1 column 2: \"\"q\"\" and \"\"\"\"\")"
         );
         assert_eq!(error(""), "(error \"\")");
+        for (l, c) in [(0, 0), (10, 9), (1234567, 100), (usize::MAX, 1)] {
+            assert_eq!(
+                error_at(l, c, "m"),
+                format!("(error \"line {l} column {c}: m\")")
+            );
+        }
         assert_eq!(error("\""), "(error \"\"\"\")");
     }
     #[test]
