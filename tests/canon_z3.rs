@@ -149,6 +149,13 @@ fn run_corpus(path: &str, max: usize) -> (usize, usize) {
         );
         let comps = slice::slice(&store, &conj);
         assert_eq!(slice::slice_with(&store, &conj, &mut memo), comps);
+        for c in &comps {
+            assert_eq!(
+                slice::free_symbols_with(&store, &c.conjuncts, &mut memo),
+                slice::free_symbols_of(&store, &c.conjuncts),
+                "the memo's constants, in order"
+            );
+        }
         // every conjunct in exactly one component, order by first conjunct
         let flat: Vec<TermId> = comps
             .iter()

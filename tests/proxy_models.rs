@@ -259,7 +259,10 @@ fn answers_of_one_check_sat_agree_and_the_next_starts_afresh() {
         assert_eq!(answers[0].trim(), "sat", "{name}");
         assert_eq!(answers[1].trim(), "sat", "{name}");
         // ((y v))
-        let y = answers[2].trim().trim_start_matches("((y ").trim_end_matches("))");
+        let y = answers[2]
+            .trim()
+            .trim_start_matches("((y ")
+            .trim_end_matches("))");
         let y = hex(y);
         assert_eq!(
             answers[3].trim(),

@@ -18,9 +18,10 @@
 //! check, and do not slice (use one component) when it says no.
 //!
 //! An engine keeps a `SliceMemo`: per conjunct (a hash-consed term, which never changes),
-//! what it reads and which symbol applications it depends on. The signature is asked again
-//! on every query (`sliceable_with`), since after a reset the same symbol may be declared
-//! otherwise; the memo only saves walking the same conjuncts query after query.
+//! what it reads, which symbol applications it depends on and which free constants it
+//! mentions, all from one walk of it (`summarize`). The signature is asked again on every
+//! query (`sliceable_with`), since after a reset the same symbol may be declared otherwise;
+//! the memo only saves walking the same conjuncts query after query.
 //!
 //! All traversals are iterative (explicit stacks), so term depth is not limited by the stack.
 
@@ -35,7 +36,7 @@ pub struct Component {
     pub conjuncts: Vec<TermId>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 enum Res {
     /// A whole symbol: a constant, a whole array, or a function.
     Whole(Sym),
@@ -50,41 +51,103 @@ fn is_literal(op: Op) -> bool {
     )
 }
 
-/// The resources `t` reads (see module doc), without duplicates.
-fn resources(store: &TermStore, t: TermId) -> Vec<Res> {
-    let mut out: Vec<Res> = Vec::new();
-    let mut seen_res: FxHashSet<Res> = FxHashSet::default();
+/// True for `(select a c)` with `a` an array constant and `c` a literal: it reads the
+/// cell `(a, c)` only.
+fn cell_of(store: &TermStore, op: Op, args: &[TermId]) -> Option<Res> {
+    if op != Op::Select {
+        return None;
+    }
+    let (a, i) = (args[0], args[1]);
+    match store.op(a) {
+        Op::Sym(s) if store.args(a).is_empty() && is_literal(store.op(i)) => Some(Res::Cell(s, i)),
+        _ => None,
+    }
+}
+
+/// A constant (a symbol applied to nothing) as a whole resource.
+fn whole_constant(store: &TermStore, t: TermId) -> Option<Res> {
+    match store.op(t) {
+        Op::Sym(s) if store.args(t).is_empty() => Some(Res::Whole(s)),
+        _ => None,
+    }
+}
+
+/// One walk of the conjunct `t` for the memo: its resources (see the module doc) into
+/// `res`, its symbol applications into `needs` (false when a node below it can never be
+/// sliced: an unmodelled sort or operator), and its free constants into `leaves` in order
+/// of first occurrence in a left-to-right pre-order walk (as `free_symbols_of` gives them).
+/// A constant is read as a whole when some edge other than a cell's array reaches it (or
+/// it is `t` itself); every node is visited once.
+fn summarize(
+    store: &TermStore,
+    t: TermId,
+    res: &mut Vec<Res>,
+    needs: &mut Vec<Need>,
+    leaves: &mut Vec<TermId>,
+) -> bool {
+    let mut sliceable = true;
+    let mut bound: Vec<Sym> = Vec::new();
+    let (res_from, needs_from, leaves_from) = (res.len(), needs.len(), leaves.len());
     let mut visited = Visited::new();
+    res.extend(whole_constant(store, t));
     let mut stack = vec![t];
-    let mut add = |r: Res, out: &mut Vec<Res>| {
-        if seen_res.insert(r) {
-            out.push(r);
-        }
-    };
     while let Some(x) = stack.pop() {
         if !visited.insert(x) {
             continue;
         }
         let n = store.node(x);
+        sliceable &= store.sorts.is_modelled(n.sort);
         match n.op {
-            Op::Sym(s) => {
-                // A constant (leaf) or a function application: the symbol as a whole.
-                add(Res::Whole(s), &mut out);
-                stack.extend(n.args.iter().copied());
+            Op::Other(_) | Op::Str(_) | Op::Annot(_) => sliceable = false,
+            Op::Forall(b) | Op::Exists(b) => {
+                sliceable = false;
+                bound.extend(store.binders[b as usize].iter().map(|&(s, _)| s));
             }
-            Op::Select => {
-                let (a, i) = (n.args[0], n.args[1]);
-                match store.op(a) {
-                    Op::Sym(s) if store.args(a).is_empty() && is_literal(store.op(i)) => {
-                        add(Res::Cell(s, i), &mut out);
-                    }
-                    _ => stack.extend(n.args.iter().copied()),
+            Op::Sym(s) => {
+                needs.push((s, n.args.len() as u32, n.sort));
+                if n.args.is_empty() {
+                    leaves.push(x);
+                } else {
+                    // A function application: the function as a whole.
+                    res.push(Res::Whole(s));
                 }
             }
-            _ => stack.extend(n.args.iter().copied()),
+            _ => {}
+        }
+        match cell_of(store, n.op, n.args) {
+            Some(cell) => res.push(cell),
+            None => res.extend(n.args.iter().filter_map(|&a| whole_constant(store, a))),
+        }
+        stack.extend(n.args.iter().rev().copied());
+    }
+    if !bound.is_empty() {
+        // Quantified variables are not free constants.
+        let mut kept = leaves_from;
+        for i in leaves_from..leaves.len() {
+            let x = leaves[i];
+            if !matches!(store.op(x), Op::Sym(s) if bound.contains(&s)) {
+                leaves[kept] = x;
+                kept += 1;
+            }
+        }
+        leaves.truncate(kept);
+    }
+    sort_dedup_from(res, res_from);
+    sort_dedup_from(needs, needs_from);
+    sliceable
+}
+
+/// Sort `v[from..]` and drop its duplicates, leaving `v[..from]` as it is.
+fn sort_dedup_from<T: Ord + Copy>(v: &mut Vec<T>, from: usize) {
+    v[from..].sort_unstable();
+    let mut kept = from;
+    for i in from..v.len() {
+        if kept == from || v[kept - 1] != v[i] {
+            v[kept] = v[i];
+            kept += 1;
         }
     }
-    out
+    v.truncate(kept);
 }
 
 struct Uf {
@@ -108,18 +171,25 @@ impl Uf {
     }
 }
 
-/// The resources of conjuncts seen before, for an engine whose term store outlives many
-/// queries: terms never change, so neither do their resources, and a symbolic executor's
-/// queries share most of their conjuncts. Bounded: emptied when it holds `MEMO_MAX`
-/// conjuncts, resources or symbol applications.
+/// What conjuncts seen before read, need and mention (`summarize`), for an engine whose
+/// term store outlives many queries: terms never change, so neither does any of this, and a
+/// symbolic executor's queries share most of their conjuncts. Bounded: emptied when it
+/// holds `MEMO_MAX` conjuncts, resources, symbol applications or constants.
 pub struct SliceMemo {
-    spans: FxHashMap<TermId, (u32, u32)>,
+    summaries: FxHashMap<TermId, Summary>,
     arena: Vec<Res>,
-    /// For `sliceable_with`: per conjunct, `None` when something below it can never be
-    /// sliced, else where in `needs` the symbol applications it depends on are.
-    need_spans: FxHashMap<TermId, Option<(u32, u32)>>,
     needs: Vec<Need>,
+    leaves: Vec<TermId>,
     max: usize,
+}
+
+/// Where one conjunct's summary is in the memo's vectors.
+#[derive(Clone, Copy)]
+struct Summary {
+    res: (u32, u32),
+    /// `None` when something below it can never be sliced.
+    needs: Option<(u32, u32)>,
+    leaves: (u32, u32),
 }
 
 /// A symbol applied in a conjunct: the symbol, its number of arguments and the sort of the
@@ -135,56 +205,53 @@ impl Default for SliceMemo {
     }
 }
 
+fn span(from: usize, to: usize) -> (u32, u32) {
+    (from as u32, to as u32)
+}
+
 impl SliceMemo {
     fn with_max(max: usize) -> SliceMemo {
         SliceMemo {
-            spans: FxHashMap::default(),
+            summaries: FxHashMap::default(),
             arena: Vec::new(),
-            need_spans: FxHashMap::default(),
             needs: Vec::new(),
+            leaves: Vec::new(),
             max,
         }
     }
-    /// Empty the memo when it holds `max` conjuncts, resources or needs (a conjunct that
-    /// reads nothing still takes an entry).
+    /// Empty the memo when it holds `max` conjuncts, resources, needs or constants (a
+    /// conjunct that reads nothing still takes an entry).
     fn make_room(&mut self) {
         let held = [
-            self.spans.len(),
+            self.summaries.len(),
             self.arena.len(),
-            self.need_spans.len(),
             self.needs.len(),
+            self.leaves.len(),
         ];
         if held.iter().any(|&n| n >= self.max) {
             *self = SliceMemo::with_max(self.max);
         }
     }
-    /// Where the needs of `t` are in `needs` (computed if new); `None` if `t` cannot be sliced
-    /// whatever is declared.
-    fn need_span(&mut self, store: &TermStore, t: TermId) -> Option<(u32, u32)> {
-        if let Some(&s) = self.need_spans.get(&t) {
+    /// The summary of `t` (computed if new).
+    fn summary(&mut self, store: &TermStore, t: TermId) -> Summary {
+        if let Some(&s) = self.summaries.get(&t) {
             return s;
         }
-        let start = self.needs.len();
-        let mut mine = Vec::new();
-        let s = structural_needs(store, t, &mut mine).then(|| {
-            mine.sort_unstable();
-            mine.dedup();
-            self.needs.extend_from_slice(&mine);
-            (start as u32, self.needs.len() as u32)
-        });
-        self.need_spans.insert(t, s);
+        let (r, n, l) = (self.arena.len(), self.needs.len(), self.leaves.len());
+        let ok = summarize(store, t, &mut self.arena, &mut self.needs, &mut self.leaves);
+        let s = Summary {
+            res: span(r, self.arena.len()),
+            needs: ok.then(|| span(n, self.needs.len())),
+            leaves: span(l, self.leaves.len()),
+        };
+        if !ok {
+            self.needs.truncate(n);
+        }
+        self.summaries.insert(t, s);
         s
     }
-    /// Where the resources of `t` are in the arena (computed if new).
-    fn span(&mut self, store: &TermStore, t: TermId) -> (u32, u32) {
-        if let Some(&s) = self.spans.get(&t) {
-            return s;
-        }
-        let start = self.arena.len() as u32;
-        self.arena.extend(resources(store, t));
-        let s = (start, self.arena.len() as u32);
-        self.spans.insert(t, s);
-        s
+    fn resources(&self, s: Summary) -> &[Res] {
+        &self.arena[s.res.0 as usize..s.res.1 as usize]
     }
 }
 
@@ -199,11 +266,8 @@ pub fn slice(store: &TermStore, conjuncts: &[TermId]) -> Vec<Component> {
 pub fn slice_with(store: &TermStore, conjuncts: &[TermId], memo: &mut SliceMemo) -> Vec<Component> {
     memo.make_room();
     let n = conjuncts.len();
-    let spans: Vec<(u32, u32)> = conjuncts.iter().map(|&c| memo.span(store, c)).collect();
-    let res = |ci: usize| {
-        let (a, b) = spans[ci];
-        &memo.arena[a as usize..b as usize]
-    };
+    let sums: Vec<Summary> = conjuncts.iter().map(|&c| memo.summary(store, c)).collect();
+    let res = |ci: usize| memo.resources(sums[ci]);
     // Arrays read as a whole anywhere: all their cells collapse into the whole symbol.
     let whole: FxHashSet<Sym> = (0..n)
         .flat_map(res)
@@ -283,6 +347,24 @@ pub fn free_symbols_of(store: &TermStore, roots: &[TermId]) -> Vec<TermId> {
     out
 }
 
+/// `free_symbols_of`, from the memo's per-conjunct lists (each conjunct walked once,
+/// ever): first occurrence across the roots in order is first occurrence in each root's
+/// own list, those of earlier roots skipped.
+pub fn free_symbols_with(store: &TermStore, roots: &[TermId], memo: &mut SliceMemo) -> Vec<TermId> {
+    memo.make_room();
+    let sums: Vec<Summary> = roots.iter().map(|&c| memo.summary(store, c)).collect();
+    let leaves = |s: Summary| &memo.leaves[s.leaves.0 as usize..s.leaves.1 as usize];
+    if let [one] = sums[..] {
+        return leaves(one).to_vec();
+    }
+    let mut seen = Visited::new();
+    let mut out: Vec<TermId> = Vec::new();
+    for s in sums {
+        out.extend(leaves(s).iter().filter(|&&l| seen.insert(l)));
+    }
+    out
+}
+
 /// True when the conjuncts can be sliced and canonicalised soundly: only modelled sorts
 /// (Bool, Int, Real, bit-vectors, arrays of those), no quantifiers, annotations or unknown
 /// operators below the top, and every symbol is a free declaration in `sig` (no
@@ -303,7 +385,7 @@ pub fn sliceable_with(
     memo.make_room();
     let mut spans = Vec::with_capacity(conjuncts.len());
     for &c in conjuncts {
-        spans.push(memo.need_span(store, c)?);
+        spans.push(memo.summary(store, c).needs?);
     }
     let mut needs: Vec<Need> = spans
         .iter()
@@ -325,32 +407,6 @@ pub fn sliceable_with(
         functions |= arity > 0;
     }
     Some(functions)
-}
-
-/// The part of `sliceable` that does not depend on the signature, for the conjunct `t`:
-/// false when a node below it has an unmodelled sort or operator; else true, with every
-/// symbol application below it added to `out` (duplicates included).
-fn structural_needs(store: &TermStore, t: TermId, out: &mut Vec<Need>) -> bool {
-    let mut visited = Visited::new();
-    let mut stack: Vec<TermId> = vec![t];
-    while let Some(x) = stack.pop() {
-        if !visited.insert(x) {
-            continue;
-        }
-        let n = store.node(x);
-        if !store.sorts.is_modelled(n.sort) {
-            return false;
-        }
-        match n.op {
-            Op::Other(_) | Op::Forall(_) | Op::Exists(_) | Op::Str(_) | Op::Annot(_) => {
-                return false
-            }
-            Op::Sym(s) => out.push((s, n.args.len() as u32, n.sort)),
-            _ => {}
-        }
-        stack.extend(n.args.iter().copied());
-    }
-    true
 }
 
 /// True when `s` is an array sort.
@@ -469,10 +525,137 @@ mod tests {
             let c = s.mk_bv_u64(k, 8);
             let ground = s.app(Op::Eq, vec![c, c]).unwrap();
             slice_with(&s, &[ground], &mut memo);
-            assert!(memo.spans.len() <= 8, "{} conjuncts kept", memo.spans.len());
+            assert!(
+                memo.summaries.len() <= 8,
+                "{} conjuncts kept",
+                memo.summaries.len()
+            );
         }
         assert_eq!(slice(&s, &queries[0]).len(), 2);
         assert_eq!(slice(&s, &queries[1]).len(), 1);
         assert_eq!(slice(&s, &queries[2]).len(), 1);
+    }
+
+    /// What a conjunct reads, walked as before the one-walk summary: cells at literal
+    /// indices of array constants, everything else read whole (the reference `summarize`
+    /// is checked against).
+    fn reference_resources(store: &TermStore, t: TermId) -> Vec<Res> {
+        let mut out: FxHashSet<Res> = FxHashSet::default();
+        let mut visited = Visited::new();
+        let mut stack = vec![t];
+        while let Some(x) = stack.pop() {
+            if !visited.insert(x) {
+                continue;
+            }
+            let n = store.node(x);
+            match n.op {
+                Op::Sym(s) => {
+                    out.insert(Res::Whole(s));
+                    stack.extend(n.args.iter().copied());
+                }
+                Op::Select => match store.op(n.args[0]) {
+                    Op::Sym(s)
+                        if store.args(n.args[0]).is_empty() && is_literal(store.op(n.args[1])) =>
+                    {
+                        out.insert(Res::Cell(s, n.args[1]));
+                    }
+                    _ => stack.extend(n.args.iter().copied()),
+                },
+                _ => stack.extend(n.args.iter().copied()),
+            }
+        }
+        let mut v: Vec<Res> = out.into_iter().collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// On random terms over arrays (cells at literal and symbolic indices, stores, whole
+    /// array equalities), constants, a function and a quantifier, one walk gives what the
+    /// separate walks gave: the resources, the free constants in order, sliceability.
+    #[test]
+    fn one_walk_agrees_with_separate_walks() {
+        let mut s = TermStore::new();
+        let (b8, b32) = (s.sorts.bv(8), s.sorts.bv(32));
+        let arr = s.sorts.array(b32, b8);
+        let arrays = [s.mk_const("a", arr), s.mk_const("b", arr)];
+        let words = [s.mk_const("i", b32), s.mk_const("j", b32)];
+        let bytes = [s.mk_const("x", b8), s.mk_const("y", b8)];
+        let f = s.sym("f");
+        let mut sig = Signature::default();
+        for (name, sort) in [
+            ("a", arr),
+            ("b", arr),
+            ("i", b32),
+            ("j", b32),
+            ("x", b8),
+            ("y", b8),
+        ] {
+            declare(&mut s, &mut sig, name, vec![], sort, DeclKind::Free);
+        }
+        declare(&mut s, &mut sig, "f", vec![b8], b8, DeclKind::Free);
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for round in 0..2000 {
+            // A pool of byte terms built up from leaves.
+            let mut pool: Vec<TermId> = bytes.to_vec();
+            for _ in 0..1 + next(8) {
+                let a = arrays[next(2) as usize];
+                let t = match next(7) {
+                    0 | 1 => {
+                        let i = s.mk_bv_u64(next(4), 32);
+                        s.app(Op::Select, vec![a, i]).unwrap()
+                    }
+                    2 => s.app(Op::Select, vec![a, words[next(2) as usize]]).unwrap(),
+                    3 => {
+                        let (i, v) = (
+                            s.mk_bv_u64(next(4), 32),
+                            pool[next(pool.len() as u64) as usize],
+                        );
+                        let st = s.app(Op::Store, vec![a, i, v]).unwrap();
+                        let k = s.mk_bv_u64(next(4), 32);
+                        s.app(Op::Select, vec![st, k]).unwrap()
+                    }
+                    4 => s.mk_sym_app(f, vec![pool[next(pool.len() as u64) as usize]], b8),
+                    _ => {
+                        let (l, r) = (
+                            pool[next(pool.len() as u64) as usize],
+                            pool[next(pool.len() as u64) as usize],
+                        );
+                        s.app(Op::BvAdd, vec![l, r]).unwrap()
+                    }
+                };
+                pool.push(t);
+            }
+            let (l, r) = (
+                pool[next(pool.len() as u64) as usize],
+                pool[next(pool.len() as u64) as usize],
+            );
+            let mut conj = s.app(Op::BvUlt, vec![l, r]).unwrap();
+            if next(10) == 0 {
+                let other = arrays[1 - next(2) as usize];
+                let whole = s.mk_eq(arrays[0], other).unwrap();
+                conj = s.mk_and(vec![conj, whole]);
+            }
+            if next(20) == 0 {
+                let v = s.sym(&format!("q{round}"));
+                let bv = s.mk_sym_app(v, vec![], b8);
+                let body = s.app(Op::BvUlt, vec![bv, l]).unwrap();
+                conj = s.mk_quant(true, vec![(v, b8)], body).unwrap();
+            }
+            let (mut res, mut needs, mut leaves) = (Vec::new(), Vec::new(), Vec::new());
+            let ok = summarize(&s, conj, &mut res, &mut needs, &mut leaves);
+            assert_eq!(res, reference_resources(&s, conj), "round {round}");
+            assert_eq!(leaves, free_symbols(&s, conj), "round {round}");
+            assert_eq!(
+                ok && sliceable_with(&s, &sig, &[conj], &mut SliceMemo::default()).is_some(),
+                sliceable(&s, &sig, &[conj])
+            );
+            assert_eq!(ok, !matches!(s.op(conj), Op::Forall(_)), "round {round}");
+        }
     }
 }

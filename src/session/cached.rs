@@ -43,7 +43,9 @@ use crate::query::canon::canonicalize;
 use crate::query::enumerate::{Decided, Small};
 use crate::query::eval::{EvalMemo, Evaluator, Model};
 use crate::query::key::{conjunct_digest, exact_key, key};
-use crate::query::slice::{free_symbols_of, slice_with, sliceable_with, SliceMemo};
+use crate::query::slice::{
+    free_symbols_of, free_symbols_with, slice_with, sliceable_with, SliceMemo,
+};
 use crate::query::value::Value;
 use crate::query::view::conjuncts;
 use crate::smt2::parser::parse_term;
@@ -380,7 +382,8 @@ impl CachePlanner {
                 self.learn(exact, Known::Unsat);
                 return Ok(Planned::Own(Answer::Unsat, None));
             }
-            let leaves: Vec<TermId> = free_symbols_of(store, &comp.conjuncts);
+            let leaves: Vec<TermId> =
+                free_symbols_with(store, &comp.conjuncts, &mut self.slice_memo);
             // Hybrid: while models are tried and the component is canonicalised and
             // looked up, the stack backend already solves it on the other core, when most
             // components that get this far end up there anyway.
@@ -1150,7 +1153,11 @@ impl OwnModel {
     }
 
     /// Values for get-value, in the client's order.
-    pub fn values(&mut self, store: &mut TermStore, terms: &[TermId]) -> Result<Vec<String>, String> {
+    pub fn values(
+        &mut self,
+        store: &mut TermStore,
+        terms: &[TermId],
+    ) -> Result<Vec<String>, String> {
         let mut vals = Vec::with_capacity(terms.len());
         let completions;
         {

@@ -319,7 +319,9 @@ impl Planner {
         dialect: Dialect,
     ) -> Result<String, ModelError> {
         if let ModelAt::Own(m) = &mut self.model_at {
-            return m.model_text(store, decls, dialect).map_err(ModelError::Other);
+            return m
+                .model_text(store, decls, dialect)
+                .map_err(ModelError::Other);
         }
         let stack_names = self.model_in_stack();
         let mut names: rustc_hash::FxHashMap<String, super::ModelName> =

@@ -484,7 +484,9 @@ mod tests {
                 .unwrap_or(s.len());
             (end > 0).then(|| &s[..end])
         }
-        let alphabet = ["(", ")", " ", "\n", ";", "\"", "a", "-", "\u{a0}", "\u{e9}", "|"];
+        let alphabet = [
+            "(", ")", " ", "\n", ";", "\"", "a", "-", "\u{a0}", "\u{e9}", "|",
+        ];
         let mut texts = vec![String::new()];
         for _ in 0..4 {
             let longer: Vec<String> = texts
