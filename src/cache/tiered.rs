@@ -205,6 +205,13 @@ impl TieredCache {
         }
     }
 
+    /// `get` from the memory tier alone (a miss is not counted: `get` follows).
+    pub fn get_memory(&mut self, k: &Key) -> Option<Entry> {
+        let e = self.mem.get_entry(k)?;
+        self.stats.mem_hits += 1;
+        Some(e)
+    }
+
     pub fn get(&mut self, k: &Key) -> Option<Entry> {
         if let Some(e) = self.mem.get_entry(k) {
             self.stats.mem_hits += 1;

@@ -117,6 +117,15 @@ pub struct CachePlanner {
     digests: FxHashMap<TermId, [u8; 16]>,
 }
 
+/// Which tiers of the result store a lookup asks.
+#[derive(Clone, Copy)]
+enum Tiers {
+    /// The memory tier alone (a hash lookup).
+    Memory,
+    /// Memory, then disk, then Redis.
+    All,
+}
+
 /// What a result-store entry says about a component.
 enum Stored {
     Unsat,
@@ -232,8 +241,12 @@ impl CachePlanner {
         k: &Key,
         order: &[(usize, TermId)],
         conj: &[TermId],
+        tiers: Tiers,
     ) -> Stored {
-        let Some(e) = self.store_tiers.as_mut().and_then(|t| t.get(k)) else {
+        let Some(e) = self.store_tiers.as_mut().and_then(|t| match tiers {
+            Tiers::Memory => t.get_memory(k),
+            Tiers::All => t.get(k),
+        }) else {
             return Stored::Useless;
         };
         match e.verdict {
@@ -397,48 +410,56 @@ impl CachePlanner {
             // (each miss solved in a fresh context).
             let local = matches!(self.policy, MissPolicy::Stack { .. });
             let mut small: Option<Option<Small>> = None;
-            if spec.is_none()
-                && local
-                && self.to_backend * 2 >= self.past_memo
-                && small
-                    .get_or_insert_with(|| Small::of(store, &comp.conjuncts))
-                    .as_ref()
-                    .is_none_or(|s| !s.is_exhaustive())
-            {
-                let decls = component_decls(store, q, &leaves);
-                let cq = component_query(q, &comp.conjuncts, &decls);
-                if let Some(f) = stack.begin(main, store, &cq, stats) {
-                    stats.speculations += 1;
-                    *spec = Some((ci, f));
-                }
-            }
-            // A model of a superset, or a recent model (cheaper than canonicalising).
-            let found = self.find_model(store, &ids, &comp.conjuncts);
-            self.note_model_try(found.is_some());
-            if let Some(m) = found {
-                used_model = true;
-                // Stored under its exact key (cheap: no canonical form), so that a later
-                // run finds it even where its own models go another way (a model another
-                // process stored first for an earlier component leads elsewhere).
-                if let Some((xk, xorder)) =
-                    self.exact_key_of(store, &comp.conjuncts, &leaves, logic)
-                {
-                    let text = encode_model(store, &m, &xorder);
-                    self.put(&xk, Verdict::Sat, text);
-                }
-                merge(store, &mut model, &m, &comp.conjuncts);
-                let i = self.remember(&ids, m);
-                self.learn(exact, Known::Sat(i));
-                continue;
-            }
-            // The component as the client wrote it, then its canonical form, in the
-            // stores. The exact key costs a lookup per conjunct; the canonical form walks
-            // the whole component, and finds it under other names too.
+            // The component as the client wrote it in the memory tier: a hash of its
+            // conjuncts' digests and a lookup, cheaper than trying models (which fail on
+            // every unsat component) or starting the backend.
             let xkey = self.exact_key_of(store, &comp.conjuncts, &leaves, logic);
             let mut stored = match &xkey {
-                Some((xk, xorder)) => self.stored(store, xk, xorder, &comp.conjuncts),
+                Some((xk, xorder)) => {
+                    self.stored(store, xk, xorder, &comp.conjuncts, Tiers::Memory)
+                }
                 None => Stored::Useless,
             };
+            if matches!(stored, Stored::Useless) {
+                if spec.is_none()
+                    && local
+                    && self.to_backend * 2 >= self.past_memo
+                    && small
+                        .get_or_insert_with(|| Small::of(store, &comp.conjuncts))
+                        .as_ref()
+                        .is_none_or(|s| !s.is_exhaustive())
+                {
+                    let decls = component_decls(store, q, &leaves);
+                    let cq = component_query(q, &comp.conjuncts, &decls);
+                    if let Some(f) = stack.begin(main, store, &cq, stats) {
+                        stats.speculations += 1;
+                        *spec = Some((ci, f));
+                    }
+                }
+                // A model of a superset, or a recent model (cheaper than canonicalising).
+                let found = self.find_model(store, &ids, &comp.conjuncts);
+                self.note_model_try(found.is_some());
+                if let Some(m) = found {
+                    used_model = true;
+                    // Stored under its exact key (cheap: no canonical form), so that a later
+                    // run finds it even where its own models go another way (a model another
+                    // process stored first for an earlier component leads elsewhere).
+                    if let Some((xk, xorder)) = &xkey {
+                        let text = encode_model(store, &m, xorder);
+                        self.put(xk, Verdict::Sat, text);
+                    }
+                    merge(store, &mut model, &m, &comp.conjuncts);
+                    let i = self.remember(&ids, m);
+                    self.learn(exact, Known::Sat(i));
+                    continue;
+                }
+                // Then under the exact key in every tier, then the canonical form. The exact
+                // key costs a lookup per conjunct; the canonical form walks the whole
+                // component, and finds it under other names too.
+                if let Some((xk, xorder)) = &xkey {
+                    stored = self.stored(store, xk, xorder, &comp.conjuncts, Tiers::All);
+                }
+            }
             stats.exact_hits += u64::from(!matches!(stored, Stored::Useless));
             let canon =
                 matches!(stored, Stored::Useless).then(|| canonicalize(store, &comp.conjuncts));
@@ -451,7 +472,7 @@ impl CachePlanner {
                         .map(|&(client, can)| (canon_index(store, can), client))
                         .collect();
                     order.sort_unstable();
-                    stored = self.stored(store, &k, &order, &comp.conjuncts);
+                    stored = self.stored(store, &k, &order, &comp.conjuncts, Tiers::All);
                     (Some(k), order)
                 }
                 None => (None, Vec::new()),
