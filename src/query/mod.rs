@@ -4,6 +4,7 @@ pub mod canon;
 pub mod enumerate;
 pub mod eval;
 pub mod key;
+pub mod literal;
 pub mod slice;
 pub mod value;
 pub mod view;

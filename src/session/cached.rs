@@ -1147,9 +1147,17 @@ fn decode_model(store: &mut TermStore, text: &str, order: &[(usize, TermId)]) ->
     let empty = Signature::default();
     let mut m = Model::new();
     for (&(_, leaf), line) in order.iter().zip(lines) {
-        let t = parse_term(store, &empty, line).ok()?;
-        let v = Value::from_term(store, t)?;
-        if !v.has_sort(&store.sorts, store.sort(leaf)) {
+        let sort = store.sort(leaf);
+        // Read straight from the text where it is a literal of the usual forms; else as a
+        // term (which interns it).
+        let v = match crate::query::literal::parse(line, sort, &store.sorts) {
+            Some(v) => v,
+            None => {
+                let t = parse_term(store, &empty, line).ok()?;
+                Value::from_term(store, t)?
+            }
+        };
+        if !v.has_sort(&store.sorts, sort) {
             return None;
         }
         m.set(leaf, v);
