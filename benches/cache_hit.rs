@@ -89,9 +89,14 @@ fn bench(c: &mut Criterion) {
         }
         let warm_checks = engine.stats.solver_checks;
         // Repeated queries.
-        let mut us = per_query(&recs, |_, _| {}, &mut engine, |_, r, e| {
-            feed(e, black_box(r));
-        });
+        let mut us = per_query(
+            &recs,
+            |_, _| {},
+            &mut engine,
+            |_, r, e| {
+                feed(e, black_box(r));
+            },
+        );
         assert_eq!(
             engine.stats.solver_checks, warm_checks,
             "{rel}: a repeated query reached the solver"
@@ -200,7 +205,10 @@ fn report_hits(rel: &str, pass: &str, us: &mut [f64], hit: &[bool], count: &[boo
         .map(|i| us[i])
         .collect();
     let distinct = count.iter().filter(|&&c| c).count();
-    let (med, p90) = (common::median(&mut kept), common::percentile(&mut kept, 0.9));
+    let (med, p90) = (
+        common::median(&mut kept),
+        common::percentile(&mut kept, 0.9),
+    );
     eprintln!(
         "cache_hit/{}/{pass}: {} of {} distinct queries are store hits, per query: median {:.1} us, p90 {:.1} us",
         common::short(rel),
