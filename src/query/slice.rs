@@ -594,12 +594,7 @@ mod tests {
         }
         declare(&mut s, &mut sig, "f", vec![b8], b8, DeclKind::Free);
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = |n: u64| crate::test_rng::xorshift(&mut seed) % n;
         for round in 0..2000 {
             // A pool of byte terms built up from leaves.
             let mut pool: Vec<TermId> = bytes.to_vec();

@@ -622,12 +622,7 @@ mod tests {
     fn the_search_agrees_with_a_whole_evaluation() {
         let w: Vec<String> = (0..4).map(word).collect();
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = move |n: u64| crate::test_rng::xorshift(&mut seed) % n;
         let (mut found, mut agreed) = (0, 0);
         for _ in 0..300 {
             let mut body = String::new();
