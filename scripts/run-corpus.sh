@@ -18,7 +18,7 @@ smtproxy_path_setup
 # bench options that take a value as the next argument (DESIGN.md command line contract)
 takes_value() {
     case "$1" in
-        --strategies|--json|--plot|--solver|--strategy|--cache|--timeout-ms) return 0 ;;
+        --strategies|--json|--plot|--solver|--strategy|--cache|--cache-mem|--timeout-ms|--jobs|--rounds) return 0 ;;
         *) return 1 ;;
     esac
 }

@@ -89,13 +89,17 @@ pub fn run(cli: Cli) -> Result<i32> {
             json,
             plot,
             warm,
+            rounds,
         }) => crate::bench::run(
             &cli.engine,
             &corpus,
-            strategies.as_deref(),
-            json,
-            plot,
-            warm,
+            crate::bench::BenchOptions {
+                strategies: strategies.as_deref(),
+                json,
+                plot,
+                warm,
+                rounds,
+            },
         ),
     }
 }

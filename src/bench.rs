@@ -29,38 +29,25 @@ pub fn progress_bar(len: u64, label: &str) -> Option<ProgressBar> {
     Some(b)
 }
 
-pub fn run(
-    args: &EngineArgs,
-    corpus_paths: &[PathBuf],
-    strategies: Option<&str>,
-    json: Option<PathBuf>,
-    plot: Option<PathBuf>,
-    warm: bool,
-) -> Result<i32> {
+/// What `bench` was asked to do, besides the engine's own options.
+pub struct BenchOptions<'a> {
+    pub strategies: Option<&'a str>,
+    pub json: Option<PathBuf>,
+    pub plot: Option<PathBuf>,
+    pub warm: bool,
+    /// Runs of every strategy on each log, interleaved (round 1 of every strategy, then
+    /// round 2, ...); the table reports each strategy's median run.
+    pub rounds: u32,
+}
+
+pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) -> Result<i32> {
     if corpus_paths.is_empty() {
         bail!("bench needs at least one log");
     }
-    let strats: Vec<Strategy> = match strategies {
-        None => vec![
-            Strategy::Fresh,
-            Strategy::Passthrough,
-            Strategy::Stack,
-            Strategy::StackCse,
-            Strategy::Cache,
-            Strategy::Hybrid,
-        ],
-        Some(list) => {
-            let mut v = Vec::new();
-            for s in list.split(',') {
-                v.push(
-                    Strategy::parse(s.trim()).with_context(|| format!("unknown strategy '{s}'"))?,
-                );
-            }
-            // fresh is the reference for cross-checks: run it first.
-            v.sort_by_key(|s| *s != Strategy::Fresh);
-            v
-        }
-    };
+    if opts.rounds == 0 {
+        bail!("--rounds must be at least 1");
+    }
+    let strats = parse_strategies(opts.strategies)?;
     let tmp = std::env::temp_dir().join(format!("smtproxy-bench-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     let mut runs: Vec<Summary> = Vec::new();
@@ -81,50 +68,40 @@ pub fn run(
     );
     for path in corpus_paths {
         let log = corpus::load(path)?;
+        // The answers of fresh's first run: the reference every other run is checked against.
         let mut fresh_answers: Option<Vec<Answer>> = None;
-        let mut fresh_wall = None;
-        for (i, &s) in strats.iter().enumerate() {
-            let mut cache = cache_config(args);
-            if let Some(c) = cache.as_mut() {
-                if !warm {
-                    c.disk = Some(tmp.join(format!("store-{i}-{}.sqlite3", short_name(path))));
-                    c.redis = None;
+        let mut per_strategy: Vec<Vec<Summary>> = strats.iter().map(|_| Vec::new()).collect();
+        for round in 0..opts.rounds {
+            for (i, &s) in strats.iter().enumerate() {
+                let mut cache = cache_config(args);
+                if let Some(c) = cache.as_mut() {
+                    if !opts.warm {
+                        c.disk = Some(
+                            tmp.join(format!("store-{i}-{round}-{}.sqlite3", short_name(path))),
+                        );
+                        c.redis = None;
+                    }
                 }
-            }
-            let mut engine = make_engine(args, s, Box::new(std::io::sink()), cache)?;
-            engine.start_backend().map_err(crate::error::Error::from)?;
-            let bar = progress_bar(
-                replay::count_checks(&log) as u64,
-                &format!("{} {}", short_name(path), s.name()),
-            );
-            let res: ReplayResult = replay::replay(&log, &mut engine, |n| {
-                if let Some(b) = &bar {
-                    b.set_position(n as u64)
+                let mut label = format!("{} {}", short_name(path), s.name());
+                if opts.rounds > 1 {
+                    label.push_str(&format!(" {}/{}", round + 1, opts.rounds));
                 }
-            });
-            if let Some(b) = bar {
-                b.finish_and_clear();
-            }
-            engine.shutdown();
-            let cross = match &fresh_answers {
-                Some(f) => {
-                    f.iter()
-                        .zip(&res.answers)
-                        .filter(|(a, b)| **a != Answer::Unknown && **b != Answer::Unknown && a != b)
-                        .count() as u64
-                        + (f.len() as i64 - res.answers.len() as i64).unsigned_abs()
+                let (sum, answers) =
+                    run_one(args, s, cache, &log, &label, fresh_answers.as_deref())?;
+                if s == Strategy::Fresh && fresh_answers.is_none() {
+                    fresh_answers = Some(answers);
                 }
-                None => 0,
-            };
-            let sum = engine
-                .stats
-                .summary(&log.path, res.expected_mismatches, cross);
-            if s == Strategy::Fresh {
-                fresh_answers = Some(res.answers.clone());
-                fresh_wall = Some(sum.wall_ms);
+                failures += sum.expected_mismatches + sum.cross_mismatches;
+                per_strategy[i].push(sum);
             }
-            failures += sum.expected_mismatches + sum.cross_mismatches;
-            // Against fresh, when fresh ran first on this log ("-" otherwise).
+        }
+        let medians: Vec<Summary> = per_strategy.into_iter().filter_map(median_run).collect();
+        // Against fresh, when fresh ran on this log ("-" otherwise).
+        let fresh_wall = medians
+            .iter()
+            .find(|m| m.strategy == Strategy::Fresh.name())
+            .map(|m| m.wall_ms);
+        for sum in medians {
             let speedup = fresh_wall.map_or_else(
                 || "-".to_string(),
                 |f| format!("{:.2}x", f / sum.wall_ms.max(1e-9)),
@@ -132,7 +109,7 @@ pub fn run(
             println!(
                 "{:<44} {:<12} {:>7} {:>7} {:>7} {:>7} {:>5} {:>10.1} {:>10.1} {:>8} {:>5}",
                 short_name(path),
-                s.name(),
+                sum.strategy,
                 sum.queries,
                 sum.solver_checks,
                 sum.cache_hits,
@@ -147,15 +124,90 @@ pub fn run(
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    if let Some(j) = json {
+    if let Some(j) = opts.json {
         let v = serde_json::json!({ "runs": runs });
         std::fs::write(&j, serde_json::to_string_pretty(&v)?)
             .with_context(|| format!("cannot write {}", j.display()))?;
     }
-    if let Some(p) = plot {
+    if let Some(p) = opts.plot {
         plot_svg(&p, &runs)?;
     }
     Ok(if failures > 0 { 1 } else { 0 })
+}
+
+/// The strategies to run, fresh first (it is the reference for cross-checks).
+fn parse_strategies(list: Option<&str>) -> Result<Vec<Strategy>> {
+    let Some(list) = list else {
+        return Ok(vec![
+            Strategy::Fresh,
+            Strategy::Passthrough,
+            Strategy::Stack,
+            Strategy::StackCse,
+            Strategy::Cache,
+            Strategy::Hybrid,
+        ]);
+    };
+    let mut v = Vec::new();
+    for s in list.split(',') {
+        v.push(Strategy::parse(s.trim()).with_context(|| format!("unknown strategy '{s}'"))?);
+    }
+    v.sort_by_key(|s| *s != Strategy::Fresh);
+    Ok(v)
+}
+
+/// One strategy over one log in a new engine: its summary, cross-checked against `fresh`
+/// when fresh's answers are known, and its answers.
+fn run_one(
+    args: &EngineArgs,
+    s: Strategy,
+    cache: Option<crate::cache::CacheConfig>,
+    log: &corpus::Log,
+    label: &str,
+    fresh: Option<&[Answer]>,
+) -> Result<(Summary, Vec<Answer>)> {
+    let mut engine = make_engine(args, s, Box::new(std::io::sink()), cache)?;
+    engine.start_backend().map_err(crate::error::Error::from)?;
+    let bar = progress_bar(replay::count_checks(log) as u64, label);
+    let res: ReplayResult = replay::replay(log, &mut engine, |n| {
+        if let Some(b) = &bar {
+            b.set_position(n as u64)
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    engine.shutdown();
+    let cross = match fresh {
+        Some(f) => {
+            f.iter()
+                .zip(&res.answers)
+                .filter(|(a, b)| **a != Answer::Unknown && **b != Answer::Unknown && a != b)
+                .count() as u64
+                + (f.len() as i64 - res.answers.len() as i64).unsigned_abs()
+        }
+        None => 0,
+    };
+    let sum = engine
+        .stats
+        .summary(&log.path, res.expected_mismatches, cross);
+    Ok((sum, res.answers))
+}
+
+/// The run with the median wall time (the lower median for an even count), carrying the
+/// mismatches of every run and every run's wall time. `None` for no runs.
+fn median_run(mut rounds: Vec<Summary>) -> Option<Summary> {
+    if rounds.len() <= 1 {
+        return rounds.pop();
+    }
+    let walls: Vec<f64> = rounds.iter().map(|r| r.wall_ms).collect();
+    let expected: u64 = rounds.iter().map(|r| r.expected_mismatches).sum();
+    let cross: u64 = rounds.iter().map(|r| r.cross_mismatches).sum();
+    rounds.sort_by(|a, b| a.wall_ms.total_cmp(&b.wall_ms));
+    let mut m = rounds.swap_remove((walls.len() - 1) / 2);
+    m.expected_mismatches = expected;
+    m.cross_mismatches = cross;
+    m.wall_ms_rounds = walls;
+    Some(m)
 }
 
 /// `klee/regexp/all-queries.smt2.gz` -> `regexp/all-queries`.

@@ -77,6 +77,10 @@ pub enum Sub {
         /// Keep the result store between strategies and runs (default: each strategy starts cold).
         #[arg(long)]
         warm: bool,
+        /// Run every strategy N times on each log, interleaved, and report each one's median
+        /// run (every run's answers are cross-checked).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        rounds: u32,
     },
 }
 

@@ -88,6 +88,10 @@ pub struct Summary {
     pub disk_hits: u64,
     pub redis_hits: u64,
     pub store_puts: u64,
+    /// `bench --rounds N` with N > 1: the wall time of every run, in round order (the
+    /// summary itself is the median run's; its mismatches are those of all runs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wall_ms_rounds: Vec<f64>,
 }
 
 impl Stats {
@@ -135,6 +139,7 @@ impl Stats {
             disk_hits: self.disk_hits,
             redis_hits: self.redis_hits,
             store_puts: self.store_puts,
+            wall_ms_rounds: Vec::new(),
         }
     }
 }
