@@ -7,7 +7,8 @@ use thiserror::Error;
 pub enum Error {
     #[error(transparent)]
     Driver(#[from] crate::driver::DriverError),
-    #[error("cannot read {path}: {source}")]
+    // The cause is the error's source, printed after this by the report (`{:#}`).
+    #[error("cannot read {path}")]
     Read {
         path: String,
         source: std::io::Error,

@@ -158,3 +158,16 @@ fn zero_rounds_is_refused() {
         out.stderr_str()
     );
 }
+
+#[test]
+fn a_missing_log_is_reported_once_with_its_cause() {
+    let out = run(
+        &["bench", "--strategies", "fresh", "/nonexistent/q.smt2"],
+        b"",
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.code(), Some(1), "{}", out.stderr_str());
+    let err = out.stderr_str();
+    assert!(err.contains("cannot read /nonexistent/q.smt2: "), "{err}");
+    assert_eq!(err.matches("os error 2").count(), 1, "{err}");
+}
