@@ -150,3 +150,118 @@ fn takes_what_yices_takes() {
         "Int",
     );
 }
+
+/// A query asked twice (the second time answered from smtproxy's own memo under hybrid and
+/// cache) with get-value and get-model after each check-sat.
+fn values_script(terms: &str) -> String {
+    let q = format!(
+        "(push 1)\n(assert (bvugt a b))\n(assert (= c (= a #x05)))\n\
+         (assert (= (bvand w #x0000ffff) #x00001234))\n(assert (bvult t #b011))\n\
+         (check-sat)\n(get-value ({terms}))\n(get-model)\n(pop 1)\n"
+    );
+    format!(
+        "(set-option :produce-models true)\n(set-logic QF_BV)\n\
+         (declare-fun b () (_ BitVec 8))\n(declare-fun a () (_ BitVec 8))\n\
+         (declare-fun w () (_ BitVec 32))\n(declare-fun t () (_ BitVec 3))\n\
+         (declare-fun c () Bool)\n{q}{q}"
+    )
+}
+
+/// `out` with every value masked (a bit-vector literal keeps its radix and length, its
+/// digits all 0; a Boolean becomes `bool`: solvers pick different models). With `sort_models`, each
+/// get-model's entries are put in name order (z3 lists a model in an order of its own).
+fn masked(out: &str, sort_models: bool) -> String {
+    let mut s = String::new();
+    let mut rest = out;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("#b").or_else(|| rest.strip_prefix("#x")) {
+            let n = r.bytes().take_while(|c| c.is_ascii_hexdigit()).count();
+            s.push_str(&rest[..2]);
+            s.extend(std::iter::repeat_n('0', n));
+            rest = &r[n..];
+        } else if let Some(r) = rest
+            .strip_prefix("true")
+            .or_else(|| rest.strip_prefix("false"))
+        {
+            s.push_str("bool");
+            rest = r;
+        } else {
+            let c = rest.chars().next().expect("not empty");
+            s.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    if !sort_models {
+        return s;
+    }
+    let sx = smtproxy::smt2::lexer::Sexps::parse(&s).expect("replies are s-expressions");
+    let mut roots = Vec::new();
+    for &r in &sx.roots {
+        let entries = sx.list(r).unwrap_or(&[]);
+        let is_model = !entries.is_empty()
+            && entries.iter().all(|&e| {
+                sx.list(e)
+                    .and_then(|l| l.first())
+                    .is_some_and(|&h| sx.is_symbol(h, "define-fun"))
+            });
+        if is_model {
+            let mut texts: Vec<&str> = entries.iter().map(|&e| sx.source(e)).collect();
+            texts.sort_by_key(|t| t.split_whitespace().nth(1).map(str::to_string));
+            roots.push(format!("(\n  {}\n)", texts.join("\n  ")));
+        } else {
+            roots.push(sx.source(r).to_string());
+        }
+    }
+    roots.join("\n")
+}
+
+/// get-value and get-model answers smtproxy gives itself (from its memo, from a model it
+/// checked) look as the solver's own: its layout, its bit-vector literals (z3: hex when
+/// the width is a multiple of 4; cvc5 and yices: binary), its wrapping of a model.
+fn values_as_the_solver(solver: &str, cmd: &[&str], terms: &str) {
+    let (prog, args) = cmd.split_first().expect("a command");
+    if !have(prog) {
+        eprintln!("{prog} not installed; skipping");
+        return;
+    }
+    let script = values_script(terms);
+    let t = Duration::from_secs(30);
+    let sort_models = solver == "z3";
+    let want = masked(
+        &run_prog(prog, args, script.as_bytes(), t).stdout_str(),
+        sort_models,
+    );
+    assert!(want.contains("define-fun"), "{solver} answered {want}");
+    for strategy in ["hybrid", "cache", "stack", "passthrough"] {
+        let out = run_under(solver, strategy, script.as_bytes(), t);
+        out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
+        let got = masked(&out.stdout_str(), sort_models);
+        assert_eq!(got, want, "{solver} {strategy}:\n{}", out.stdout_str());
+    }
+}
+
+#[test]
+fn values_and_models_look_as_z3_prints_them() {
+    values_as_the_solver("z3", &["z3", "-in"], "c a w t (bvadd a #x01)");
+}
+
+/// cvc5 prints the terms of a get-value its own way (`(bvadd a #b00000001)` for
+/// `(bvadd a #x01)`); smtproxy echoes the client's text, so only constants are asked here.
+#[test]
+fn values_and_models_look_as_cvc5_prints_them() {
+    values_as_the_solver(
+        "cvc5",
+        &["cvc5", "--lang", "smt2", "--incremental"],
+        "c a w t",
+    );
+}
+
+/// smtproxy runs yices with `--smt2-model-format` (models as `define-fun`s, in `(model ...)`).
+#[test]
+fn values_and_models_look_as_yices_prints_them() {
+    values_as_the_solver(
+        "yices",
+        &["yices-smt2", "--incremental", "--smt2-model-format"],
+        "c a w t (bvadd a #x01)",
+    );
+}

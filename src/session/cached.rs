@@ -50,6 +50,7 @@ use crate::query::value::Value;
 use crate::query::view::conjuncts;
 use crate::smt2::parser::parse_term;
 use crate::smt2::printer::{print_term, BackendNames};
+use crate::smt2::response::Dialect;
 use crate::term::signature::Signature;
 use crate::term::{Op, TermId, TermStore};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -1181,11 +1182,12 @@ impl OwnModel {
         OwnModel { model, memo: None }
     }
 
-    /// Values for get-value, in the client's order.
+    /// Values for get-value, in the client's order, printed as `dialect`'s solver prints them.
     pub fn values(
         &mut self,
         store: &mut TermStore,
         terms: &[TermId],
+        dialect: Dialect,
     ) -> Result<Vec<String>, String> {
         let mut vals = Vec::with_capacity(terms.len());
         let completions;
@@ -1208,10 +1210,11 @@ impl OwnModel {
             self.model.set(l, v);
         }
         let mut out = Vec::with_capacity(vals.len());
+        let names = dialect.value_names();
         for (t, v) in vals {
             let s = store.sort(t);
             let vt = v.to_term(store, s);
-            out.push(print_term(store, vt, &crate::smt2::printer::ClientNames));
+            out.push(print_term(store, vt, &names));
         }
         Ok(out)
     }
@@ -1221,7 +1224,7 @@ impl OwnModel {
         &mut self,
         store: &mut TermStore,
         decls: &[Decl],
-        dialect: crate::smt2::response::Dialect,
+        dialect: Dialect,
     ) -> Result<String, String> {
         let mut entries = Vec::new();
         let mut seen: FxHashMap<String, ()> = FxHashMap::default();
@@ -1230,7 +1233,10 @@ impl OwnModel {
                 continue;
             }
             let leaf = store.mk_sym_app(d.sym, vec![], d.ret);
-            let v = self.values(store, &[leaf])?.pop().unwrap_or_default();
+            let v = self
+                .values(store, &[leaf], dialect)?
+                .pop()
+                .unwrap_or_default();
             entries.push((
                 crate::smt2::printer::quote_symbol(&d.name).into_owned(),
                 String::new(),

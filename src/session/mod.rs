@@ -859,10 +859,10 @@ impl Engine {
         }
         let ts: Vec<TermId> = terms.iter().map(|t| t.0).collect();
         let busy = self.planner.busy();
-        let mut r = self.planner.values(&mut self.store, &ts);
+        let mut r = self.planner.values(&mut self.store, &ts, self.dialect);
         if let Err(ModelError::Lost(why)) = &r {
             if self.recover_model(&why.clone()) {
-                r = self.planner.values(&mut self.store, &ts);
+                r = self.planner.values(&mut self.store, &ts, self.dialect);
             }
         }
         self.stats.solver += self.planner.busy().saturating_sub(busy);
@@ -873,7 +873,7 @@ impl Engine {
                     .zip(values)
                     .map(|((_, src), v)| (src.clone(), v))
                     .collect();
-                self.emit(&response::get_value(&pairs));
+                self.emit(&response::get_value(self.dialect, &pairs));
             }
             Err(e) => self.run_error(text, line, col, &e.to_string()),
         }
@@ -933,8 +933,9 @@ pub struct ModelName {
 pub fn filter_model(
     text: &str,
     names: &rustc_hash::FxHashMap<String, ModelName>,
-    functions_last: bool,
+    dialect: Dialect,
 ) -> String {
+    let functions_last = dialect != Dialect::Cvc5;
     let Ok(sx) = Sexps::parse(text) else {
         return text.to_string();
     };
@@ -982,14 +983,8 @@ pub fn filter_model(
     if !changed {
         return text.to_string();
     }
-    let mut s = String::from("(\n");
-    for (_, k) in kept {
-        s.push_str("  ");
-        s.push_str(&k);
-        s.push('\n');
-    }
-    s.push(')');
-    s
+    let entries: Vec<String> = kept.into_iter().map(|(_, k)| k).collect();
+    response::model_of_entries(dialect, &entries)
 }
 
 /// Resolve the solver and build an engine writing to `out`.
@@ -1055,15 +1050,22 @@ mod tests {
         // The backend's order, a renamed declaration and a CSE macro.
         let backend = "(\n  (define-fun |sp!d1!x| () Int\n    1)\n  (define-fun sp!m0 () Int\n    (+ y 1))\n  (define-fun g ((x!0 Int)) Int\n    0)\n  (define-fun y () Int\n    2)\n)";
         assert_eq!(
-            filter_model(backend, &names, true),
+            filter_model(backend, &names, Dialect::Z3),
             "(\n  (define-fun y () Int\n    2)\n  (define-fun x () Int\n    1)\n  (define-fun g ((x!0 Int)) Int\n    0)\n)"
         );
+        // cvc5 lists functions in declaration order, and does not indent.
         assert_eq!(
-            filter_model(backend, &names, false),
-            "(\n  (define-fun g ((x!0 Int)) Int\n    0)\n  (define-fun y () Int\n    2)\n  (define-fun x () Int\n    1)\n)"
+            filter_model(backend, &names, Dialect::Cvc5),
+            "(\n(define-fun g ((x!0 Int)) Int\n    0)\n(define-fun y () Int\n    2)\n(define-fun x () Int\n    1)\n)"
+        );
+        // yices (`--smt2-model-format`) heads its model with `model`.
+        let yices = "(model\n  (define-fun |sp!d1!x| () Int 1)\n  (define-fun y () Int 2))";
+        assert_eq!(
+            filter_model(yices, &names, Dialect::Yices),
+            "(model\n  (define-fun y () Int 2)\n  (define-fun x () Int 1))"
         );
         // Already the client's: the solver's text as it is.
         let same = "(\n  (define-fun y () Int 2)\n  (define-fun g ((x!0 Int)) Int 0))";
-        assert_eq!(filter_model(same, &names, true), same);
+        assert_eq!(filter_model(same, &names, Dialect::Z3), same);
     }
 }

@@ -285,14 +285,16 @@ impl Planner {
         }
     }
 
-    /// Values of `terms` in the last model, as text.
+    /// Values of `terms` in the last model, as text (as `dialect`'s solver prints them when
+    /// smtproxy prints them itself).
     pub fn values(
         &mut self,
         store: &mut TermStore,
         terms: &[TermId],
+        dialect: Dialect,
     ) -> Result<Vec<String>, ModelError> {
         if let ModelAt::Own(m) = &mut self.model_at {
-            return m.values(store, terms).map_err(ModelError::Other);
+            return m.values(store, terms, dialect).map_err(ModelError::Other);
         }
         let names: &dyn Names = if self.model_in_stack() {
             self.stack.names()
@@ -340,8 +342,7 @@ impl Planner {
             names.insert(backend, m);
         }
         let text = self.model_cmd("(get-model)")?;
-        let functions_last = !matches!(dialect, Dialect::Cvc5);
-        Ok(super::filter_model(&text, &names, functions_last))
+        Ok(super::filter_model(&text, &names, dialect))
     }
 
     /// What the solver answers to the client's `set-logic` command `text` for `logic`:

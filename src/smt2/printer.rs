@@ -86,6 +86,11 @@ pub trait Names {
     fn defined(&self, _t: TermId) -> Option<&str> {
         None
     }
+    /// Bit-vector literals always in binary (`#b`), as cvc5 and yices print values;
+    /// otherwise `#x` when the width is a multiple of 4, as z3 prints them.
+    fn binary_bv(&self) -> bool {
+        false
+    }
 }
 
 /// Names as the backend sees them (reserved namespace applied).
@@ -105,6 +110,20 @@ impl Names for ClientNames {
             Some(rest) => Cow::Owned(format!("sp!{rest}")),
             None => Cow::Borrowed(n),
         }
+    }
+}
+
+/// Names exactly as the client wrote them, bit-vector literals in a solver's style: how
+/// smtproxy prints the values it answers get-value and get-model with itself.
+pub struct ValueNames {
+    pub binary_bv: bool,
+}
+impl Names for ValueNames {
+    fn sym<'a>(&'a self, store: &'a TermStore, t: TermId, s: Sym) -> Cow<'a, str> {
+        ClientNames.sym(store, t, s)
+    }
+    fn binary_bv(&self) -> bool {
+        self.binary_bv
     }
 }
 
@@ -205,14 +224,34 @@ pub fn bv_literal(v: &BigUint, width: u32, out: &mut String) {
     }
 }
 
+/// Bit-vector literal text in binary (`#b`) whatever the width, as cvc5 and yices print
+/// values.
+pub fn bv_binary(v: &BigUint, width: u32, out: &mut String) {
+    let s = v.to_str_radix(2);
+    out.push_str("#b");
+    for _ in s.len()..width as usize {
+        out.push('0');
+    }
+    out.push_str(&s);
+}
+
 /// `bv_literal` of a value that fits in 64 bits, without formatting machinery (it is on the
 /// path of every printed KLEE query): zero-padded to the width, never truncated.
 pub(crate) fn bv_u64(v: u64, width: u32, out: &mut String) {
-    let (prefix, bits) = if width.is_multiple_of(4) {
-        ("#x", 4)
+    if width.is_multiple_of(4) {
+        bv_u64_digits(v, width, "#x", 4, out)
     } else {
-        ("#b", 1)
-    };
+        bv_u64_digits(v, width, "#b", 1, out)
+    }
+}
+
+/// `bv_binary` of a value that fits in 64 bits.
+pub(crate) fn bv_u64_binary(v: u64, width: u32, out: &mut String) {
+    bv_u64_digits(v, width, "#b", 1, out)
+}
+
+/// `v` after `prefix` in digits of `bits` bits (1 or 4), zero-padded to `width` bits.
+fn bv_u64_digits(v: u64, width: u32, prefix: &str, bits: u32, out: &mut String) {
     let digits = (width / bits) as usize;
     let used = ((64 - v.leading_zeros()).div_ceil(bits) as usize).max(1);
     out.push_str(prefix);
@@ -379,11 +418,23 @@ impl Printer<'_> {
         match n.op {
             Op::True => return out.push_str("true"),
             Op::False => return out.push_str("false"),
-            Op::Bv(v) => return bv_u64(v, store.sorts.bv_width(n.sort).unwrap_or(64), out),
+            Op::Bv(v) => {
+                let w = store.sorts.bv_width(n.sort).unwrap_or(64);
+                return if self.names.binary_bv() {
+                    bv_u64_binary(v, w, out)
+                } else {
+                    bv_u64(v, w, out)
+                };
+            }
             Op::BvWide(l) | Op::Num(l) | Op::Dec(l) | Op::Str(l) => {
                 match (n.op, store.get_lit(l)) {
                     (Op::BvWide(_), Lit::Nat(v)) => {
-                        bv_literal(v, store.sorts.bv_width(n.sort).unwrap_or(0), out)
+                        let w = store.sorts.bv_width(n.sort).unwrap_or(0);
+                        if self.names.binary_bv() {
+                            bv_binary(v, w, out)
+                        } else {
+                            bv_literal(v, w, out)
+                        }
                     }
                     (_, Lit::Nat(v)) => out.push_str(&v.to_string()),
                     (_, Lit::Dec(d)) => out.push_str(d),
@@ -520,6 +571,13 @@ mod tests {
             super::bv_u64(v, w, &mut a);
             super::bv_literal(&num_bigint::BigUint::from(v), w, &mut b);
             assert_eq!(a, b, "{v} width {w}");
+            let (mut a, mut b) = (String::new(), String::new());
+            super::bv_u64_binary(v, w, &mut a);
+            super::bv_binary(&num_bigint::BigUint::from(v), w, &mut b);
+            assert_eq!(a, b, "{v} width {w}, binary");
+            let bits = a.strip_prefix("#b").expect("binary");
+            assert!(bits.len() >= w as usize && bits.bytes().all(|c| c == b'0' || c == b'1'));
+            assert_eq!(u64::from_str_radix(bits, 2), Ok(v), "{a}");
         }
     }
 }

@@ -1,14 +1,25 @@
 //! Answers as the client expects them from the solver it replaced. `Dialect` captures the
 //! differences between solvers in what smtproxy has to produce itself (answers that do not
-//! come from the backend verbatim): error text positions, model layout.
+//! come from the backend verbatim): error text positions, the layout of get-value and
+//! get-model answers, and how values print (z3 writes a bit-vector in hex when its width
+//! is a multiple of 4; cvc5 and yices always in binary).
 
-use super::printer::{string_body, string_literal};
+use super::printer::{string_body, string_literal, ValueNames};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {
     Z3,
     Cvc5,
     Yices,
+}
+
+impl Dialect {
+    /// How this solver prints values: the client's names, its bit-vector literals.
+    pub fn value_names(self) -> ValueNames {
+        ValueNames {
+            binary_bv: self != Dialect::Z3,
+        }
+    }
 }
 
 /// `(error "msg")` with the message escaped.
@@ -50,12 +61,17 @@ fn push_decimal(s: &mut String, mut n: usize) {
     s.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
 }
 
-/// `((t1 v1) (t2 v2))` from (client term text, value text) pairs.
-pub fn get_value(pairs: &[(String, String)]) -> String {
+/// `((t1 v1) (t2 v2))` from (client term text, value text) pairs, one pair per line as z3
+/// and yices write it, on one line as cvc5 does.
+pub fn get_value(dialect: Dialect, pairs: &[(String, String)]) -> String {
+    let sep = match dialect {
+        Dialect::Cvc5 => " ",
+        Dialect::Z3 | Dialect::Yices => "\n ",
+    };
     let mut s = String::from("(");
     for (i, (t, v)) in pairs.iter().enumerate() {
         if i > 0 {
-            s.push_str("\n ");
+            s.push_str(sep);
         }
         s.push('(');
         s.push_str(t);
@@ -70,16 +86,38 @@ pub fn get_value(pairs: &[(String, String)]) -> String {
 /// A model from `(name, params text, sort text, value text)` entries, laid out as the
 /// dialect's solver lays it out.
 pub fn model(dialect: Dialect, entries: &[(String, String, String, String)]) -> String {
-    let mut s = String::from("(\n");
-    for (name, params, sort, value) in entries {
-        match dialect {
-            Dialect::Z3 => {
-                s.push_str(&format!(
-                    "  (define-fun {name} ({params}) {sort}\n    {value})\n"
-                ));
-            }
+    let entries: Vec<String> = entries
+        .iter()
+        .map(|(name, params, sort, value)| match dialect {
+            Dialect::Z3 => format!("(define-fun {name} ({params}) {sort}\n    {value})"),
             Dialect::Cvc5 | Dialect::Yices => {
-                s.push_str(&format!("(define-fun {name} ({params}) {sort} {value})\n"));
+                format!("(define-fun {name} ({params}) {sort} {value})")
+            }
+        })
+        .collect();
+    model_of_entries(dialect, &entries)
+}
+
+/// A get-model answer from its entries' texts (`(define-fun ...)`), laid out as the
+/// dialect's solver lays it out: z3 `(\n  E1\n  E2\n)`, cvc5 `(\nE1\nE2\n)`, yices (with
+/// `--smt2-model-format`) `(model\n  E1\n  E2)`.
+pub fn model_of_entries(dialect: Dialect, entries: &[String]) -> String {
+    let mut s = String::new();
+    match dialect {
+        Dialect::Z3 | Dialect::Cvc5 => {
+            let indent = if dialect == Dialect::Z3 { "  " } else { "" };
+            s.push_str("(\n");
+            for e in entries {
+                s.push_str(indent);
+                s.push_str(e);
+                s.push('\n');
+            }
+        }
+        Dialect::Yices => {
+            s.push_str("(model");
+            for e in entries {
+                s.push_str("\n  ");
+                s.push_str(e);
             }
         }
     }
@@ -109,9 +147,40 @@ mod tests {
     }
     #[test]
     fn values() {
+        let pairs = [
+            ("x".to_string(), "1".to_string()),
+            ("y".into(), "#b0".into()),
+        ];
+        assert_eq!(get_value(Dialect::Z3, &pairs), "((x 1)\n (y #b0))");
+        assert_eq!(get_value(Dialect::Yices, &pairs), "((x 1)\n (y #b0))");
+        assert_eq!(get_value(Dialect::Cvc5, &pairs), "((x 1) (y #b0))");
+    }
+    /// As z3 4.15, cvc5 1.0 and yices 2.6 (`--smt2-model-format`) print these models.
+    #[test]
+    fn models_as_each_solver_lays_them_out() {
+        let e = |n: &str, v: &str| {
+            (
+                n.to_string(),
+                String::new(),
+                "(_ BitVec 3)".into(),
+                v.into(),
+            )
+        };
+        let two = [e("x", "#b101"), e("y", "#b000")];
         assert_eq!(
-            get_value(&[("x".into(), "1".into()), ("y".into(), "#x0".into())]),
-            "((x 1)\n (y #x0))"
+            model(Dialect::Z3, &two),
+            "(\n  (define-fun x () (_ BitVec 3)\n    #b101)\n  (define-fun y () (_ BitVec 3)\n    #b000)\n)"
         );
+        assert_eq!(
+            model(Dialect::Cvc5, &two),
+            "(\n(define-fun x () (_ BitVec 3) #b101)\n(define-fun y () (_ BitVec 3) #b000)\n)"
+        );
+        assert_eq!(
+            model(Dialect::Yices, &two),
+            "(model\n  (define-fun x () (_ BitVec 3) #b101)\n  (define-fun y () (_ BitVec 3) #b000))"
+        );
+        assert_eq!(model(Dialect::Z3, &[]), "(\n)");
+        assert_eq!(model(Dialect::Cvc5, &[]), "(\n)");
+        assert_eq!(model(Dialect::Yices, &[]), "(model)");
     }
 }
