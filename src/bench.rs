@@ -1,8 +1,10 @@
 //! `smtproxy bench`: every strategy on every log, side by side. Each run uses a new
 //! engine (a cold result store in a fresh temporary file unless `--warm`); every answer is
-//! cross-checked against the `fresh` strategy's answer to the same check-sat and against
-//! the answer recorded in the log. Prints a table, writes `{"runs": [...]}` JSON and an
-//! optional SVG plot.
+//! cross-checked against the `fresh` strategy's answer to the same check-sat (fresh's first
+//! run) and against the answer recorded in the log. With `--rounds N` every strategy runs N
+//! times per log, interleaved, and the strategy's median run stands for it (its mismatches
+//! are those of all N runs). Prints a table, writes `{"runs": [...]}` JSON (one run per
+//! strategy per log) and an optional SVG plot.
 
 use crate::app::{cache_config, make_engine};
 use crate::cli::EngineArgs;
