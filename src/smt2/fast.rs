@@ -29,6 +29,7 @@ use crate::term::{Op, SortId, SortStore, TermId, TermStore};
 use num_bigint::BigUint;
 use num_traits::Num;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 /// The command `text` if it is `(assert t)` with `t` Bool, or `(get-value (t ...))`, and its
 /// terms are in the fast path's subset and well sorted; otherwise `None`. Signature lookups
@@ -45,8 +46,8 @@ pub(super) fn command(
         trace,
         text,
         pos: 0,
-        frames: Vec::new(),
-        args: Vec::new(),
+        frames: SmallVec::new(),
+        args: SmallVec::new(),
         binds: Vec::new(),
         env: FxHashMap::default(),
         consts: Vec::new(),
@@ -65,7 +66,8 @@ pub(super) fn command(
         "get-value" => {
             f.ws();
             f.eat(b'(')?;
-            let mut terms = Vec::new();
+            // Nearly always one term (KLEE asks one value at a time).
+            let mut terms = Vec::with_capacity(1);
             loop {
                 f.ws();
                 if f.peek()? == b')' {
@@ -175,8 +177,10 @@ struct Fast<'a, 's> {
     trace: &'a mut Option<Trace>,
     text: &'s str,
     pos: usize,
-    frames: Vec<Frame<'s>>,
-    args: Vec<TermId>,
+    /// Open parentheses and the arguments read so far: on the stack for the terms KLEE sends
+    /// (a get-value's term, most assertions), on the heap past that.
+    frames: SmallVec<[Frame<'s>; 16]>,
+    args: SmallVec<[TermId; 32]>,
     binds: Vec<Bind<'s>>,
     /// The innermost binding in scope of each let-bound name (an index into `binds`).
     env: FxHashMap<&'s str, usize>,
