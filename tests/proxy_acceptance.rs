@@ -16,6 +16,10 @@
 //! Each case runs through the solver itself and through smtproxy under hybrid, stack,
 //! fresh and passthrough; the replies (every error as `(error)`) must be the same, the
 //! answers of later check-sats and the values of a later get-value included.
+//!
+//! * Values and models smtproxy answers itself (a query asked twice: the second answer
+//!   comes from its memo) look as the solver's own: layout and bit-vector literals, values
+//!   masked (`values_as_the_solver`).
 
 mod common;
 
