@@ -269,3 +269,121 @@ fn values_and_models_look_as_yices_prints_them() {
         "c a w t (bvadd a #x01)",
     );
 }
+
+/// Commands a strict solver refuses under the client's logic (cvc5 and yices; z3 takes
+/// every theory in every logic), and two it takes, each with what depends on it.
+const OUTSIDE_LOGIC: &[(&str, &str)] = &[
+    (
+        "QF_BV",
+        "(declare-fun i () Int)\n(assert (< i 0))\n(assert (> i 0))",
+    ),
+    // Unsat to smtproxy's parser, which takes Int anywhere; refused by both solvers.
+    ("QF_BV", "(assert (< 2 1))"),
+    // cvc5 takes bit-vectors in QF_LIA, yices does not.
+    (
+        "QF_LIA",
+        "(declare-fun v () (_ BitVec 8))\n(assert (bvult v #x00))",
+    ),
+    (
+        "QF_BV",
+        "(declare-fun m () (Array (_ BitVec 8) (_ BitVec 8)))\n(assert (= (select m #x00) #x01))",
+    ),
+    // cvc5 wants UF for functions and declared sorts, yices does not.
+    (
+        "QF_BV",
+        "(declare-fun f ((_ BitVec 8)) (_ BitVec 8))\n(assert (not (= (f #x00) (f #x00))))",
+    ),
+    ("QF_BV", "(declare-sort U 0)\n(declare-fun u () U)"),
+    ("QF_LIA", "(declare-fun r () Real)\n(assert (< r 0.0))"),
+    // Taken by both: answered as usual.
+    (
+        "QF_AUFBV",
+        "(declare-fun f ((_ BitVec 8)) (_ BitVec 8))\n(assert (not (= (f #x00) (f #x00))))",
+    ),
+    (
+        "QF_LIA",
+        "(declare-fun x () Int)\n(assert (< x 0))\n(assert (> x 0))",
+    ),
+];
+
+/// Each case through the solver and through smtproxy: the same error at the same
+/// position, or the same answer. cvc5 and yices, reading a script, end their session at
+/// its first error; smtproxy goes on (its later answers are the solver's own, from
+/// passthrough), so only as much of its output as the solver's is compared.
+fn logic_as_the_solver(solver: &str, cmd: &[&str]) {
+    let (prog, args) = cmd.split_first().expect("a command");
+    if !have(prog) {
+        eprintln!("{prog} not installed; skipping");
+        return;
+    }
+    let t = Duration::from_secs(30);
+    let mut failures = Vec::new();
+    for (logic, cmds) in OUTSIDE_LOGIC {
+        let script = format!("(set-logic {logic})\n{cmds}\n(check-sat)\n");
+        let want = run_prog(prog, args, script.as_bytes(), t).stdout_str();
+        assert!(
+            !want.trim().is_empty(),
+            "{solver} said nothing to\n{script}"
+        );
+        for strategy in ["hybrid", "cache", "stack", "fresh"] {
+            let out = run_under(solver, strategy, script.as_bytes(), t);
+            out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
+            let got = out.stdout_str();
+            let same = if want.contains("(error") {
+                got.starts_with(&want)
+            } else {
+                got == want
+            };
+            if !same {
+                failures.push(format!(
+                    "{strategy}:\n{got}where {solver} says\n{want}to\n{script}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn refuses_what_cvc5_refuses_in_a_logic() {
+    logic_as_the_solver("cvc5", &["cvc5", "--lang", "smt2", "--incremental"]);
+}
+
+#[test]
+fn refuses_what_yices_refuses_in_a_logic() {
+    logic_as_the_solver("yices", &["yices-smt2", "--incremental"]);
+}
+
+/// An error on line 3 under passthrough, and one after smtproxy handed the session to
+/// passthrough (it replays the client's state first): the solver's message names the
+/// client's line and column (yices' named line 4 before session 14: a line break after
+/// smtproxy's own first command shifted every line).
+#[test]
+fn errors_name_the_clients_line_under_passthrough() {
+    let script = "(set-logic QF_BV)\n(declare-fun v () (_ BitVec 8))\n\
+                  (assert (bvult v #x00 #x01 qq))\n(check-sat)\n";
+    let cases: [(&str, &[&str]); 3] = [
+        ("z3", &["z3", "-in"]),
+        ("cvc5", &["cvc5", "--lang", "smt2", "--incremental"]),
+        ("yices", &["yices-smt2", "--incremental"]),
+    ];
+    let t = Duration::from_secs(30);
+    for (solver, cmd) in cases {
+        let (prog, args) = cmd.split_first().expect("a command");
+        if !have(prog) {
+            eprintln!("{prog} not installed; skipping");
+            continue;
+        }
+        let want = run_prog(prog, args, script.as_bytes(), t).stdout_str();
+        let first = want.lines().next().unwrap_or_default().to_string();
+        // (cvc5 counts lines its own way: `<stdin>:2.29` here.)
+        assert!(first.starts_with("(error"), "{solver}: {want}");
+        let out = run_under(solver, "passthrough", script.as_bytes(), t);
+        out.assert_no_panic_no_hang(&format!("{solver} passthrough"));
+        assert!(
+            out.stdout_str().starts_with(&first),
+            "{solver} passthrough:\n{}where {solver} says\n{want}",
+            out.stdout_str()
+        );
+    }
+}

@@ -379,6 +379,11 @@ impl Solver {
             s.lean_write("(set-option :print-success true)");
             // Its `success` is not the caller's.
             s.skip_success = true;
+            // Nor is its place: the caller's first command goes right after it, as if at
+            // column 1 (else the caller's text would start on a second line, and every
+            // line number in yices' messages would be one too many, as before session
+            // 14). Columns on line 1 are off by the prefix's length.
+            s.col = 1;
         }
         Ok(s)
     }

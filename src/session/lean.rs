@@ -23,8 +23,10 @@
 //!   smtproxy waits for the solver or for the client. Markers never reach the client.
 //! * The solver's input is the client's stream (apart from `echo`, `exit`, text smtproxy
 //!   cannot frame, and markers at the ends of lines), so its error messages carry the
-//!   client's line and column numbers. Not after a restart, which replays the client's
-//!   state first; a marker between two commands on one line shifts the second.
+//!   client's line and column numbers. A replay of the client's state (after a restart,
+//!   or when a session turns to passthrough) goes on one line, so a later line of the
+//!   client's keeps its number; a marker between two commands on one line shifts the
+//!   second, and so does yices' own first command (`Solver::start_lean`) on line 1.
 //! * Output is attributed to commands once their batch's marker arrives, by shape: a
 //!   `Silent` command prints nothing or one error (or `unsupported`), an `Answer` command
 //!   exactly one form, an `Alone` command (anything else) is a batch of its own. When
@@ -445,10 +447,12 @@ impl Engine {
         // Counted mode (yices) keeps print-success on in the solver whatever the client has.
         let backend_ps = ps || kind == SolverKind::Yices;
         if has_state || ps {
-            // z3's error messages give line numbers: the replay goes on one line (its
-            // commands' own line breaks aside), so that the client's next command, on a
-            // later line of the client's input, is sent on that same line (see `gap`).
-            let sep = if kind == SolverKind::Z3 { " " } else { "\n" };
+            // Error messages give line numbers (all three solvers): the replay goes on one
+            // line (its commands' own line breaks aside), so that the client's next
+            // command, on a later line of the client's input, is sent on that same line
+            // (see `gap`). Before session 14 cvc5 and yices got a line per command, and
+            // their first error after a replay named a later line than the client's.
+            let sep = " ";
             // A model for the client's last check-sat (`pass_model_check`) only if the
             // client asked for models: cvc5 without them refuses get-value, as it should.
             if self.client.produce_models {

@@ -32,6 +32,7 @@ pub mod stats;
 use crate::driver::{DriverError, Response, SolverKind, SolverSpec};
 use crate::smt2::command::Command;
 use crate::smt2::lexer::{unescape_string, Sexps};
+use crate::smt2::logic::LogicCheck;
 use crate::smt2::memo::CommandMemo;
 use crate::smt2::parser::{parse_command, ErrorKind};
 use crate::smt2::printer::quote_symbol;
@@ -145,6 +146,9 @@ pub struct Engine {
     memo: CommandMemo,
     client: ClientState,
     dialect: Dialect,
+    /// What the client's logic lets a strict backend (cvc5, yices) take; `None` when
+    /// nothing is refused (z3, no logic set, a logic not judged).
+    logic_check: Option<LogicCheck>,
     planner: Planner,
     last: Last,
     /// The assumptions of the last check-sat-assuming (empty after a plain check-sat),
@@ -185,6 +189,7 @@ impl Engine {
                 Dialect::Yices => ArityRule::Yices,
             }),
             memo: CommandMemo::default(),
+            logic_check: LogicCheck::without_logic(dialect),
             // z3 produces models unless told not to; cvc5 and yices only when told to.
             client: ClientState {
                 produce_models: dialect == Dialect::Z3,
@@ -317,6 +322,14 @@ impl Engine {
                 return Outcome::default();
             }
         };
+        if let Some(lc) = self.logic_check.as_mut() {
+            if lc.outside(&self.store, &cmd) {
+                // cvc5 and yices refuse a theory the logic leaves out (z3 takes it): the
+                // solver's own error, and its state from there on.
+                let why = "the command uses a theory the logic leaves out";
+                return self.fall_back(text, line, col, why);
+            }
+        }
         self.interpret(cmd, text, line, col)
     }
 
@@ -421,6 +434,7 @@ impl Engine {
         // defaults): produce-models, global-declarations (so declarations still outlive
         // their scope) and the options given to the backends.
         let ps = self.client.print_success && self.dialect != Dialect::Cvc5;
+        self.logic_check = LogicCheck::without_logic(self.dialect);
         let kept = (self.dialect == Dialect::Z3).then(|| {
             let preamble: Vec<String> = self
                 .client
@@ -543,6 +557,7 @@ impl Engine {
                     _ => {}
                 }
                 self.client.logic = Some(l.clone());
+                self.logic_check = LogicCheck::new(self.dialect, l);
                 self.client.preamble.push(text.to_string());
                 self.success();
             }
