@@ -147,7 +147,7 @@ pub struct Engine {
     client: ClientState,
     dialect: Dialect,
     /// What the client's logic lets a strict backend (cvc5, yices) take; `None` when
-    /// nothing is refused (z3, no logic set, a logic not judged).
+    /// nothing is refused (z3, cvc5 before a set-logic, a logic not judged).
     logic_check: Option<LogicCheck>,
     planner: Planner,
     last: Last,
