@@ -387,3 +387,42 @@ fn errors_name_the_clients_line_under_passthrough() {
         );
     }
 }
+
+/// Fractions smtproxy prints itself (the second check-sat, from its memo) as each solver
+/// prints them: z3 `(/ 1.0 2.0)` and `(- (/ 9.0 2.0))`, cvc5 and yices `(/ 1 2)` and
+/// `(/ (- 9) 2)` (all three: `2.0`, `(- 3.0)`). The values are fixed by the assertions, so
+/// the whole output must be the solver's.
+#[test]
+fn fractions_look_as_each_solver_prints_them() {
+    let q = "(push 1)\n(assert (= (* 2.0 x) 1.0))\n(assert (= (* 2.0 y) (- 9.0)))\n\
+             (assert (= z (- 3.0)))\n(assert (= w 2.0))\n(check-sat)\n(get-value (x y z w))\n\
+             (pop 1)\n";
+    let script = format!(
+        "(set-option :produce-models true)\n(set-logic QF_LRA)\n(declare-fun x () Real)\n\
+         (declare-fun y () Real)\n(declare-fun z () Real)\n(declare-fun w () Real)\n{q}{q}"
+    );
+    let cases: [(&str, &[&str]); 3] = [
+        ("z3", &["z3", "-in"]),
+        ("cvc5", &["cvc5", "--lang", "smt2", "--incremental"]),
+        // As smtproxy runs it (without the flag, yices prints `2` and `(- 3)`).
+        (
+            "yices",
+            &["yices-smt2", "--incremental", "--smt2-model-format"],
+        ),
+    ];
+    let t = Duration::from_secs(30);
+    for (solver, cmd) in cases {
+        let (prog, args) = cmd.split_first().expect("a command");
+        if !have(prog) {
+            eprintln!("{prog} not installed; skipping");
+            continue;
+        }
+        let want = run_prog(prog, args, script.as_bytes(), t).stdout_str();
+        assert!(want.contains("(x "), "{solver}: {want}");
+        for strategy in ["hybrid", "cache", "stack"] {
+            let out = run_under(solver, strategy, script.as_bytes(), t);
+            out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
+            assert_eq!(out.stdout_str(), want, "{solver} {strategy}");
+        }
+    }
+}

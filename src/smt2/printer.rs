@@ -91,6 +91,12 @@ pub trait Names {
     fn binary_bv(&self) -> bool {
         false
     }
+    /// A fraction as cvc5 and yices print a rational value, `(/ 1 2)` and `(/ (- 9) 2)`;
+    /// otherwise as z3 does, `(/ 1.0 2.0)` and `(- (/ 9.0 2.0))` (integral values are
+    /// `2.0` and `(- 3.0)` in all three).
+    fn integer_fractions(&self) -> bool {
+        false
+    }
 }
 
 /// Names as the backend sees them (reserved namespace applied).
@@ -113,10 +119,11 @@ impl Names for ClientNames {
     }
 }
 
-/// Names exactly as the client wrote them, bit-vector literals in a solver's style: how
-/// smtproxy prints the values it answers get-value and get-model with itself.
+/// Names exactly as the client wrote them, bit-vector literals and fractions in a solver's
+/// style: how smtproxy prints the values it answers get-value and get-model with itself.
 pub struct ValueNames {
     pub binary_bv: bool,
+    pub integer_fractions: bool,
 }
 impl Names for ValueNames {
     fn sym<'a>(&'a self, store: &'a TermStore, t: TermId, s: Sym) -> Cow<'a, str> {
@@ -124,6 +131,27 @@ impl Names for ValueNames {
     }
     fn binary_bv(&self) -> bool {
         self.binary_bv
+    }
+    fn integer_fractions(&self) -> bool {
+        self.integer_fractions
+    }
+}
+
+/// `(/ N.0 M.0)`: the integers N and M (the form `Value::to_term` gives a fraction).
+fn fraction(store: &TermStore, t: TermId) -> Option<(&str, &str)> {
+    let n = store.node(t);
+    let whole = |a: TermId| match (store.op(a), store.args(a).is_empty()) {
+        (Op::Dec(l), true) => match store.get_lit(l) {
+            Lit::Dec(d) => d
+                .strip_suffix(".0")
+                .filter(|i| i.bytes().all(|c| c.is_ascii_digit())),
+            _ => None,
+        },
+        _ => None,
+    };
+    match (n.op, n.args) {
+        (Op::RealDiv, &[a, b]) => Some((whole(a)?, whole(b)?)),
+        _ => None,
     }
 }
 
@@ -452,6 +480,25 @@ impl Printer<'_> {
             return out.push_str(&quote_symbol(name));
         }
         let args = &n.args;
+        if self.names.integer_fractions() {
+            let (neg, f) = match (n.op, *args) {
+                (Op::Neg, [a]) => (true, fraction(store, *a)),
+                _ => (false, fraction(store, t)),
+            };
+            if let Some((num, den)) = f {
+                out.push_str("(/ ");
+                if neg {
+                    out.push_str("(- ");
+                    out.push_str(num);
+                    out.push(')');
+                } else {
+                    out.push_str(num);
+                }
+                out.push(' ');
+                out.push_str(den);
+                return out.push(')');
+            }
+        }
         // The head, for symbols and unmodelled operators (`write_op_head` for the rest).
         let head: Option<Cow<str>> = match n.op {
             Op::Sym(s) => {

@@ -2,7 +2,8 @@
 //! differences between solvers in what smtproxy has to produce itself (answers that do not
 //! come from the backend verbatim): error text positions, the layout of get-value and
 //! get-model answers, and how values print (z3 writes a bit-vector in hex when its width
-//! is a multiple of 4; cvc5 and yices always in binary).
+//! is a multiple of 4, cvc5 and yices always in binary; z3 writes a fraction `(/ 1.0 2.0)`,
+//! cvc5 and yices `(/ 1 2)`).
 
 use super::printer::{string_body, string_literal, ValueNames};
 
@@ -14,10 +15,12 @@ pub enum Dialect {
 }
 
 impl Dialect {
-    /// How this solver prints values: the client's names, its bit-vector literals.
+    /// How this solver prints values: the client's names, its bit-vector literals and
+    /// fractions.
     pub fn value_names(self) -> ValueNames {
         ValueNames {
             binary_bv: self != Dialect::Z3,
+            integer_fractions: self != Dialect::Z3,
         }
     }
 }
