@@ -101,20 +101,44 @@ fn scripts(logic: &str, real: &str) -> Vec<String> {
     v
 }
 
-fn as_the_solver(solver: &str, cmd: &[&str], logic: &str, real: &str) {
-    let (prog, args) = cmd.split_first().expect("a command");
-    if !have(prog) {
-        eprintln!("{prog} not installed; skipping");
-        return;
+/// How long a script may take, through the solver or through smtproxy.
+const T: Duration = Duration::from_secs(30);
+
+/// A solver run directly, as the client would run it.
+struct Direct<'a> {
+    prog: &'a str,
+    args: &'a [&'a str],
+}
+
+impl<'a> Direct<'a> {
+    /// The solver run as `cmd`, if its program is installed (else a note, and the caller
+    /// skips it).
+    fn installed(cmd: &'a [&'a str]) -> Option<Direct<'a>> {
+        let (prog, args) = cmd.split_first().expect("a command");
+        if !have(prog) {
+            eprintln!("{prog} not installed; skipping");
+            return None;
+        }
+        Some(Direct { prog, args })
     }
+
+    /// What it prints for `script`.
+    fn says(&self, script: &str) -> String {
+        run_prog(self.prog, self.args, script.as_bytes(), T).stdout_str()
+    }
+}
+
+fn as_the_solver(solver: &str, cmd: &[&str], logic: &str, real: &str) {
+    let Some(direct) = Direct::installed(cmd) else {
+        return;
+    };
     let mut failures = Vec::new();
     for s in scripts(logic, real) {
-        let t = Duration::from_secs(30);
-        let want = normalise(&run_prog(prog, args, s.as_bytes(), t).stdout_str());
+        let want = normalise(&direct.says(&s));
         // Six commands, then the case's own replies.
         assert!(want.len() >= 7, "{solver} answered {want:?} to\n{s}");
         for strategy in ["hybrid", "stack", "fresh", "passthrough"] {
-            let out = run_under(solver, strategy, s.as_bytes(), t);
+            let out = run_under(solver, strategy, s.as_bytes(), T);
             out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
             let got = normalise(&out.stdout_str());
             // cvc5 1.x may stop reading after an error: compare what it answered.
@@ -223,21 +247,15 @@ fn masked(out: &str, sort_models: bool) -> String {
 /// checked) look as the solver's own: its layout, its bit-vector literals (z3: hex when
 /// the width is a multiple of 4; cvc5 and yices: binary), its wrapping of a model.
 fn values_as_the_solver(solver: &str, cmd: &[&str], terms: &str) {
-    let (prog, args) = cmd.split_first().expect("a command");
-    if !have(prog) {
-        eprintln!("{prog} not installed; skipping");
+    let Some(direct) = Direct::installed(cmd) else {
         return;
-    }
+    };
     let script = values_script(terms);
-    let t = Duration::from_secs(30);
     let sort_models = solver == "z3";
-    let want = masked(
-        &run_prog(prog, args, script.as_bytes(), t).stdout_str(),
-        sort_models,
-    );
+    let want = masked(&direct.says(&script), sort_models);
     assert!(want.contains("define-fun"), "{solver} answered {want}");
     for strategy in ["hybrid", "cache", "stack", "passthrough"] {
-        let out = run_under(solver, strategy, script.as_bytes(), t);
+        let out = run_under(solver, strategy, script.as_bytes(), T);
         out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
         let got = masked(&out.stdout_str(), sort_models);
         assert_eq!(got, want, "{solver} {strategy}:\n{}", out.stdout_str());
@@ -311,22 +329,19 @@ const OUTSIDE_LOGIC: &[(&str, &str)] = &[
 /// its first error; smtproxy goes on (its later answers are the solver's own, from
 /// passthrough), so only as much of its output as the solver's is compared.
 fn logic_as_the_solver(solver: &str, cmd: &[&str]) {
-    let (prog, args) = cmd.split_first().expect("a command");
-    if !have(prog) {
-        eprintln!("{prog} not installed; skipping");
+    let Some(direct) = Direct::installed(cmd) else {
         return;
-    }
-    let t = Duration::from_secs(30);
+    };
     let mut failures = Vec::new();
     for (logic, cmds) in OUTSIDE_LOGIC {
         let script = format!("(set-logic {logic})\n{cmds}\n(check-sat)\n");
-        let want = run_prog(prog, args, script.as_bytes(), t).stdout_str();
+        let want = direct.says(&script);
         assert!(
             !want.trim().is_empty(),
             "{solver} said nothing to\n{script}"
         );
         for strategy in ["hybrid", "cache", "stack", "fresh"] {
-            let out = run_under(solver, strategy, script.as_bytes(), t);
+            let out = run_under(solver, strategy, script.as_bytes(), T);
             out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
             let got = out.stdout_str();
             let same = if want.contains("(error") {
@@ -367,18 +382,15 @@ fn errors_name_the_clients_line_under_passthrough() {
         ("cvc5", &["cvc5", "--lang", "smt2", "--incremental"]),
         ("yices", &["yices-smt2", "--incremental"]),
     ];
-    let t = Duration::from_secs(30);
     for (solver, cmd) in cases {
-        let (prog, args) = cmd.split_first().expect("a command");
-        if !have(prog) {
-            eprintln!("{prog} not installed; skipping");
+        let Some(direct) = Direct::installed(cmd) else {
             continue;
-        }
-        let want = run_prog(prog, args, script.as_bytes(), t).stdout_str();
+        };
+        let want = direct.says(&script);
         let first = want.lines().next().unwrap_or_default().to_string();
         // (cvc5 counts lines its own way: `<stdin>:2.29` here.)
         assert!(first.starts_with("(error"), "{solver}: {want}");
-        let out = run_under(solver, "passthrough", script.as_bytes(), t);
+        let out = run_under(solver, "passthrough", script.as_bytes(), T);
         out.assert_no_panic_no_hang(&format!("{solver} passthrough"));
         assert!(
             out.stdout_str().starts_with(&first),
@@ -410,17 +422,14 @@ fn fractions_look_as_each_solver_prints_them() {
             &["yices-smt2", "--incremental", "--smt2-model-format"],
         ),
     ];
-    let t = Duration::from_secs(30);
     for (solver, cmd) in cases {
-        let (prog, args) = cmd.split_first().expect("a command");
-        if !have(prog) {
-            eprintln!("{prog} not installed; skipping");
+        let Some(direct) = Direct::installed(cmd) else {
             continue;
-        }
-        let want = run_prog(prog, args, script.as_bytes(), t).stdout_str();
+        };
+        let want = direct.says(&script);
         assert!(want.contains("(x "), "{solver}: {want}");
         for strategy in ["hybrid", "cache", "stack"] {
-            let out = run_under(solver, strategy, script.as_bytes(), t);
+            let out = run_under(solver, strategy, script.as_bytes(), T);
             out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
             assert_eq!(out.stdout_str(), want, "{solver} {strategy}");
         }
