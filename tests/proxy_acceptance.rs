@@ -386,7 +386,7 @@ fn errors_name_the_clients_line_under_passthrough() {
         let Some(direct) = Direct::installed(cmd) else {
             continue;
         };
-        let want = direct.says(&script);
+        let want = direct.says(script);
         let first = want.lines().next().unwrap_or_default().to_string();
         // (cvc5 counts lines its own way: `<stdin>:2.29` here.)
         assert!(first.starts_with("(error"), "{solver}: {want}");
