@@ -118,7 +118,13 @@ fn summarize(
             Some(cell) => res.push(cell),
             None => res.extend(n.args.iter().filter_map(|&a| whole_constant(store, a))),
         }
-        stack.extend(n.args.iter().rev().copied());
+        // A literal of a modelled sort other than a string adds nothing (no resource, need
+        // or constant, and it can be sliced): not visited. KLEE's array indices are most of
+        // the nodes below a cell.
+        stack.extend(n.args.iter().rev().copied().filter(|&a| {
+            let op = store.op(a);
+            !(is_literal(op) && !matches!(op, Op::Str(_)) && store.sorts.is_modelled(store.sort(a)))
+        }));
     }
     if !bound.is_empty() {
         // Quantified variables are not free constants.

@@ -371,7 +371,13 @@ impl CachePlanner {
         let mut any_solver = false;
         let mut any_local = false;
         let mut used_model = false;
+        // A query of one component: its models are evaluated on the client's assertions
+        // themselves (`all`, equivalent to the component's conjuncts), and the final check
+        // is then made once that evaluation holds (`evaluated`).
+        let single = comps.len() == 1;
+        let mut evaluated = false;
         for (ci, comp) in comps.into_iter().enumerate() {
+            let check: &[TermId] = if single { &all } else { &comp.conjuncts };
             // The same conjunct set answered before in this session.
             let mut exact: Vec<TermId> = comp.conjuncts.clone();
             exact.sort_unstable();
@@ -416,9 +422,7 @@ impl CachePlanner {
             // every unsat component) or starting the backend.
             let xkey = self.exact_key_of(store, &comp.conjuncts, &leaves, logic);
             let mut stored = match &xkey {
-                Some((xk, xorder)) => {
-                    self.stored(store, xk, xorder, &comp.conjuncts, Tiers::Memory)
-                }
+                Some((xk, xorder)) => self.stored(store, xk, xorder, check, Tiers::Memory),
                 None => Stored::Useless,
             };
             if matches!(stored, Stored::Useless) {
@@ -458,7 +462,7 @@ impl CachePlanner {
                 // key costs a lookup per conjunct; the canonical form walks the whole
                 // component, and finds it under other names too.
                 if let Some((xk, xorder)) = &xkey {
-                    stored = self.stored(store, xk, xorder, &comp.conjuncts, Tiers::All);
+                    stored = self.stored(store, xk, xorder, check, Tiers::All);
                 }
             }
             stats.exact_hits += u64::from(!matches!(stored, Stored::Useless));
@@ -473,7 +477,7 @@ impl CachePlanner {
                         .map(|&(client, can)| (canon_index(store, can), client))
                         .collect();
                     order.sort_unstable();
-                    stored = self.stored(store, &k, &order, &comp.conjuncts, Tiers::All);
+                    stored = self.stored(store, &k, &order, check, Tiers::All);
                     (Some(k), order)
                 }
                 None => (None, Vec::new()),
@@ -497,6 +501,8 @@ impl CachePlanner {
                     return Ok(Planned::Own(Answer::Unsat, None));
                 }
                 Stored::Sat(m) => {
+                    // `stored` evaluated `m` on `check`.
+                    evaluated = true;
                     merge(store, &mut model, &m, &comp.conjuncts);
                     let i = self.remember(&ids, m);
                     self.learn(exact, Known::Sat(i));
@@ -600,13 +606,14 @@ impl CachePlanner {
                         // No usable model: the answer must come from a backend with the model.
                         return Ok(Planned::NotModelled);
                     };
-                    if !satisfies(store, &m, &comp.conjuncts) {
+                    if !satisfies(store, &m, check) {
                         stats.note(
                             "a backend model did not evaluate to true; answering from the backend"
                                 .into(),
                         );
                         return Ok(Planned::NotModelled);
                     }
+                    evaluated = true;
                     if let Some(text) = encode_model(store, &m, &order) {
                         self.put(&k, Verdict::Sat, Some(text));
                     }
@@ -624,8 +631,11 @@ impl CachePlanner {
         if !self.warned {
             self.warn_tiers(stats);
         }
-        // The whole query, under the union of the component models.
-        if satisfies(store, &model, &all) {
+        // The whole query, under the union of the component models. With one component
+        // whose model was evaluated to true on `all` above, `model` is that model (merged
+        // into an empty one) and this check was that evaluation. A model from the session's
+        // memo or one restricted from another query's is evaluated here.
+        if (single && evaluated) || satisfies(store, &model, &all) {
             if !any_solver && !any_local {
                 if used_model {
                     stats.model_hits += 1;

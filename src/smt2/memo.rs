@@ -28,10 +28,22 @@ const MEMO_BYTES: usize = 64 << 20;
 /// cost about as much as parsing).
 const MEMO_MAX_NAMES: usize = 64;
 
-#[derive(Default)]
 pub struct CommandMemo {
     map: FxHashMap<Box<str>, (Command, Trace)>,
     bytes: usize,
+}
+
+/// Entries a new memo has room for: a KLEE query alone keeps an assertion and sixteen
+/// get-values, so a table grown from nothing would be rebuilt four times in its first query.
+const MEMO_START: usize = 64;
+
+impl Default for CommandMemo {
+    fn default() -> CommandMemo {
+        CommandMemo {
+            map: FxHashMap::with_capacity_and_hasher(MEMO_START, Default::default()),
+            bytes: 0,
+        }
+    }
 }
 
 impl CommandMemo {

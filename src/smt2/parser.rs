@@ -170,11 +170,24 @@ struct Parser<'a, 's> {
 /// What parsing a command looked up in the signature to build its terms: each function
 /// and sort name with what it stood for. Parsing the same text again gives the same terms
 /// as long as every one of these names still stands for the same thing (see
-/// `crate::smt2::memo`).
+/// `crate::smt2::memo`). Each list is sorted by name, one entry per name (a command looks
+/// up a few names, KLEE's one array: a sorted vector is cheaper to build, keep and check
+/// than a hash table, and two parses that looked up the same names in another order have
+/// equal traces).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Trace {
-    funs: FxHashMap<String, Option<FunDef>>,
-    sorts: FxHashMap<String, Option<SortDef>>,
+    funs: Vec<(Box<str>, Option<FunDef>)>,
+    sorts: Vec<(Box<str>, Option<SortDef>)>,
+}
+
+/// Note `name` as standing for `def` in the sorted list `list` unless it is there.
+fn note<D: Clone>(list: &mut Vec<(Box<str>, Option<D>)>, name: &str, def: Option<&D>) {
+    if list.is_empty() {
+        // The usual case, one name: allocated at its size.
+        *list = vec![(name.into(), def.cloned())];
+    } else if let Err(i) = list.binary_search_by(|(n, _)| (**n).cmp(name)) {
+        list.insert(i, (name.into(), def.cloned()));
+    }
 }
 
 impl Trace {
@@ -292,9 +305,7 @@ impl<'a, 's> Parser<'a, 's> {
         let sig: &'a Signature = self.sig;
         let d = sig.sort(name);
         if let Some(t) = self.trace.as_mut() {
-            if !t.sorts.contains_key(name) {
-                t.sorts.insert(name.to_string(), d.cloned());
-            }
+            note(&mut t.sorts, name, d);
         }
         d
     }
@@ -1255,9 +1266,7 @@ pub(super) fn lookup_fun<'a>(
 ) -> Option<&'a FunDef> {
     let d = sig.fun(name);
     if let Some(t) = trace.as_mut() {
-        if !t.funs.contains_key(name) {
-            t.funs.insert(name.to_string(), d.cloned());
-        }
+        note(&mut t.funs, name, d);
     }
     d
 }

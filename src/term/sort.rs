@@ -30,6 +30,9 @@ pub struct SortStore {
     /// Each sort's SMT-LIB text, made once when the sort is interned (sorts are few and
     /// their text is asked for on every canonicalisation and model print).
     texts: Vec<Box<str>>,
+    /// Each sort's `is_modelled`, decided when it is interned (asked for every node a
+    /// slicing walk visits).
+    modelled: Vec<bool>,
     memo: FxHashMap<Sort, SortId>,
     /// Fast path for bit-vector sorts of small widths.
     bv_ids: Vec<Option<SortId>>,
@@ -57,6 +60,12 @@ impl SortStore {
         let id = SortId(self.sorts.len() as u32);
         let mut text = String::new();
         self.render(&s, &mut text);
+        let modelled = match &s {
+            Sort::Bool | Sort::Int | Sort::Real | Sort::BitVec(_) => true,
+            Sort::Array(i, e) => self.is_modelled(*i) && self.is_modelled(*e),
+            Sort::Named { .. } | Sort::Unknown => false,
+        };
+        self.modelled.push(modelled);
         self.sorts.push(s.clone());
         self.texts.push(text.into_boxed_str());
         self.memo.insert(s, id);
@@ -89,11 +98,7 @@ impl SortStore {
     }
     /// True when values of this sort can be evaluated by smtproxy's own evaluator.
     pub fn is_modelled(&self, id: SortId) -> bool {
-        match self.get(id) {
-            Sort::Bool | Sort::Int | Sort::Real | Sort::BitVec(_) => true,
-            Sort::Array(i, e) => self.is_modelled(*i) && self.is_modelled(*e),
-            Sort::Named { .. } | Sort::Unknown => false,
-        }
+        self.modelled[id.0 as usize]
     }
     /// SMT-LIB text of a sort.
     pub fn print(&self, id: SortId, out: &mut String) {
