@@ -1,7 +1,8 @@
 //! The result store through the real binary: a second run is answered from the on-disk
 //! store, eight processes share one store at once without losing or corrupting entries,
-//! two processes with separate disk stores share results through a real Redis, and with
-//! Redis down smtproxy warns once and goes on.
+//! two processes with separate disk stores share results through a real Redis, with
+//! Redis down smtproxy warns once and goes on, and models forged into the store (valid
+//! entries whose values do not satisfy the query) are never served.
 
 mod common;
 
@@ -290,4 +291,97 @@ fn redis_down_warns_once_and_goes_on() {
         run.stderr
     );
     assert!(warnings[0].contains("redis"), "{}", warnings[0]);
+}
+
+/// Every entry of the store at `path` that holds a model has each value replaced by
+/// `#x00` (which satisfies none of the queries of `forged_models_are_never_served`), under
+/// a valid checksum, as a buggy or hostile writer sharing the store would leave it.
+/// Returns how many entries were changed.
+fn forge_models(path: &str) -> usize {
+    use smtproxy::cache::{Entry, Key};
+    let c = rusqlite::Connection::open(path).expect("open store");
+    let rows: Vec<(Vec<u8>, Vec<u8>)> = c
+        .prepare("SELECT key, value FROM results")
+        .and_then(|mut s| {
+            s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<Result<_, _>>()
+        })
+        .expect("read the store");
+    let mut forged = 0;
+    for (k, v) in rows {
+        let key = Key(k.as_slice().try_into().expect("16-byte keys"));
+        let entry = Entry::decode(&key, &v).expect("entries decode");
+        let Some(model) = &entry.model else { continue };
+        let wrong = model
+            .lines()
+            .map(|l| if l.is_empty() { "" } else { "#x00" })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let e = Entry {
+            verdict: entry.verdict,
+            model: Some(wrong),
+        };
+        c.execute(
+            "UPDATE results SET value = ?1 WHERE key = ?2",
+            rusqlite::params![e.encode(&key), k],
+        )
+        .expect("update");
+        forged += 1;
+    }
+    forged
+}
+
+/// A store entry whose model does not satisfy its query (well formed, with a valid
+/// checksum) is never served: the query of one component and the query of two are
+/// answered as the solver answers them, with values that satisfy them, and neither is
+/// counted as answered from the store.
+#[test]
+fn forged_models_are_never_served() {
+    if !common::have("z3") {
+        eprintln!("SKIPPED: z3 not installed");
+        return;
+    }
+    let script = "(set-option :produce-models true)(set-logic QF_BV)\
+        (declare-fun x () (_ BitVec 8))(declare-fun y () (_ BitVec 8))\
+        (assert (= (bvadd x #x01) #x06))(check-sat)(get-value (x))(reset)\
+        (set-option :produce-models true)(set-logic QF_BV)\
+        (declare-fun x () (_ BitVec 8))(declare-fun y () (_ BitVec 8))\
+        (assert (= (bvadd x #x01) #x06))(assert (= (bvmul y #x03) #x15))\
+        (check-sat)(get-value (x y))\n";
+    let want = "sat\n((x #x05))\nsat\n((x #x05)\n (y #x07))\n";
+    for strategy in ["cache", "hybrid"] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("store.sqlite3");
+        let store = store.to_str().unwrap();
+        let args = [
+            "--solver",
+            "z3",
+            "--strategy",
+            strategy,
+            "--cache",
+            store,
+            "--stats",
+        ];
+        let t = Duration::from_secs(60);
+        let first = common::run(&args, script.as_bytes(), t);
+        assert_eq!(first.stdout_str(), want, "{strategy}, first run");
+        let forged = forge_models(store);
+        assert!(
+            forged >= 2,
+            "{strategy}: {forged} models stored, 2 expected"
+        );
+        let second = common::run(&args, script.as_bytes(), t);
+        assert_eq!(
+            second.stdout_str(),
+            want,
+            "{strategy}: a forged model was served"
+        );
+        let stats = common::summary(&String::from_utf8_lossy(&second.stderr));
+        // Found in the store, and refused: every query decided afresh.
+        let n = |k: &str| stats[k].as_u64().unwrap_or(u64::MAX);
+        assert!(
+            n("disk_hits") >= 1 && n("cache_hits") == 0 && n("model_hits") == 0,
+            "{strategy}: the forged entries were not found, or served: {stats}"
+        );
+    }
 }
