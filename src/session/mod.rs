@@ -883,10 +883,10 @@ impl Engine {
         self.stats.solver += self.planner.busy().saturating_sub(busy);
         match r {
             Ok(values) => {
-                let pairs: Vec<(String, String)> = terms
+                let pairs: Vec<(&str, &str)> = terms
                     .iter()
-                    .zip(values)
-                    .map(|((_, src), v)| (src.clone(), v))
+                    .zip(&values)
+                    .map(|((_, src), v)| (src.as_str(), v.as_str()))
                     .collect();
                 self.emit(&response::get_value(self.dialect, &pairs));
             }

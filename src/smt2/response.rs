@@ -66,12 +66,14 @@ fn push_decimal(s: &mut String, mut n: usize) {
 
 /// `((t1 v1) (t2 v2))` from (client term text, value text) pairs, one pair per line as z3
 /// and yices write it, on one line as cvc5 does.
-pub fn get_value(dialect: Dialect, pairs: &[(String, String)]) -> String {
+pub fn get_value(dialect: Dialect, pairs: &[(&str, &str)]) -> String {
     let sep = match dialect {
         Dialect::Cvc5 => " ",
         Dialect::Z3 | Dialect::Yices => "\n ",
     };
-    let mut s = String::from("(");
+    let len: usize = pairs.iter().map(|(t, v)| t.len() + v.len() + 5).sum();
+    let mut s = String::with_capacity(len + 2);
+    s.push('(');
     for (i, (t, v)) in pairs.iter().enumerate() {
         if i > 0 {
             s.push_str(sep);
@@ -150,10 +152,7 @@ mod tests {
     }
     #[test]
     fn values() {
-        let pairs = [
-            ("x".to_string(), "1".to_string()),
-            ("y".into(), "#b0".into()),
-        ];
+        let pairs = [("x", "1"), ("y", "#b0")];
         assert_eq!(get_value(Dialect::Z3, &pairs), "((x 1)\n (y #b0))");
         assert_eq!(get_value(Dialect::Yices, &pairs), "((x 1)\n (y #b0))");
         assert_eq!(get_value(Dialect::Cvc5, &pairs), "((x 1) (y #b0))");
