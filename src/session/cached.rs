@@ -130,7 +130,7 @@ enum Tiers {
 /// What a result-store entry says about a component.
 enum Stored {
     Unsat,
-    /// Its model, decoded and evaluated to true on the component.
+    /// Its model, decoded and evaluated to true on the component (see `stored`).
     Sat(Model),
     /// Nothing usable (a model that did not decode or did not satisfy it).
     Useless,
@@ -235,7 +235,9 @@ impl CachePlanner {
     }
 
     /// What the result store holds for a component under key `k`, its constants' values
-    /// stored in `order`: a model is used only if it decodes and evaluates to true on it.
+    /// stored in `order`: a model is used only if it decodes and evaluates to true on
+    /// `conj` (the component's conjuncts, or the client's assertions when the query is this
+    /// one component).
     fn stored(
         &mut self,
         store: &mut TermStore,
