@@ -60,7 +60,10 @@ pub fn make_engine(
     cache: Option<CacheConfig>,
 ) -> Result<Engine> {
     let timeout = args.timeout_ms.map(Duration::from_millis);
-    let solver = SolverSpec::resolve(args.solver.as_deref())?;
+    let mut solver = SolverSpec::resolve(args.solver.as_deref())?;
+    solver
+        .args
+        .extend(args.solver_flags.backend.iter().cloned());
     Ok(Engine::new(
         Config {
             strategy,
@@ -68,6 +71,7 @@ pub fn make_engine(
             timeout,
             cache,
             jobs: args.jobs.max(1),
+            client: args.solver_flags.client.clone(),
         },
         out,
     )?)
@@ -75,6 +79,10 @@ pub fn make_engine(
 
 /// Run the program; returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
+    if cli.proxy_version {
+        println!("smtproxy {}", env!("CARGO_PKG_VERSION"));
+        return Ok(0);
+    }
     match cli.cmd {
         None => proxy(&cli.engine, cli.file, cli.stats),
         Some(Sub::Replay {
@@ -137,11 +145,72 @@ pub fn solver_error(e: &anyhow::Error) -> Option<i32> {
     }
 }
 
+/// An informational solver flag (`--version`, ...): the solver runs with the client's
+/// arguments on smtproxy's own stdin, stdout and stderr; its exit code is the answer.
+pub fn solver_info(solver: Option<&str>, args: &[String]) -> Result<i32> {
+    let spec = SolverSpec::resolve(solver).map_err(crate::error::Error::from)?;
+    let status = std::process::Command::new(&spec.program)
+        .args(args)
+        .status()
+        .with_context(|| format!("cannot run {}", spec.program.display()))?;
+    Ok(status.code().unwrap_or(1))
+}
+
+/// The backend did not start. When the solver itself refuses its command line (a flag
+/// the client passed that it does not know), the client gets the solver's own words and
+/// exit code: the solver runs once more on an empty input and, if it fails, what it
+/// printed is relayed. None when it starts fine that way (the failure was smtproxy's).
+fn relay_refusal(spec: &SolverSpec) -> Option<i32> {
+    let out = std::process::Command::new(&spec.program)
+        .args(&spec.args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if out.status.success() {
+        return None;
+    }
+    let _ = std::io::stdout().write_all(&out.stdout);
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().write_all(&out.stderr);
+    Some(out.status.code().unwrap_or(1))
+}
+
+/// A deadline on the whole run (z3 `-T:`, cvc5 `--tlimit`): when it passes, say what the
+/// solver says, stop the solvers and exit with its code.
+fn arm_run_limit(limit: crate::cli::solver_flags::RunLimit) {
+    let _ = std::thread::Builder::new()
+        .name("run-limit".into())
+        .spawn(move || {
+            std::thread::sleep(Duration::from_millis(limit.after_ms));
+            crate::signals::stop_solvers();
+            if !limit.stdout.is_empty() {
+                let mut o = std::io::stdout().lock();
+                let _ = writeln!(o, "{}", limit.stdout);
+                let _ = o.flush();
+            }
+            if !limit.stderr.is_empty() {
+                eprintln!("{}", limit.stderr);
+            }
+            std::process::exit(limit.exit_code);
+        });
+}
+
 fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
     let strat = strategy(args)?;
+    if let Some(limit) = args.solver_flags.run_limit {
+        arm_run_limit(limit);
+    }
     let out: Box<dyn Write + Send> = Box::new(std::io::stdout());
     let mut engine = make_engine(args, strat, out, cache_config(args))?;
-    engine.start_backend().map_err(crate::error::Error::from)?;
+    if let Err(e) = engine.start_backend() {
+        if matches!(e, DriverError::Died { .. } | DriverError::Protocol(_)) {
+            if let Some(code) = relay_refusal(engine.backend_spec()) {
+                return Ok(code);
+            }
+        }
+        return Err(crate::error::Error::from(e).into());
+    }
+    engine.apply_flag_options();
     let input: Box<dyn std::io::Read> = match &file {
         Some(p) => Box::new(
             std::fs::File::open(p).with_context(|| format!("cannot open {}", p.display()))?,
@@ -172,7 +241,7 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
             }
         }
     }
-    let _ = engine.finish();
+    engine.at_exit();
     engine.shutdown();
     if stats {
         let s = engine.stats.summary(

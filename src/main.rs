@@ -1,7 +1,7 @@
 //! The `smtproxy` binary: argument parsing and the big-stack engine thread; everything
 //! else is in the library (`smtproxy::app`).
 
-use clap::Parser;
+use smtproxy::cli::Invocation;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -11,8 +11,19 @@ const ENGINE_STACK: usize = 1 << 30;
 
 fn main() {
     smtproxy::signals::install();
-    let args = smtproxy::cli::normalise_args(std::env::args().collect());
-    let cli = smtproxy::cli::Cli::parse_from(args);
+    let cli = match smtproxy::cli::parse(std::env::args().collect()) {
+        Ok(Invocation::Run(cli)) => cli,
+        Ok(Invocation::Solver { solver, args }) => {
+            let code = smtproxy::app::solver_info(solver.as_deref(), &args).unwrap_or_else(|e| {
+                smtproxy::app::solver_error(&e).unwrap_or_else(|| {
+                    eprintln!("smtproxy: error: {e:#}");
+                    1
+                })
+            });
+            smtproxy::signals::exit(code);
+        }
+        Err(e) => e.exit(),
+    };
     let worker = std::thread::Builder::new()
         .name("engine".into())
         .stack_size(ENGINE_STACK)

@@ -77,6 +77,23 @@ pub fn exit(code: i32) -> ! {
     std::process::exit(code)
 }
 
+/// Stop everything before an exit that is not a signal's (a run limit): nothing more is
+/// answered or started, buffered results are made durable, every solver group is killed.
+pub fn stop_solvers() {
+    let groups = {
+        let g = GROUPS.lock().unwrap_or_else(|p| p.into_inner());
+        STOP.store(true, Ordering::SeqCst);
+        g.clone()
+    };
+    run_exit_flushes();
+    for pg in &groups {
+        // SAFETY: kill(2) on a process group this process started.
+        unsafe {
+            libc::kill(-pg, libc::SIGKILL);
+        }
+    }
+}
+
 pub fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
 }

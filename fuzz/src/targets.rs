@@ -147,6 +147,7 @@ fn fuzz_engine(
         timeout: Some(timeout),
         cache,
         jobs: smtproxy::session::DEFAULT_JOBS,
+        client: Default::default(),
     };
     Engine::new(cfg, Box::new(out)).ok()
 }

@@ -29,6 +29,7 @@ pub mod planner;
 pub mod stack;
 pub mod stats;
 
+use crate::cli::solver_flags::ClientFlags;
 use crate::driver::{DriverError, Response, SolverKind, SolverSpec};
 use crate::smt2::command::Command;
 use crate::smt2::lexer::{unescape_string, Sexps};
@@ -58,6 +59,9 @@ pub struct Config {
     /// Backend processes that may solve at once (>= 2: a slow incremental solve is raced
     /// against a fresh context).
     pub jobs: usize,
+    /// What the solver's command-line flags say the client sees (initial options, models
+    /// and statistics printed unasked).
+    pub client: ClientFlags,
 }
 
 /// Line and column of byte `i` of the command `text` that starts at (`line`, `col`).
@@ -115,6 +119,13 @@ fn run_error_position(text: &str, line: usize, col: usize) -> (usize, usize) {
     z3_position((l, c.saturating_sub(1)))
 }
 
+/// `:produce-models` before the client sets it: z3 produces models unless told not to,
+/// cvc5 and yices only when told to (a command-line flag may say otherwise). cvc5 and
+/// yices return to this at `(reset)`.
+fn default_produce_models(dialect: Dialect, flags: &ClientFlags) -> bool {
+    flags.produce_models.unwrap_or(dialect == Dialect::Z3)
+}
+
 /// `--jobs` when not given.
 pub const DEFAULT_JOBS: usize = 2;
 
@@ -165,6 +176,8 @@ pub struct Engine {
     /// Backend generation the passthrough state was last rebuilt into.
     pass_gen: u64,
     pub stats: Stats,
+    /// The client's command-line flags.
+    flags: ClientFlags,
     /// Passthrough commands in flight (see `lean`).
     lean: lean::Lean,
     out: Box<dyn Write + Send>,
@@ -190,9 +203,9 @@ impl Engine {
             }),
             memo: CommandMemo::default(),
             logic_check: LogicCheck::without_logic(dialect),
-            // z3 produces models unless told not to; cvc5 and yices only when told to.
             client: ClientState {
-                produce_models: dialect == Dialect::Z3,
+                print_success: cfg.client.print_success,
+                produce_models: default_produce_models(dialect, &cfg.client),
                 ..Default::default()
             },
             dialect,
@@ -204,6 +217,7 @@ impl Engine {
             pass_stale: false,
             pass_gen: 1,
             stats: Stats::new(cfg.strategy.name()),
+            flags: cfg.client.clone(),
             lean: lean::Lean::default(),
             out,
             out_closed: false,
@@ -217,6 +231,42 @@ impl Engine {
     /// Start the backend now (so a missing solver is reported before any input is read).
     pub fn start_backend(&mut self) -> Result<(), DriverError> {
         self.planner.main.start().map(|_| ())
+    }
+
+    /// The backend's command line.
+    pub fn backend_spec(&self) -> &SolverSpec {
+        self.planner.main.spec()
+    }
+
+    /// Set the options the client's command-line flags stand for, as if its first
+    /// commands were `(set-option K V)` (their errors are the client's to see).
+    pub fn apply_flag_options(&mut self) {
+        let opts = self.flags.options.clone();
+        for (k, v) in opts {
+            let text = format!("(set-option {k} {v})");
+            let frame = Frame::Command(crate::smt2::reader::RawCommand::new(text, 1, 1));
+            self.handle(frame);
+        }
+    }
+
+    /// The session ends (`exit` or the end of input): what the solver prints then, as the
+    /// client's flags ask (z3 `-model`: the last sat's model; `-st`: statistics).
+    pub fn at_exit(&mut self) {
+        let _ = self.finish();
+        if self.flags.model_at_exit
+            && !self.passthrough
+            && matches!(self.last, Last::Sat)
+            && self.models_enabled()
+        {
+            self.get_model("(get-model)", 1, 1);
+        }
+        if self.flags.stats_at_exit {
+            let text = "(get-info :all-statistics)";
+            match self.planner.main_for_client(&mut self.stats).cmd(text) {
+                Ok(r) => self.emit(&r.to_text()),
+                Err(e) => self.stats.note(format!("statistics at exit: {e}")),
+            }
+        }
     }
 
     fn emit(&mut self, text: &str) {
@@ -433,7 +483,11 @@ impl Engine {
         // every other option too (cvc5 and yices, as SMT-LIB says, return them to their
         // defaults): produce-models, global-declarations (so declarations still outlive
         // their scope) and the options given to the backends.
-        let ps = self.client.print_success && self.dialect != Dialect::Cvc5;
+        let ps = if self.dialect == Dialect::Cvc5 {
+            self.flags.print_success
+        } else {
+            self.client.print_success
+        };
         self.logic_check = LogicCheck::without_logic(self.dialect);
         let kept = (self.dialect == Dialect::Z3).then(|| {
             let preamble: Vec<String> = self
@@ -452,7 +506,7 @@ impl Engine {
         });
         self.client = ClientState {
             print_success: ps,
-            produce_models: self.dialect == Dialect::Z3,
+            produce_models: default_produce_models(self.dialect, &self.flags),
             ..Default::default()
         };
         self.sig.clear();
@@ -782,6 +836,9 @@ impl Engine {
         };
         self.last_assumptions = assumptions.to_vec();
         self.emit(a.as_str());
+        if a == Answer::Sat && self.flags.model_after_sat && self.models_enabled() {
+            self.get_model("(get-model)", 1, 1);
+        }
         a
     }
 
@@ -1018,6 +1075,7 @@ pub fn engine_for(
             timeout,
             cache,
             jobs: DEFAULT_JOBS,
+            client: ClientFlags::default(),
         },
         out,
     )
