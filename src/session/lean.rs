@@ -325,6 +325,15 @@ impl Engine {
         more: bool,
     ) -> Vec<Outcome> {
         let head = command_head(&text).unwrap_or("");
+        // Answers of the commands before a reset, when it ends a fall-back.
+        let mut before = Vec::new();
+        if head == "reset" && !self.passthrough_strategy {
+            before = self.lean_sync();
+            if self.leave_passthrough() {
+                before.push(self.command(&text, line, col));
+                return before;
+            }
+        }
         let counted = self.counted();
         // print-success as this command leaves it, if it changes it.
         let mut ps_after = None;
@@ -370,7 +379,7 @@ impl Engine {
                 _ => {}
             }
         }
-        let mut outs = Vec::new();
+        let mut outs = before;
         // Between batches, a solver that has died is noticed before anything is written to
         // it (the client's commands then go to a rebuilt one, not into a dead pipe).
         let idle = self.lean.inflight.is_empty();
@@ -425,6 +434,47 @@ impl Engine {
             outs.extend(self.lean_drain(keep, true));
         }
         outs
+    }
+
+    /// A `(reset)` in a session that fell back to passthrough, with nothing in flight:
+    /// what sent it there is gone unless an option the reset keeps (z3 keeps them all;
+    /// cvc5 its command-line flags) is one smtproxy does not model. If so, false;
+    /// otherwise the lean backend is stopped and the session is back on the modelled
+    /// strategies (the caller then runs the reset as the engine's own).
+    pub(super) fn leave_passthrough(&mut self) -> bool {
+        if self.passthrough_strategy || !self.lean.inflight.is_empty() {
+            return false;
+        }
+        let unmodelled = |k: &str, v: &str| {
+            v == "true"
+                && matches!(
+                    k,
+                    ":produce-unsat-cores"
+                        | ":produce-proofs"
+                        | ":produce-unsat-assumptions"
+                        | ":produce-assignments"
+                        | ":produce-interpolants"
+                )
+        };
+        let mut sticky = self.flags.options.iter().any(|(k, v)| unmodelled(k, v));
+        if self.dialect == Dialect::Z3 {
+            for c in &self.client.preamble {
+                if let Ok(Command::SetOption(k, v)) = parse_command(&mut self.store, &self.sig, c)
+                {
+                    sticky |= unmodelled(&k, &v);
+                }
+            }
+        }
+        if sticky {
+            return false;
+        }
+        self.planner.main.kill();
+        self.planner.main.lean = false;
+        self.passthrough = false;
+        self.pass_stale = false;
+        self.lean = lean::Lean::default();
+        self.stats.note("back from passthrough at (reset)".to_string());
+        true
     }
 
     /// Kill, restart in lean mode and replay the client's state (its output discarded:
