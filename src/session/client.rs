@@ -40,6 +40,9 @@ pub struct ClientState {
     /// Something was asserted since the last reset (z3 then refuses set-logic: "logic
     /// must be set before initialization").
     pub asserted: bool,
+    /// A check-sat or push since the last reset (z3 then refuses to change
+    /// `:global-declarations`: "cannot be modified after initialization").
+    pub initialized: bool,
 }
 
 impl Default for ClientState {
@@ -52,11 +55,41 @@ impl Default for ClientState {
             options: Vec::new(),
             preamble: Vec::new(),
             asserted: false,
+            initialized: false,
         }
     }
 }
 
+/// The keyword of a `(set-option :k v)` command's text.
+fn option_keyword(text: &str) -> Option<&str> {
+    let rest = text.trim_start().strip_prefix('(')?.trim_start();
+    let rest = rest.strip_prefix("set-option")?.trim_start();
+    let end = rest
+        .find(|c: char| c.is_whitespace() || c == ')')
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
 impl ClientState {
+    /// Record `(set-option K V)` (its text `text`): the value of K for fresh contexts and
+    /// in the preamble, in the place K was first set. Setting an option again replaces
+    /// it, so the preamble holds one command per option and does not grow in a session
+    /// that sets the same options after every `(reset)`.
+    pub fn set_option(&mut self, k: &str, v: &str, text: &str) {
+        match self.options.iter_mut().find(|(k2, _)| k2 == k) {
+            Some(e) => e.1 = v.to_string(),
+            None => self.options.push((k.to_string(), v.to_string())),
+        }
+        match self
+            .preamble
+            .iter_mut()
+            .find(|c| option_keyword(c) == Some(k))
+        {
+            Some(c) => *c = text.to_string(),
+            None => self.preamble.push(text.to_string()),
+        }
+    }
+
     pub fn top(&mut self) -> &mut ClientFrame {
         // frames is never empty
         let n = self.frames.len() - 1;
@@ -215,5 +248,19 @@ mod tests {
             smtlib.replay_log(),
             ["(declare-fun x () Int)", "(declare-fun y () Int)"]
         );
+    }
+
+    #[test]
+    fn options_set_again_replace_the_earlier_setting() {
+        let mut c = ClientState::default();
+        c.preamble.push("(set-logic QF_BV)".into());
+        c.set_option(":a", "1", "(set-option :a 1)");
+        c.set_option(":b", "x", "(set-option  :b x)");
+        c.set_option(":a", "2", "(set-option :a 2)");
+        c.set_option(":a", "2", "(set-option\n:a 2)");
+        assert_eq!(c.options, [(":a".into(), "2".into()), (":b".into(), "x".into())]);
+        assert_eq!(c.preamble, ["(set-logic QF_BV)", "(set-option\n:a 2)", "(set-option  :b x)"]);
+        assert_eq!(option_keyword("(set-option :tactic.x false)"), Some(":tactic.x"));
+        assert_eq!(option_keyword("(set-logic ALL)"), None);
     }
 }

@@ -182,6 +182,8 @@ pub struct Engine {
     pub stats: Stats,
     /// The client's command-line flags.
     flags: ClientFlags,
+    /// Per option keyword, the value the backend last accepted (see `interpret`).
+    options_taken: rustc_hash::FxHashMap<String, String>,
     /// Passthrough commands in flight (see `lean`).
     lean: lean::Lean,
     out: Box<dyn Write + Send>,
@@ -224,6 +226,7 @@ impl Engine {
             pass_gen: 1,
             stats: Stats::new(cfg.strategy.name()),
             flags: cfg.client.clone(),
+            options_taken: Default::default(),
             lean: lean::Lean::default(),
             out,
             out_closed: false,
@@ -429,6 +432,9 @@ impl Engine {
             // unsat cores): the client's value is not theirs. These produce- options are
             // off here: set, they send the session to passthrough.
             ":global-declarations" => Some(self.sig.global_declarations.to_string()),
+            ":global-decls" if self.dialect == Dialect::Z3 => {
+                Some(self.sig.global_declarations.to_string())
+            }
             ":produce-unsat-cores"
             | ":produce-proofs"
             | ":produce-unsat-assumptions"
@@ -468,14 +474,13 @@ impl Engine {
                     self.client.pop_frame(self.sig.global_declarations);
                 }
             }
-            Command::SetLogic(_) | Command::SetOption(..) => {
-                if let Command::SetOption(k, v) = &cmd {
-                    if k == ":produce-models" {
-                        self.client.produce_models = v == "true";
-                    }
+            Command::SetOption(k, v) => {
+                if k == ":produce-models" {
+                    self.client.produce_models = v == "true";
                 }
-                self.client.preamble.push(text.to_string())
+                self.client.set_option(k, v, text)
             }
+            Command::SetLogic(_) => self.client.preamble.push(text.to_string()),
             c if c.changes_state() => {
                 self.declare(&cmd);
                 self.client.top().raw.push(text.to_string());
@@ -630,9 +635,27 @@ impl Engine {
                     self.client.produce_models = v == "true";
                     self.success();
                 }
-                ":global-declarations" => {
-                    self.sig.global_declarations = v == "true";
-                    self.client.preamble.push(text.to_string());
+                ":global-declarations" | ":global-decls"
+                    if k == ":global-declarations" || self.dialect == Dialect::Z3 =>
+                {
+                    let on = v == "true";
+                    if self.dialect == Dialect::Z3
+                        && self.client.initialized
+                        && on != self.sig.global_declarations
+                    {
+                        // z3 takes the value it has, and no other once a solver exists
+                        // (after a check-sat or push), until a reset.
+                        let end = token_end(text.as_bytes(), argument_offset(text));
+                        let (l, c) = z3_position(position_at(text, end, line, col));
+                        self.error_at(
+                            l,
+                            c,
+                            "error setting ':global-decls', option value cannot be modified after initialization",
+                        );
+                        return outcome;
+                    }
+                    self.sig.global_declarations = on;
+                    self.client.set_option(k, v, text);
                     self.success();
                 }
                 ":produce-unsat-cores"
@@ -668,12 +691,18 @@ impl Engine {
                         self.success();
                     }
                 }
+                // The value the backends last took for this option (it survives a reset,
+                // after which tools set the same options again): nothing to ask or rebuild.
+                _ if self.options_taken.get(k) == Some(v) => {
+                    self.client.set_option(k, v, text);
+                    self.success();
+                }
                 _ => {
                     // Ask the backend whether it accepts the option; remember it for fresh contexts.
                     match self.planner.main_for_client(&mut self.stats).cmd(text) {
                         Ok(Response::Success) => {
-                            self.client.options.push((k.clone(), v.clone()));
-                            self.client.preamble.push(text.to_string());
+                            self.options_taken.insert(k.clone(), v.clone());
+                            self.client.set_option(k, v, text);
                             self.planner.invalidate();
                             self.success();
                         }
@@ -749,6 +778,7 @@ impl Engine {
                     self.sig.push();
                     self.client.frames.push(Default::default());
                 }
+                self.client.initialized = true;
                 self.last = Last::None;
                 self.success();
             }
@@ -833,6 +863,7 @@ impl Engine {
     }
 
     fn check(&mut self, assumptions: &[TermId]) -> Answer {
+        self.client.initialized = true;
         let a = self.solve(assumptions);
         self.count_check(a);
         self.last = match a {
