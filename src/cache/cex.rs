@@ -13,13 +13,23 @@
 //!   can never be followed by `q` on a sorted path). Their sat models are candidates
 //!   for the query.
 //!
+//! Cost: a query element that no stored set contains answers `find_supersets` at once
+//! (each element's number of stored sets is kept), so a query with a new conjunct (a tool
+//! that names every query's terms afresh asks nothing else) costs nothing however large
+//! the index; otherwise the walk visits at most [`SUPERSET_VISITS`] nodes, so its cost
+//! does not grow with the session.
+//!
 //! Bound: at most `max_sets` sets are kept. Inserting a new set into a full index first
 //! clears the whole index (cheap, and stale counterexamples are only an optimisation;
 //! the hit rate recovers as queries repeat). Inserting an already stored set replaces
 //! its value and never clears. Input slices that are not strictly increasing are
 //! sorted and deduplicated first.
 
+use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
+
+/// Nodes one `find_supersets` walk may visit.
+pub const SUPERSET_VISITS: usize = 4096;
 
 struct Node<V> {
     value: Option<V>,
@@ -37,6 +47,8 @@ impl<V> Node<V> {
 
 pub struct SetIndex<V> {
     root: Node<V>,
+    /// For each element, how many stored sets contain it.
+    elements: FxHashMap<u64, u32>,
     len: usize,
     max_sets: usize,
     clears: u64,
@@ -58,6 +70,7 @@ impl<V> SetIndex<V> {
     pub fn new(max_sets: usize) -> Self {
         SetIndex {
             root: Node::new(),
+            elements: FxHashMap::default(),
             len: 0,
             max_sets: max_sets.max(1),
             clears: 0,
@@ -83,6 +96,7 @@ impl<V> SetIndex<V> {
 
     pub fn clear(&mut self) {
         self.root = Node::new();
+        self.elements.clear();
         self.len = 0;
     }
 
@@ -113,6 +127,9 @@ impl<V> SetIndex<V> {
         let old = n.value.replace(value);
         if old.is_none() {
             self.len += 1;
+            for &e in set.iter() {
+                *self.elements.entry(e).or_insert(0) += 1;
+            }
         }
         old
     }
@@ -139,43 +156,65 @@ impl<V> SetIndex<V> {
         walk(&self.root, &q)
     }
 
-    /// Up to `limit` stored sets that contain every element of `query`.
+    /// Up to `limit` stored sets that contain every element of `query` (fewer when the
+    /// walk reaches [`SUPERSET_VISITS`] nodes).
     pub fn find_supersets(&self, query: &[u64], limit: usize) -> Vec<&V> {
         let q = normalise(query);
         let mut out = Vec::new();
-        fn all<'a, V>(n: &'a Node<V>, out: &mut Vec<&'a V>, limit: usize) {
-            if out.len() >= limit {
-                return;
+        if q.iter().any(|e| !self.elements.contains_key(e)) {
+            return out;
+        }
+        struct Walk<'a, V> {
+            out: Vec<&'a V>,
+            limit: usize,
+            visits: usize,
+        }
+        impl<'a, V> Walk<'a, V> {
+            fn done(&mut self) -> bool {
+                self.visits += 1;
+                self.out.len() >= self.limit || self.visits > SUPERSET_VISITS
             }
-            if let Some(v) = &n.value {
-                out.push(v);
-            }
-            for c in n.children.values() {
-                if out.len() >= limit {
+            fn all(&mut self, n: &'a Node<V>) {
+                if self.done() {
                     return;
                 }
-                all(c, out, limit);
+                if let Some(v) = &n.value {
+                    self.out.push(v);
+                }
+                for c in n.children.values() {
+                    self.all(c);
+                    if self.out.len() >= self.limit || self.visits > SUPERSET_VISITS {
+                        return;
+                    }
+                }
             }
-        }
-        fn walk<'a, V>(n: &'a Node<V>, q: &[u64], out: &mut Vec<&'a V>, limit: usize) {
-            if out.len() >= limit {
-                return;
-            }
-            let Some((&first, rest)) = q.split_first() else {
-                return all(n, out, limit);
-            };
-            for (&e, c) in n.children.range(..=first) {
-                if out.len() >= limit {
+            fn walk(&mut self, n: &'a Node<V>, q: &[u64]) {
+                if self.done() {
                     return;
                 }
-                if e == first {
-                    walk(c, rest, out, limit);
-                } else {
-                    walk(c, q, out, limit);
+                let Some((&first, rest)) = q.split_first() else {
+                    self.visits -= 1;
+                    return self.all(n);
+                };
+                for (&e, c) in n.children.range(..=first) {
+                    if e == first {
+                        self.walk(c, rest);
+                    } else {
+                        self.walk(c, q);
+                    }
+                    if self.out.len() >= self.limit || self.visits > SUPERSET_VISITS {
+                        return;
+                    }
                 }
             }
         }
-        walk(&self.root, &q, &mut out, limit);
+        let mut w = Walk {
+            out,
+            limit,
+            visits: 0,
+        };
+        w.walk(&self.root, &q);
+        out = w.out;
         out
     }
 }
@@ -240,6 +279,24 @@ mod tests {
             assert!(ix.find_supersets(&[5, 6], 10).is_empty());
         }
         assert!(t.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    #[test]
+    fn superset_walks_are_bounded() {
+        // A session that names every query's terms afresh: each query has a conjunct newer
+        // than every stored set, and used to walk the whole trie (all labels are smaller).
+        let mut ix = SetIndex::new(1_000_000);
+        for i in 0..20_000u64 {
+            ix.insert(&[i, i + 1, 30_000], i);
+        }
+        assert!(ix.find_supersets(&[5, 50_000], 10).is_empty());
+        // Every stored set contains 30_000: the walk stops at its visit budget.
+        let found = ix.find_supersets(&[30_000], usize::MAX);
+        assert!(!found.is_empty() && found.len() <= SUPERSET_VISITS);
+        // Unaffected below the budget.
+        assert_eq!(ix.find_supersets(&[7, 8], 10), vec![&7]);
+        ix.clear();
+        assert!(ix.find_supersets(&[30_000], 10).is_empty());
     }
 
     fn sets() -> impl Strategy<Value = Vec<BTreeSet<u64>>> {
