@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Drive a solver command through a session as an interactive client does, and time it.
+
+Each query (a block that starts at a `(reset)`) is written, then its answers are read (one
+per check-sat, get-value, get-model, ...: every command that prints something with
+print-success off) before the next is written, as Manticore and pySMT wait for theirs.
+Prints the wall time of every thousand queries and the total, so that a cost that grows
+with the session shows as a rising column.
+
+  python3 scripts/time-session.py SESSION.smt2 -- z3 -smt2 -in
+  python3 scripts/time-session.py SESSION.smt2 --answers out.txt -- target/release/smtproxy -smt2 -in
+"""
+import argparse
+import subprocess
+import sys
+import time
+
+ANSWERING = ("(check-sat", "(get-value", "(get-model", "(get-info", "(get-option",
+             "(get-unsat-core", "(get-assertions", "(echo", "(get-objectives")
+
+
+def blocks(path):
+    cur = []
+    with open(path) as f:
+        for line in f:
+            s = line.strip()
+            if s.startswith("(reset)") and cur:
+                yield cur
+                cur = []
+            if s and not s.startswith(";"):
+                cur.append(line if line.endswith("\n") else line + "\n")
+    if cur:
+        yield cur
+
+
+def read_forms(out, n):
+    """Read n complete top-level forms (atoms or balanced lists) from the stream."""
+    forms = []
+    buf = []
+    depth = 0
+    in_str = False
+    while len(forms) < n:
+        ch = out.read(1)
+        if not ch:
+            raise SystemExit("solver closed its output after %d of %d answers" % (len(forms), n))
+        if in_str:
+            buf.append(ch)
+            if ch == '"':
+                in_str = False
+            continue
+        if ch == '"':
+            in_str = True
+            buf.append(ch)
+        elif ch == "(":
+            depth += 1
+            buf.append(ch)
+        elif ch == ")":
+            depth -= 1
+            buf.append(ch)
+            if depth == 0:
+                forms.append("".join(buf).strip())
+                buf = []
+        elif ch.isspace():
+            if depth == 0 and buf:
+                forms.append("".join(buf).strip())
+                buf = []
+            elif depth > 0:
+                buf.append(ch)
+        else:
+            buf.append(ch)
+    return forms
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("session")
+    ap.add_argument("--answers", help="write every answer here, one per line")
+    ap.add_argument("--every", type=int, default=1000)
+    argv = sys.argv[1:]
+    if "--" not in argv:
+        ap.error("give the solver command after --")
+    i = argv.index("--")
+    a = ap.parse_args(argv[:i])
+    cmd = argv[i + 1:]
+    if not cmd:
+        ap.error("give the solver command after --")
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    answers = open(a.answers, "w") if a.answers else None
+    t0 = time.monotonic()
+    last = t0
+    n = 0
+    rows = []
+    for block in blocks(a.session):
+        p.stdin.write("".join(block))
+        p.stdin.flush()
+        want = sum(1 for l in block if l.lstrip().startswith(ANSWERING))
+        forms = read_forms(p.stdout, want)
+        if answers:
+            for f in forms:
+                answers.write(" ".join(f.split()) + "\n")
+        n += 1
+        if n % a.every == 0:
+            now = time.monotonic()
+            rows.append((n, now - last))
+            print("queries %6d-%6d: %8.2f s" % (n - a.every + 1, n, now - last), flush=True)
+            last = now
+    p.stdin.close()
+    p.wait()
+    total = time.monotonic() - t0
+    print("total: %d queries in %.2f s (%.2f ms/query)" % (n, total, 1000 * total / max(n, 1)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
