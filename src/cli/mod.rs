@@ -44,7 +44,12 @@ pub struct EngineArgs {
     #[arg(long, global = true, env = "SMTPROXY_SOLVER")]
     pub solver: Option<String>,
     /// hybrid | stack | stack-cse | cache | passthrough | fresh
-    #[arg(long, global = true, default_value = "hybrid", env = "SMTPROXY_STRATEGY")]
+    #[arg(
+        long,
+        global = true,
+        default_value = "hybrid",
+        env = "SMTPROXY_STRATEGY"
+    )]
     pub strategy: String,
     /// Result store: PATH, redis://HOST:PORT, or none.
     #[arg(long, global = true, env = "SMTPROXY_CACHE")]
@@ -223,11 +228,26 @@ mod tests {
 
     #[test]
     fn solver_command_lines_reach_the_solver() {
-        let c = run(&["smtproxy", "--solver", "z3", "-t:500", "-memory:8192", "-smt2", "-in"]);
+        let c = run(&[
+            "smtproxy",
+            "--solver",
+            "z3",
+            "-t:500",
+            "-memory:8192",
+            "-smt2",
+            "-in",
+        ]);
         assert_eq!(c.engine.timeout_ms, Some(500));
         assert_eq!(c.engine.solver_flags.backend, ["-memory:8192"]);
         assert!(c.file.is_none());
-        let c = run(&["smtproxy", "--solver=cvc5", "--lang", "smt2", "--incremental", "x.smt2"]);
+        let c = run(&[
+            "smtproxy",
+            "--solver=cvc5",
+            "--lang",
+            "smt2",
+            "--incremental",
+            "x.smt2",
+        ]);
         assert_eq!(c.file, Some(PathBuf::from("x.smt2")));
         assert_eq!(c.engine.solver.as_deref(), Some("cvc5"));
         // Our own deadline wins over the solver's.
@@ -259,7 +279,14 @@ mod tests {
 
     #[test]
     fn subcommands_are_read_as_before() {
-        let c = run(&["smtproxy", "--strategy", "stack", "replay", "--quiet", "a.smt2"]);
+        let c = run(&[
+            "smtproxy",
+            "--strategy",
+            "stack",
+            "replay",
+            "--quiet",
+            "a.smt2",
+        ]);
         assert!(matches!(c.cmd, Some(Sub::Replay { quiet: true, .. })));
         assert_eq!(c.engine.strategy, "stack");
     }

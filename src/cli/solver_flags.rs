@@ -104,7 +104,10 @@ pub fn read(kind: SolverKind, args: &[String]) -> Result<SolverFlags, FlagError>
 /// A number of milliseconds (or seconds, `scale` 1000) from a flag's value; an
 /// unreadable one is left to the solver to refuse.
 fn millis(v: &str, scale: u64) -> Option<u64> {
-    v.trim().parse::<u64>().ok().map(|n| n.saturating_mul(scale))
+    v.trim()
+        .parse::<u64>()
+        .ok()
+        .map(|n| n.saturating_mul(scale))
 }
 
 /// z3: `-X`, `-X:V` (also `--X`, `/X`), `key=value`. True when the flag was taken.
@@ -168,9 +171,9 @@ fn long_value(
                 return Ok(Some(v.to_string()));
             }
             if rest.is_empty() {
-                return next()
-                    .map(Some)
-                    .ok_or_else(|| FlagError::MissingValue { flag: a.to_string() });
+                return next().map(Some).ok_or_else(|| FlagError::MissingValue {
+                    flag: a.to_string(),
+                });
             }
         }
     }
@@ -204,8 +207,11 @@ fn cvc5_flag(
             f.client.produce_models.get_or_insert(true);
             return Ok(true);
         }
-        "--produce-unsat-cores" | "--produce-proofs" | "--produce-assignments"
-        | "--produce-unsat-assumptions" | "--global-declarations" => {
+        "--produce-unsat-cores"
+        | "--produce-proofs"
+        | "--produce-assignments"
+        | "--produce-unsat-assumptions"
+        | "--global-declarations" => {
             f.client
                 .options
                 .push((format!(":{}", &a[2..]), "true".to_string()));
@@ -278,7 +284,10 @@ mod tests {
 
     #[test]
     fn manticore_z3_command_line() {
-        let f = read_strs(SolverKind::Z3, &["-t:120000", "-memory:8192", "-smt2", "-in"]);
+        let f = read_strs(
+            SolverKind::Z3,
+            &["-t:120000", "-memory:8192", "-smt2", "-in"],
+        );
         assert_eq!(f.timeout_ms, Some(120_000));
         assert_eq!(f.backend, ["-memory:8192"]);
         assert!(f.file.is_none() && !f.informational);
@@ -288,9 +297,25 @@ mod tests {
     fn z3_parameters_and_output_flags() {
         let f = read_strs(
             SolverKind::Z3,
-            &["smt.random_seed=3", "rlimit=100000", "AUTO_CONFIG=false", "-nw", "-st", "-model", "x.smt2"],
+            &[
+                "smt.random_seed=3",
+                "rlimit=100000",
+                "AUTO_CONFIG=false",
+                "-nw",
+                "-st",
+                "-model",
+                "x.smt2",
+            ],
         );
-        assert_eq!(f.backend, ["smt.random_seed=3", "rlimit=100000", "AUTO_CONFIG=false", "-nw"]);
+        assert_eq!(
+            f.backend,
+            [
+                "smt.random_seed=3",
+                "rlimit=100000",
+                "AUTO_CONFIG=false",
+                "-nw"
+            ]
+        );
         assert!(f.client.stats_at_exit && f.client.model_at_exit);
         assert_eq!(f.file, Some(PathBuf::from("x.smt2")));
         let f = read_strs(SolverKind::Z3, &["-T:5", "dump_models=true", "timeout=300"]);
@@ -308,13 +333,27 @@ mod tests {
     fn cvc5_flags() {
         let f = read_strs(
             SolverKind::Cvc5,
-            &["--lang", "smt2", "--incremental", "--quiet", "-m", "--print-success", "--dump-models", "--tlimit-per=500", "--seed=4", "--produce-unsat-cores"],
+            &[
+                "--lang",
+                "smt2",
+                "--incremental",
+                "--quiet",
+                "-m",
+                "--print-success",
+                "--dump-models",
+                "--tlimit-per=500",
+                "--seed=4",
+                "--produce-unsat-cores",
+            ],
         );
         assert_eq!(f.backend, ["--seed=4"]);
         assert_eq!(f.timeout_ms, Some(500));
         assert_eq!(f.client.produce_models, Some(true));
         assert!(f.client.print_success && f.client.model_after_sat);
-        assert_eq!(f.client.options, [(":produce-unsat-cores".to_string(), "true".to_string())]);
+        assert_eq!(
+            f.client.options,
+            [(":produce-unsat-cores".to_string(), "true".to_string())]
+        );
         assert!(read_strs(SolverKind::Cvc5, &["--version"]).informational);
         assert!(read(SolverKind::Cvc5, &["--lang".to_string()]).is_err());
         let f = read_strs(SolverKind::Cvc5, &["--tlimit", "800"]);
@@ -323,11 +362,17 @@ mod tests {
 
     #[test]
     fn yices_flags() {
-        let f = read_strs(SolverKind::Yices, &["--incremental", "--timeout=2", "--mcsat", "q.smt2"]);
+        let f = read_strs(
+            SolverKind::Yices,
+            &["--incremental", "--timeout=2", "--mcsat", "q.smt2"],
+        );
         assert_eq!(f.timeout_ms, Some(2000));
         assert_eq!(f.backend, ["--mcsat"]);
         assert_eq!(f.file, Some(PathBuf::from("q.smt2")));
-        assert_eq!(read_strs(SolverKind::Yices, &["-t", "3"]).timeout_ms, Some(3000));
+        assert_eq!(
+            read_strs(SolverKind::Yices, &["-t", "3"]).timeout_ms,
+            Some(3000)
+        );
         assert!(read_strs(SolverKind::Yices, &["-V"]).informational);
     }
 

@@ -258,9 +258,22 @@ mod tests {
         c.set_option(":b", "x", "(set-option  :b x)");
         c.set_option(":a", "2", "(set-option :a 2)");
         c.set_option(":a", "2", "(set-option\n:a 2)");
-        assert_eq!(c.options, [(":a".into(), "2".into()), (":b".into(), "x".into())]);
-        assert_eq!(c.preamble, ["(set-logic QF_BV)", "(set-option\n:a 2)", "(set-option  :b x)"]);
-        assert_eq!(option_keyword("(set-option :tactic.x false)"), Some(":tactic.x"));
+        assert_eq!(
+            c.options,
+            [(":a".into(), "2".into()), (":b".into(), "x".into())]
+        );
+        assert_eq!(
+            c.preamble,
+            [
+                "(set-logic QF_BV)",
+                "(set-option\n:a 2)",
+                "(set-option  :b x)"
+            ]
+        );
+        assert_eq!(
+            option_keyword("(set-option :tactic.x false)"),
+            Some(":tactic.x")
+        );
         assert_eq!(option_keyword("(set-logic ALL)"), None);
     }
 }

@@ -459,8 +459,7 @@ impl Engine {
         let mut sticky = self.flags.options.iter().any(|(k, v)| unmodelled(k, v));
         if self.dialect == Dialect::Z3 {
             for c in &self.client.preamble {
-                if let Ok(Command::SetOption(k, v)) = parse_command(&mut self.store, &self.sig, c)
-                {
+                if let Ok(Command::SetOption(k, v)) = parse_command(&mut self.store, &self.sig, c) {
                     sticky |= unmodelled(&k, &v);
                 }
             }
@@ -473,7 +472,8 @@ impl Engine {
         self.passthrough = false;
         self.pass_stale = false;
         self.lean = lean::Lean::default();
-        self.stats.note("back from passthrough at (reset)".to_string());
+        self.stats
+            .note("back from passthrough at (reset)".to_string());
         true
     }
 

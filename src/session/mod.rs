@@ -623,7 +623,14 @@ impl Engine {
                 }
                 self.client.logic = Some(l.clone());
                 self.logic_check = LogicCheck::new(self.dialect, l);
-                self.client.preamble.push(text.to_string());
+                if self.dialect == Dialect::Z3 {
+                    // z3 keeps its options across a reset: a client that sets the logic
+                    // and then the same options after every reset has the same preamble
+                    // each time (z3 takes the logic before or after options alike).
+                    self.client.preamble.insert(0, text.to_string());
+                } else {
+                    self.client.preamble.push(text.to_string());
+                }
                 self.success();
             }
             Command::SetOption(ref k, ref v) => match k.as_str() {
@@ -944,22 +951,33 @@ impl Engine {
 
     /// Whether get-value or get-model (`what`: "value", "model") is refused now, models
     /// being off or the last check-sat not sat; if so, the error is given as the dialect
-    /// words it.
+    /// words it (z3 with its position, cvc5 and yices without).
     fn model_refused(&mut self, what: &str, text: &str, line: usize, col: usize) -> bool {
-        if !self.models_enabled() {
-            // z3, told not to produce models, says only that there is none.
-            let msg = match self.dialect {
+        let msg = if !self.models_enabled() {
+            match self.dialect {
+                // z3, told not to produce models, says only that there is none.
                 Dialect::Z3 => "model is not available".to_string(),
-                _ => format!("cannot get {what} unless model generation is enabled"),
-            };
-            self.run_error(text, line, col, &msg);
-            return true;
+                _ => format!(
+                    "Cannot get {what} unless model generation is enabled (try --produce-models)"
+                ),
+            }
+        } else if !matches!(self.last, Last::Sat) {
+            match (self.dialect, &self.last) {
+                (Dialect::Z3, _) => "model is not available".to_string(),
+                (Dialect::Cvc5, _) => {
+                    format!("Cannot get {what} unless after a SAT or UNKNOWN response.")
+                }
+                (Dialect::Yices, Last::Unsat) => "the context is unsatisfiable".to_string(),
+                (Dialect::Yices, _) => "can't build a model. Call (check-sat) first".to_string(),
+            }
+        } else {
+            return false;
+        };
+        match self.dialect {
+            Dialect::Z3 => self.run_error(text, line, col, &msg),
+            _ => self.emit(&response::error(&msg)),
         }
-        if !matches!(self.last, Last::Sat) {
-            self.run_error(text, line, col, "model is not available");
-            return true;
-        }
-        false
+        true
     }
 
     fn get_value(&mut self, terms: &[(TermId, String)], text: &str, line: usize, col: usize) {

@@ -1,0 +1,236 @@
+//! The session shape of a symbolic executor that pipes to z3 (Manticore's): every query
+//! starts with `(reset)`, sets the same logic and options again (`:global-decls false`,
+//! a tactic option), re-declares its input bytes under fresh names, asserts a path
+//! condition that grows from query to query, and asks `get-value` after each sat; now and
+//! then a query uses z3's optimisation commands. Through smtproxy (hybrid and stack) the
+//! client must see what z3 prints, line by line, but for model values; every value
+//! smtproxy gives must satisfy its query (checked by z3); the queries after an
+//! optimisation query go back to the modelled strategies (they are not all sent to the
+//! solver).
+
+mod common;
+
+use common::rng::Rng;
+use common::{run, run_prog};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(120);
+
+struct Query {
+    /// Declarations and assertions (no check-sat).
+    body: String,
+    /// The constants a get-value asks for.
+    names: Vec<String>,
+    /// Uses `minimize` (answered by the solver itself).
+    optimises: bool,
+}
+
+/// `n` queries in Manticore's shape over 16 input bytes.
+fn session(n: usize, seed: u64) -> Vec<Query> {
+    let mut rng = Rng(seed);
+    let mut fresh = 0usize;
+    let mut path: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut out = Vec::new();
+    while out.len() < n {
+        let i = rng.below(16) as usize;
+        let j = rng.below(16) as usize;
+        let k = rng.below(256);
+        let conds = [
+            (format!("(bvult {{0}} #x{k:02x})"), vec![i]),
+            (format!("(= (bvand {{0}} #x0f) #x{:02x})", k & 15), vec![i]),
+            ("(= {0} {1})".to_string(), vec![i, j]),
+            (format!("(bvugt (bvadd {{0}} {{1}}) #x{k:02x})"), vec![i, j]),
+        ];
+        let (tmpl, bytes) = rng.pick(&conds).clone();
+        for positive in [true, false] {
+            let mut used: Vec<usize> = path.iter().flat_map(|(_, b)| b.clone()).collect();
+            used.extend(&bytes);
+            used.sort_unstable();
+            used.dedup();
+            let names: Vec<String> = used
+                .iter()
+                .map(|_| {
+                    fresh += 1;
+                    format!("a_{fresh}")
+                })
+                .collect();
+            let name_of = |b: usize| names[used.iter().position(|&u| u == b).unwrap_or(0)].clone();
+            let fill = |t: &str, bs: &[usize]| {
+                let mut s = t.to_string();
+                for (x, &b) in bs.iter().enumerate() {
+                    s = s.replace(&format!("{{{x}}}"), &name_of(b));
+                }
+                s
+            };
+            let mut body =
+                String::from("(declare-fun STDIN () (Array (_ BitVec 32) (_ BitVec 8)))\n");
+            for (b, name) in used.iter().zip(&names) {
+                body.push_str(&format!(
+                    "(declare-fun {name} () (_ BitVec 8))\n(assert (= {name} (select STDIN #x{b:08x})))\n"
+                ));
+            }
+            for (t, bs) in &path {
+                body.push_str(&format!("(assert {})\n", fill(t, bs)));
+            }
+            let c = fill(&tmpl, &bytes);
+            if positive {
+                body.push_str(&format!("(assert {c})\n"));
+            } else {
+                body.push_str(&format!("(assert (not {c}))\n"));
+            }
+            let optimises = out.len() % 25 == 12;
+            if optimises {
+                body.push_str(&format!("(minimize {})\n", names[0]));
+            }
+            out.push(Query {
+                body,
+                names,
+                optimises,
+            });
+        }
+        if path.len() >= 8 || rng.below(10) == 0 {
+            let keep = rng.below(path.len() as u64 + 1) as usize;
+            path.truncate(keep);
+        } else {
+            path.push((tmpl, bytes));
+        }
+    }
+    out
+}
+
+fn script(qs: &[Query]) -> String {
+    let mut s = String::new();
+    for q in qs {
+        s.push_str("(reset)\n(set-logic QF_AUFBV)\n(set-option :global-decls false)\n");
+        s.push_str("(set-option :tactic.solve_eqs.context_solve false)\n");
+        s.push_str(&q.body);
+        s.push_str("(check-sat)\n");
+        s.push_str(&format!("(get-value ({}))\n", q.names.join(" ")));
+    }
+    s
+}
+
+/// The answers per query: (verdict, get-value answer).
+fn answers(out: &str) -> Vec<(String, String)> {
+    let mut lines = out.lines().peekable();
+    let mut v = Vec::new();
+    while let Some(verdict) = lines.next() {
+        let mut value = String::new();
+        let mut depth = 0i32;
+        for l in lines.by_ref() {
+            value.push_str(l);
+            value.push('\n');
+            depth += l.matches('(').count() as i32 - l.matches(')').count() as i32;
+            if depth <= 0 {
+                break;
+            }
+        }
+        v.push((verdict.to_string(), value));
+    }
+    v
+}
+
+/// The `(name value)` pairs of a get-value answer.
+fn pairs(value: &str) -> Vec<(String, String)> {
+    let flat = value.replace(['(', ')'], " ");
+    let toks: Vec<&str> = flat.split_whitespace().collect();
+    toks.chunks(2)
+        .filter(|c| c.len() == 2)
+        .map(|c| (c[0].to_string(), c[1].to_string()))
+        .collect()
+}
+
+#[test]
+fn a_manticore_shaped_session_answers_as_z3_does() {
+    assert!(
+        common::have("z3"),
+        "z3 is not installed (scripts/install-deps.sh)"
+    );
+    let qs = session(120, 0x5e55_1011);
+    let input = script(&qs);
+    let direct = run_prog("z3", &["-t:120000", "-smt2", "-in"], input.as_bytes(), T);
+    let want = answers(&direct.stdout_str());
+    assert_eq!(
+        want.len(),
+        qs.len(),
+        "z3's own answers:\n{}",
+        direct.stdout_str()
+    );
+    let sats = want.iter().filter(|a| a.0 == "sat").count();
+    assert!(
+        sats > 20 && sats < qs.len(),
+        "a mix of sat and unsat: {sats}"
+    );
+    for strategy in ["hybrid", "stack"] {
+        let out = run(
+            &[
+                "--solver",
+                "z3",
+                "--strategy",
+                strategy,
+                "--cache",
+                "none",
+                "--stats",
+                "-t:120000",
+                "-smt2",
+                "-in",
+            ],
+            input.as_bytes(),
+            T,
+        );
+        let got = answers(&out.stdout_str());
+        assert_eq!(got.len(), want.len(), "{strategy}:\n{}", out.stdout_str());
+        // Every value smtproxy gave, asserted with its query: z3 must say sat to each.
+        let mut checks = String::new();
+        let mut nchecks = 0;
+        for (i, ((gv, gval), (wv, wval))) in got.iter().zip(&want).enumerate() {
+            assert_eq!(gv, wv, "{strategy}: query {i}");
+            if wv == "sat" {
+                // The same names, in the same order.
+                let (g, w) = (pairs(gval), pairs(wval));
+                let names =
+                    |p: &[(String, String)]| p.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+                assert_eq!(names(&g), names(&w), "{strategy}: query {i}");
+                checks.push_str("(reset)\n(set-logic QF_AUFBV)\n");
+                for l in qs[i].body.lines().filter(|l| !l.starts_with("(minimize")) {
+                    checks.push_str(l);
+                    checks.push('\n');
+                }
+                for (n, v) in &g {
+                    checks.push_str(&format!("(assert (= {n} {v}))\n"));
+                }
+                checks.push_str("(check-sat)\n");
+                nchecks += 1;
+            } else {
+                // The error for a get-value after unsat, word for word.
+                assert_eq!(gval, wval, "{strategy}: query {i}");
+            }
+        }
+        let z = run_prog("z3", &["-in"], checks.as_bytes(), T);
+        let verdicts: Vec<String> = z.stdout_str().lines().map(str::to_string).collect();
+        assert_eq!(verdicts.len(), nchecks, "{strategy}: {}", z.stdout_str());
+        assert!(
+            verdicts.iter().all(|v| v == "sat"),
+            "{strategy}: some values smtproxy gave do not satisfy their query: {verdicts:?}"
+        );
+        let s = common::summary(&out.stderr_str());
+        let field = |k: &str| s[k].as_u64().unwrap_or_else(|| panic!("{k} in {s}"));
+        let optimising = qs.iter().filter(|q| q.optimises).count() as u64;
+        assert!(optimising >= 2);
+        assert_eq!(
+            field("fallbacks_passthrough"),
+            optimising,
+            "{strategy}: {s}"
+        );
+        if strategy == "hybrid" {
+            // Back from passthrough at each reset: most queries never reach the solver.
+            assert!(
+                field("solver_checks") < field("queries") / 2,
+                "{strategy}: {s}"
+            );
+        }
+        // Options set again after every reset restart nothing; only the optimisation
+        // queries do (into passthrough and back).
+        assert!(field("restarts") <= 2 * optimising, "{strategy}: {s}");
+    }
+}
