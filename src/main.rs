@@ -12,7 +12,7 @@ const ENGINE_STACK: usize = 1 << 30;
 fn main() {
     smtproxy::signals::install();
     let cli = match smtproxy::cli::parse(std::env::args().collect()) {
-        Ok(Invocation::Run(cli)) => cli,
+        Ok(Invocation::Run(cli)) => *cli,
         Ok(Invocation::Solver { solver, args }) => {
             let code = smtproxy::app::solver_info(solver.as_deref(), &args).unwrap_or_else(|e| {
                 smtproxy::app::solver_error(&e).unwrap_or_else(|| {

@@ -142,10 +142,7 @@ fn pairs(value: &str) -> Vec<(String, String)> {
 
 #[test]
 fn a_manticore_shaped_session_answers_as_z3_does() {
-    assert!(
-        common::have("z3"),
-        "z3 is not installed (scripts/install-deps.sh)"
-    );
+    common::require("z3");
     let qs = session(120, 0x5e55_1011);
     let input = script(&qs);
     let direct = run_prog("z3", &["-t:120000", "-smt2", "-in"], input.as_bytes(), T);
@@ -232,5 +229,80 @@ fn a_manticore_shaped_session_answers_as_z3_does() {
         // Options set again after every reset restart nothing; only the optimisation
         // queries do (into passthrough and back).
         assert!(field("restarts") <= 2 * optimising, "{strategy}: {s}");
+    }
+}
+
+/// A test case's bytes asked one query each (Manticore's `solve_to_fd`): every query has
+/// the same path condition under fresh names, plus `(= BITVEC byte_i)`. z3 run afresh
+/// gives the same model each time, so the bytes fit together; through smtproxy they must
+/// too (a recent model carries over once the renamed intermediates are recomputed from
+/// their definitions), else the test case does not take the path it was made for.
+#[test]
+fn bytes_asked_one_query_each_fit_together() {
+    common::require("z3");
+    let mut fresh = 0;
+    let mut script = String::new();
+    for i in 0..4 {
+        script.push_str("(reset)\n(set-logic QF_AUFBV)\n(set-option :global-decls false)\n");
+        script.push_str("(declare-fun STDIN () (Array (_ BitVec 32) (_ BitVec 8)))\n");
+        script.push_str("(declare-fun BITVEC () (_ BitVec 8))\n");
+        let mut bytes = Vec::new();
+        for b in 0..4 {
+            fresh += 1;
+            let n = format!("a_{fresh}");
+            script.push_str(&format!(
+                "(declare-fun {n} () (_ BitVec 8))(assert (= {n} (select STDIN #x{b:08x})))\n"
+            ));
+            bytes.push(n);
+        }
+        fresh += 1;
+        let sum = format!("a_{fresh}");
+        script.push_str(&format!(
+            "(declare-fun {sum} () (_ BitVec 8))(assert (= {sum} (bvadd {} {} (bvmul #x03 {}) {})))\n",
+            bytes[0], bytes[1], bytes[2], bytes[3]
+        ));
+        script.push_str(&format!("(assert (= {sum} #x5a))\n"));
+        script.push_str(&format!("(assert (bvugt {} #x40))\n", bytes[0]));
+        script.push_str(&format!("(assert (distinct {} {}))\n", bytes[1], bytes[2]));
+        script.push_str(&format!("(assert (= BITVEC {}))\n", bytes[i]));
+        script.push_str("(check-sat)\n(get-value (BITVEC))\n");
+    }
+    for strategy in ["hybrid", "cache"] {
+        let out = run(
+            &[
+                "--solver",
+                "z3",
+                "--strategy",
+                strategy,
+                "--cache",
+                "none",
+                "-smt2",
+                "-in",
+            ],
+            script.as_bytes(),
+            T,
+        );
+        let got = answers(&out.stdout_str());
+        assert_eq!(got.len(), 4, "{strategy}: {}", out.stdout_str());
+        let vals: Vec<String> = got
+            .iter()
+            .map(|(v, val)| {
+                assert_eq!(v, "sat", "{strategy}");
+                pairs(val)[0].1.clone()
+            })
+            .collect();
+        // The four bytes together satisfy the path condition (z3 says so).
+        let check = format!(
+            "(declare-const b0 (_ BitVec 8))(declare-const b1 (_ BitVec 8))(declare-const b2 (_ BitVec 8))(declare-const b3 (_ BitVec 8))\
+             (assert (= b0 {}))(assert (= b1 {}))(assert (= b2 {}))(assert (= b3 {}))\
+             (assert (= (bvadd b0 b1 (bvmul #x03 b2) b3) #x5a))(assert (bvugt b0 #x40))(assert (distinct b1 b2))(check-sat)\n",
+            vals[0], vals[1], vals[2], vals[3]
+        );
+        let z = run_prog("z3", &["-in"], check.as_bytes(), T);
+        assert_eq!(
+            z.stdout_str(),
+            "sat\n",
+            "{strategy}: bytes {vals:?} do not fit together"
+        );
     }
 }

@@ -16,16 +16,6 @@ use smtproxy::term::{TermId, TermStore};
 use std::io::Write;
 use std::process::{Command as Proc, Stdio};
 
-fn z3_available() -> bool {
-    Proc::new("z3")
-        .arg("-version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
-}
-
 fn run_z3(script: &str) -> String {
     let mut child = Proc::new("z3")
         .arg("-in")
@@ -277,10 +267,7 @@ fn gen_bool(rng: &mut Rng, depth: u32) -> String {
 
 #[test]
 fn random_bv_terms_agree_with_z3() {
-    if !z3_available() {
-        eprintln!("z3 not found; skipping");
-        return;
-    }
+    common::require("z3");
     let mut rng = Rng(0x9E3779B97F4A7C15);
     let mut ctx = Ctx::new();
     for &w in &WIDTHS {
@@ -305,10 +292,7 @@ fn random_bv_terms_agree_with_z3() {
 /// Every BV operator on edge-case literals, all width combinations in WIDTHS.
 #[test]
 fn bv_edge_cases_agree_with_z3() {
-    if !z3_available() {
-        eprintln!("z3 not found; skipping");
-        return;
-    }
+    common::require("z3");
     let ctx = Ctx::new();
     let mut terms = Vec::new();
     for &w in &WIDTHS {
@@ -455,10 +439,7 @@ fn gen_arith_bool(rng: &mut Rng, depth: u32) -> String {
 
 #[test]
 fn random_int_real_terms_agree_with_z3() {
-    if !z3_available() {
-        eprintln!("z3 not found; skipping");
-        return;
-    }
+    common::require("z3");
     let mut rng = Rng(0xD1B54A32D192ED03);
     let mut ctx = Ctx::new();
     ctx.constant("i0", "Int", "7");
@@ -485,10 +466,7 @@ fn random_int_real_terms_agree_with_z3() {
 
 #[test]
 fn array_terms_agree_with_z3() {
-    if !z3_available() {
-        eprintln!("z3 not found; skipping");
-        return;
-    }
+    common::require("z3");
     let mut rng = Rng(0x243F6A8885A308D3);
     let mut ctx = Ctx::new();
     ctx.constant(

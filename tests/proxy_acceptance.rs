@@ -23,7 +23,7 @@
 
 mod common;
 
-use common::{have, run_prog, run_under};
+use common::{run_prog, run_under};
 use std::time::Duration;
 
 /// Terms tried as `(assert (= T T))`: accepted or refused, the query stays satisfiable.
@@ -115,10 +115,7 @@ impl<'a> Direct<'a> {
     /// skips it).
     fn installed(cmd: &'a [&'a str]) -> Option<Direct<'a>> {
         let (prog, args) = cmd.split_first().expect("a command");
-        if !have(prog) {
-            eprintln!("{prog} not installed; skipping");
-            return None;
-        }
+        common::require(prog);
         Some(Direct { prog, args })
     }
 

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{have, root, run, summary};
+use common::{root, run, summary};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(120);
@@ -41,10 +41,7 @@ fn value_after(answer: &str, name: &str) -> Option<u64> {
 
 #[test]
 fn client_names_like_internal_ones() {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let script =
         std::fs::read(root().join("smt2-corpus/hand/adversarial-internal-names.smt2")).unwrap();
     for s in STRATEGIES {
@@ -84,10 +81,7 @@ fn client_names_like_internal_ones() {
 
 #[test]
 fn many_conjuncts_share_scopes() {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let n = 20_000;
     let parts: Vec<String> = (1..=n).map(|i| format!("(> (+ x {i}) 0)")).collect();
     let script = format!(

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{have, run, Out};
+use common::{run, Out};
 use std::time::Duration;
 
 const STRATEGIES: &[&str] = &["passthrough", "fresh", "stack"];
@@ -33,10 +33,7 @@ fn proxy(strategy: &str, input: &[u8]) -> Out {
 
 /// PRELUDE + body + TAIL; the output must end with `sat`, `after`.
 fn case(name: &str, body: &[u8], expect: Expect) {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let mut input = PRELUDE.as_bytes().to_vec();
     input.extend_from_slice(body);
     input.extend_from_slice(TAIL.as_bytes());
@@ -96,10 +93,7 @@ fn case(name: &str, body: &[u8], expect: Expect) {
 /// Input that swallows the rest of the stream (unclosed paren / string): only "an error or
 /// the earlier answers, no panic, no hang" can be asked.
 fn eof_case(name: &str, body: &[u8]) {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let mut input = PRELUDE.as_bytes().to_vec();
     input.extend_from_slice(b"(check-sat)\n");
     input.extend_from_slice(body);
@@ -287,10 +281,7 @@ fn deep_nesting_bvadd_chain() {
 /// fuzz target (fuzz/regressions/engine-recursive-definition-hangs-assert.smt2).
 #[test]
 fn assertion_that_hangs_the_solver_times_out() {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let input = std::fs::read(
         common::root().join("fuzz/regressions/engine-recursive-definition-hangs-assert.smt2"),
     )
@@ -351,10 +342,7 @@ fn assertion_that_hangs_the_solver_times_out() {
 /// (fuzz/regressions/reader-define-sort-redefined-to-itself.smt2: a stack overflow).
 #[test]
 fn sort_redefinition_is_an_error() {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let input = b"(define-sort U () Int)\n(define-sort U () U)\n(declare-sort U 0)\n(declare-const x U)\n(assert (= x 3))\n(check-sat)\n";
     for s in STRATEGIES {
         let out = proxy(s, input);

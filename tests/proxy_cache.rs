@@ -337,10 +337,7 @@ fn forge_models(path: &str) -> usize {
 /// counted as answered from the store.
 #[test]
 fn forged_models_are_never_served() {
-    if !common::have("z3") {
-        eprintln!("SKIPPED: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let script = "(set-option :produce-models true)(set-logic QF_BV)\
         (declare-fun x () (_ BitVec 8))(declare-fun y () (_ BitVec 8))\
         (assert (= (bvadd x #x01) #x06))(check-sat)(get-value (x))(reset)\

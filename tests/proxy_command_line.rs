@@ -14,13 +14,6 @@ use std::time::Duration;
 
 const T: Duration = Duration::from_secs(60);
 
-fn need(prog: &str) {
-    assert!(
-        common::have(prog),
-        "{prog} is not installed (scripts/install-deps.sh installs it)"
-    );
-}
-
 /// Model values differ between solvers and runs: every value masked, the shape kept.
 fn mask_values(s: &str) -> String {
     s.lines()
@@ -38,9 +31,9 @@ fn mask_values(s: &str) -> String {
 
 #[test]
 fn version_is_the_solver_s_and_proxy_version_is_smtproxy_s() {
-    need("z3");
-    need("cvc5");
-    need("yices-smt2");
+    common::require("z3");
+    common::require("cvc5");
+    common::require("yices-smt2");
     for (solver, prog, flag) in [
         ("z3", "z3", "--version"),
         ("z3", "z3", "-version"),
@@ -63,7 +56,7 @@ fn version_is_the_solver_s_and_proxy_version_is_smtproxy_s() {
 
 #[test]
 fn run_under_a_solver_s_name_that_solver_is_the_backend() {
-    need("yices-smt2");
+    common::require("yices-smt2");
     let dir = tempfile::tempdir().expect("tempdir");
     let link = dir.path().join("yices-smt2");
     symlink(common::bin(), &link).expect("symlink");
@@ -79,7 +72,7 @@ fn run_under_a_solver_s_name_that_solver_is_the_backend() {
 
 #[test]
 fn manticore_command_line_is_taken_and_answers_as_z3() {
-    need("z3");
+    common::require("z3");
     let input = b"(set-logic QF_AUFBV)\n(set-option :global-decls false)\n(declare-fun a () (_ BitVec 8))\n(assert (= a #x07))\n(check-sat)\n(get-value (a))\n";
     let args = ["-t:120000", "-memory:8192", "-smt2", "-in"];
     let direct = run_prog("z3", &args, input, T);
@@ -93,7 +86,7 @@ fn manticore_command_line_is_taken_and_answers_as_z3() {
 
 #[test]
 fn z3_parameters_reach_the_backend() {
-    need("z3");
+    common::require("z3");
     // rlimit=1 makes z3 give up on anything it cannot decide by preprocessing.
     let input = b"(declare-const x Int)(declare-const y Int)(assert (> (* x x y) 7))(assert (< (* x y) 3))(check-sat)\n";
     let direct = run_prog("z3", &["-in", "rlimit=1"], input, T);
@@ -108,9 +101,9 @@ fn z3_parameters_reach_the_backend() {
 
 #[test]
 fn a_flag_the_solver_refuses_gets_its_words_and_exit_code() {
-    need("z3");
-    need("cvc5");
-    need("yices-smt2");
+    common::require("z3");
+    common::require("cvc5");
+    common::require("yices-smt2");
     for (solver, prog, flag) in [
         ("z3", "z3", "-no-such-flag"),
         ("z3", "z3", "no_such_param=1"),
@@ -131,8 +124,8 @@ fn a_flag_the_solver_refuses_gets_its_words_and_exit_code() {
 
 #[test]
 fn models_and_statistics_printed_unasked_as_the_solver_prints_them() {
-    need("z3");
-    need("cvc5");
+    common::require("z3");
+    common::require("cvc5");
     let z3_in = b"(declare-const x Int)(assert (> x 2))(check-sat)\n";
     for flags in [&["-in", "-model"][..], &["-in", "dump_models=true"][..]] {
         let direct = run_prog("z3", flags, z3_in, T);
@@ -178,7 +171,7 @@ fn models_and_statistics_printed_unasked_as_the_solver_prints_them() {
 
 #[test]
 fn a_whole_run_deadline_ends_the_run_as_z3_does() {
-    need("z3");
+    common::require("z3");
     // The input never ends: z3 -T:1 says `timeout` after a second and exits 0.
     let mut s = common::Session::start(&["--solver", "z3", "--cache", "none", "-in", "-T:1"]);
     s.send("(declare-const x Int)");

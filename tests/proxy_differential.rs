@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{have, root, run, run_prog};
+use common::{root, run, run_prog};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -113,10 +113,7 @@ fn differential(strategy: &str) {
 }
 
 fn differential_with(z3: &str, strategy: &str) {
-    if !have(z3) {
-        eprintln!("skipping: {z3} not installed");
-        return;
-    }
+    common::require(z3);
     let mut failures = Vec::new();
     for f in hand_scripts() {
         let name = f.file_name().unwrap().to_string_lossy().into_owned();

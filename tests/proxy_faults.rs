@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{alive, comm, descendants_of, have, kill, run, summary, Session, FACTOR};
+use common::{alive, comm, descendants_of, kill, run, summary, Session, FACTOR};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(30);
@@ -32,10 +32,7 @@ fn wait_dead(pid: u32, within: Duration) -> bool {
 }
 
 fn kill_solver_between_checks(strategy: &str) {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let mut s = Session::start(&["--solver", "z3", "--strategy", strategy, "--cache", "none"]);
     s.send("(set-option :produce-models true)");
     s.send("(set-logic QF_BV)");
@@ -483,10 +480,7 @@ fn solver_killed_at_every_point_fresh() {
 fn timeout_then_easy_query() {
     // two random 32-bit primes (the brief's 4294967291 * 4294967279 is solved by z3 in 0.2 s)
     assert_eq!(2315877527u128 * 3210981251u128, 0x6732d442f66afa45u128);
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     for strategy in ["passthrough", "stack", "fresh"] {
         let mut s = Session::start(&[
             "--solver",
@@ -649,10 +643,7 @@ fn solver_not_executable() {
 /// SIGTERM/SIGINT while the solver is busy on a hard query: smtproxy exits within a
 /// bound with 128 + signal, and no solver process outlives it.
 fn signal_mid_session(sig: i32, code: i32) {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     for strategy in ["passthrough", "stack", "hybrid"] {
         let mut s = Session::start(&["--solver", "z3", "--strategy", strategy, "--cache", "none"]);
         s.send("(declare-const a Int)");
@@ -745,10 +736,7 @@ fn stored_rows(path: &std::path::Path) -> i64 {
 /// are still buffered when SIGTERM/SIGINT arrives are written before the exit, and a new
 /// smtproxy answers every one of those queries from the store without a solver.
 fn signal_keeps_buffered_results(sig: i32, code: i32) {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store.sqlite3");
     let store_s = store.display().to_string();
@@ -855,10 +843,7 @@ fn signal_keeps_buffered_results(sig: i32, code: i32) {
 /// it only a bounded time, says what it could not save, and smtproxy still exits 143.
 #[test]
 fn sigterm_with_store_locked_exits_in_time() {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store.sqlite3");
     let store_s = store.display().to_string();
@@ -912,10 +897,7 @@ fn sigint_keeps_buffered_results() {
 
 #[test]
 fn stdout_closed_early() {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     for strategy in ["passthrough", "stack", "fresh"] {
         let mut child = std::process::Command::new(common::bin())
             .args(["--solver", "z3", "--strategy", strategy, "--cache", "none"])

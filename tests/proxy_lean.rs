@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{alive, corpus, descendants_of, have, kill, root, run, run_prog, Session, FACTOR};
+use common::{alive, corpus, descendants_of, kill, root, run, run_prog, Session, FACTOR};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(60);
@@ -33,10 +33,7 @@ fn klee_stream(rel: &str) -> Vec<u8> {
 
 #[test]
 fn klee_streams_byte_for_byte() {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     for rel in [
         "klee/sort/solver-queries.smt2.gz",
         "klee/regexp/solver-queries.smt2.gz",
@@ -114,10 +111,7 @@ fn markers_never_reach_the_client() {
         } else {
             solver
         };
-        if !have(bin) {
-            eprintln!("{solver} not installed: skipped");
-            continue;
-        }
+        common::require(bin);
         for s in &scripts {
             let input = std::fs::read(s).unwrap();
             let p = run(
@@ -149,10 +143,7 @@ fn markers_never_reach_the_client() {
 
 #[test]
 fn interactive_session_keeps_the_clients_line_numbers() {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     // One command per round trip, so every command ends a batch and the marker takes the
     // rest of its line; blank and comment lines in between must still count.
     let lines = [
@@ -200,10 +191,7 @@ fn interactive_session_keeps_the_clients_line_numbers() {
 /// under load when a client wrote a command and its line break in two writes.)
 #[test]
 fn answer_given_before_waiting_for_more_input() {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let mut s = Session::start(&[
         "--solver",
         "z3",
@@ -281,7 +269,8 @@ fn print_success_toggled_on_cvc5_and_yices() {
 (declare-const z Int)
 (check-sat)
 ";
-    if have("cvc5") {
+    common::require("cvc5");
+    {
         same_as_direct(
             "cvc5",
             &["cvc5", "--lang", "smt2", "--incremental"],
@@ -289,7 +278,8 @@ fn print_success_toggled_on_cvc5_and_yices() {
             script,
         );
     }
-    if have("yices-smt2") {
+    common::require("yices-smt2");
+    {
         let args = [
             "yices-smt2",
             "--incremental",
@@ -302,10 +292,7 @@ fn print_success_toggled_on_cvc5_and_yices() {
 
 #[test]
 fn z3_stopping_after_a_lexical_error_is_restarted() {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     // After `(#e...` z3 counts one parenthesis too many and swallows all further input.
     let mut s = Session::start(&[
         "--solver",
@@ -346,10 +333,7 @@ const EASY: &str = "(pop 1)
 
 #[test]
 fn deadline_in_the_middle_of_a_batch() {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     // All of it in one write: the hard check-sat runs out of time inside a batch; what
     // follows it in the batch is sent again after the state is replayed.
     let input = format!("{FACTOR}(check-sat)\n(get-info :name)\n{EASY}");
@@ -390,10 +374,7 @@ fn deadline_in_the_middle_of_a_batch() {
 
 #[test]
 fn solver_killed_in_the_middle_of_a_batch() {
-    if !have("z3") {
-        eprintln!("skipping: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let mut s = Session::start(&[
         "--solver",
         "z3",

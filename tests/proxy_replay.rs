@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{corpus, have, replay};
+use common::{corpus, replay};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -80,10 +80,7 @@ fn replay_all(strategy: &str, solver: &str, logs: Vec<PathBuf>) {
 }
 
 fn replay_all_within(strategy: &str, solver: &str, logs: Vec<PathBuf>, limit: Duration) {
-    if !have(solver) {
-        eprintln!("skipping: {solver} not installed");
-        return;
-    }
+    common::require(solver);
     let t0 = Instant::now();
     let queue = Arc::new(Mutex::new(logs));
     let failures = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -29,7 +29,7 @@
 mod common;
 
 use common::rng::Rng;
-use common::{have, root, run, run_prog, run_under};
+use common::{root, run, run_prog, run_under};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -299,10 +299,7 @@ fn assertion(r: &mut Rng, visible: &[(&str, &str)]) -> Option<String> {
 
 #[test]
 fn random_scopes_match_z3() {
-    if !have("z3") {
-        eprintln!("z3 not installed; skipping");
-        return;
-    }
+    common::require("z3");
     let seeds: Vec<u64> = match std::env::var("SMTPROXY_SCOPES_SEED") {
         Ok(s) => vec![s.parse().expect("SMTPROXY_SCOPES_SEED is a number")],
         Err(_) => {
@@ -344,9 +341,7 @@ fn random_scopes_match_z3() {
 /// the episode's assertions, checked by z3 (the values may differ from z3's own).
 #[test]
 fn random_episode_values_satisfy() {
-    if !have("z3") {
-        return;
-    }
+    common::require("z3");
     let t = Duration::from_secs(60);
     let mut checks = String::new();
     let mut n_checks = 0;
@@ -453,10 +448,7 @@ fn differ(solver: &str, strategies: &[&str], name: &str, text: &str, want: &str)
 /// `solver`, over `sorts` under `logic`.
 fn episodes_match(solver: &str, solver_cmd: &[&str], sorts: &[&'static str], logic: &str) {
     let (prog, args) = solver_cmd.split_first().expect("a solver command");
-    if !have(prog) {
-        eprintln!("{prog} not installed; skipping");
-        return;
-    }
+    common::require(prog);
     let mut failures = Vec::new();
     for seed in (2..=12).step_by(2) {
         let text = render(&episode_list(seed, 150, sorts), false, logic);
@@ -523,9 +515,7 @@ const LEVELS: &str = "(declare-fun a () Int)
 
 #[test]
 fn reset_assertions_and_levels_as_z3() {
-    if !have("z3") {
-        return;
-    }
+    common::require("z3");
     let t = Duration::from_secs(60);
     let want = run_prog("z3", &["-in"], LEVELS.as_bytes(), t).stdout_str();
     assert!(want.contains("(:assertion-stack-levels 2)") && want.contains("unknown constant b"));
@@ -583,10 +573,7 @@ fn reset_assertions_under_global_declarations_as_each_solver() {
         ("cvc5", &["cvc5", "--lang", "smt2", "--incremental"][..]),
         ("yices", &["yices-smt2", "--incremental"][..]),
     ] {
-        if !have(cmd[0]) {
-            eprintln!("{} not installed; skipping", cmd[0]);
-            continue;
-        }
+        common::require(cmd[0]);
         let want = run_prog(
             cmd[0],
             &cmd[1..],
@@ -613,9 +600,7 @@ fn reset_assertions_under_global_declarations_as_each_solver() {
 
 #[test]
 fn scripts_have_both_answers_and_only_the_errors_meant() {
-    if !have("z3") {
-        return;
-    }
+    common::require("z3");
     // What the generator makes, as z3 sees it: both sat and unsat, errors only of the kinds
     // meant.
     let (mut sat, mut unsat) = (0, 0);

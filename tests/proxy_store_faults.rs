@@ -7,7 +7,7 @@
 mod common;
 
 use common::redis_server::Server;
-use common::{bin, corpus, have, replay_json_cmd, run_cmd, summary, tail, Out, Session};
+use common::{bin, corpus, replay_json_cmd, run_cmd, summary, tail, Out, Session};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -197,10 +197,7 @@ fn garbage(n: usize, seed: u32) -> Vec<u8> {
 
 #[test]
 fn store_corrupt() {
-    if !have("z3") {
-        eprintln!("SKIPPED: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let dir = tempfile::tempdir().unwrap();
     // (1) Not SQLite at all.
     let path = dir.path().join("garbage.sqlite3");
@@ -237,10 +234,7 @@ fn store_corrupt() {
 
 #[test]
 fn store_truncated() {
-    if !have("z3") {
-        eprintln!("SKIPPED: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let dir = tempfile::tempdir().unwrap();
     let good = populated(dir.path());
     let full = bytes(&good);
@@ -268,10 +262,7 @@ fn store_truncated() {
 
 #[test]
 fn store_read_only() {
-    if !have("z3") {
-        eprintln!("SKIPPED: z3 not installed");
-        return;
-    }
+    common::require("z3");
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         // Root writes through permission bits; the store checks the bits itself, and the
@@ -322,10 +313,7 @@ fn store_read_only() {
 
 #[test]
 fn store_locked_by_another_process() {
-    if !have("z3") {
-        eprintln!("SKIPPED: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let dir = tempfile::tempdir().unwrap();
     // (1) The WAL store smtproxy makes, with another process's write transaction open for
     // the whole run: reads go on (the first answers come from the store), writes wait
@@ -411,10 +399,7 @@ fn store_locked_by_another_process() {
 
 #[test]
 fn store_on_full_disk() {
-    if !have("z3") {
-        eprintln!("SKIPPED: z3 not installed");
-        return;
-    }
+    common::require("z3");
     // A full disk, unprivileged: RLIMIT_FSIZE on the smtproxy process. Writes past it fail
     // with EFBIG (and raise SIGXFSZ, which smtproxy must survive). 48 KiB leaves room for
     // the 32 KiB WAL index and a few WAL frames, so the store opens and fills mid-run.
@@ -472,10 +457,7 @@ fn replay_cmd(store: &Path, log: &Path, json: &Path) -> Command {
 
 #[test]
 fn eight_processes_one_store_then_consistent() {
-    if !have("z3") {
-        eprintln!("SKIPPED: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("shared.sqlite3");
     let generated = dir.path().join("generated.smt2");
@@ -606,10 +588,7 @@ fn dbsize(url: &str) -> i64 {
 
 #[test]
 fn redis_killed_and_restarted_mid_session() {
-    if !have("z3") {
-        eprintln!("SKIPPED: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let Some(mut server) = Server::start() else {
         return;
     };

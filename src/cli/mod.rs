@@ -110,7 +110,7 @@ pub enum Sub {
 #[derive(Debug)]
 pub enum Invocation {
     /// Run smtproxy (proxy, replay or bench).
-    Run(Cli),
+    Run(Box<Cli>),
     /// An informational solver flag (`--version`, z3's `-h`, ...): the solver runs with
     /// `args` and its output and exit code are the answer.
     Solver {
@@ -165,11 +165,11 @@ pub fn parse(argv: Vec<String>) -> Result<Invocation, clap::Error> {
     let mut timeout_given = false;
     let mut it = argv.into_iter().skip(1);
     while let Some(a) = it.next() {
-        if rest.is_empty() && own.len() >= 1 && matches!(a.as_str(), "replay" | "bench") {
+        if rest.is_empty() && matches!(a.as_str(), "replay" | "bench") {
             // A subcommand: clap reads the rest as it stands.
             own.push(a);
             own.extend(it);
-            return Cli::try_parse_from(own).map(Invocation::Run);
+            return Cli::try_parse_from(own).map(|c| Invocation::Run(Box::new(c)));
         }
         let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
         if OWN_VALUED.contains(&name) {
@@ -213,7 +213,7 @@ pub fn parse(argv: Vec<String>) -> Result<Invocation, clap::Error> {
         cli.engine.solver = solver;
     }
     cli.engine.solver_flags = flags;
-    Ok(Invocation::Run(cli))
+    Ok(Invocation::Run(Box::new(cli)))
 }
 #[cfg(test)]
 mod tests {
@@ -221,7 +221,7 @@ mod tests {
 
     fn run(args: &[&str]) -> Cli {
         match parse(args.iter().map(|s| s.to_string()).collect()) {
-            Ok(Invocation::Run(c)) => c,
+            Ok(Invocation::Run(c)) => *c,
             other => panic!("expected a run, got {other:?}"),
         }
     }

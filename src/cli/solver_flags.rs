@@ -17,6 +17,7 @@
 //! * informational (`--version`, `-version`, z3 `-h`, `-p`, ...): the solver itself runs
 //!   with the client's arguments and its output and exit code are the answer, so a tool
 //!   that sniffs the version sees its solver's.
+//!
 //! A lone argument that is not a flag is the input file.
 
 use crate::driver::SolverKind;

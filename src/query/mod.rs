@@ -1,6 +1,7 @@
 //! Queries: assertions turned into conjuncts, independent components, canonical forms and cache keys.
 
 pub mod canon;
+pub mod definitions;
 pub mod enumerate;
 pub mod eval;
 pub mod key;

@@ -40,6 +40,7 @@ use super::Stats;
 use crate::cache::{CacheConfig, Entry, Key, SetIndex, TieredCache, Verdict};
 use crate::driver::{DriverError, Response};
 use crate::query::canon::canonicalize;
+use crate::query::definitions::{definitions, fill};
 use crate::query::enumerate::{Decided, Small};
 use crate::query::eval::{EvalMemo, Evaluator, Model};
 use crate::query::key::{conjunct_digest, exact_key, key};
@@ -729,7 +730,11 @@ impl CachePlanner {
         self.all_tries >= 8 && self.all_wins * 4 >= self.all_tries
     }
 
+    /// A model of a stored superset or a recent model that satisfies `conj`, as it is or
+    /// with the constants `conj` defines recomputed from their definitions (a tool that
+    /// names its intermediates afresh in every query: see `query::definitions`).
     fn find_model(&self, store: &TermStore, ids: &[u64], conj: &[TermId]) -> Option<Model> {
+        let mut defs: Option<Vec<(TermId, TermId)>> = None;
         let mut tried: FxHashSet<u32> = FxHashSet::default();
         let cands = self
             .sat_sets
@@ -745,6 +750,13 @@ impl CachePlanner {
             if satisfies(store, m, conj) {
                 // Keep only the values of this component's constants (plus completions).
                 return Some(restrict(store, m, conj));
+            }
+            let defs = defs.get_or_insert_with(|| definitions(store, conj));
+            if !defs.is_empty() {
+                let filled = fill(store, m, defs);
+                if satisfies(store, &filled, conj) {
+                    return Some(restrict(store, &filled, conj));
+                }
             }
         }
         None

@@ -65,6 +65,15 @@ pub fn have(prog: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Fail the test unless `prog` is installed: the test command (scripts/test.sh) installs
+/// every solver and tool first, so a missing one is a set-up bug, never a reason to pass.
+pub fn require(prog: &str) {
+    assert!(
+        have(prog),
+        "{prog} is not installed: scripts/install-deps.sh installs it (scripts/test.sh runs it first)"
+    );
+}
+
 /// The result of one finished (or killed) run.
 #[derive(Debug)]
 pub struct Out {
