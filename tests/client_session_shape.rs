@@ -306,3 +306,29 @@ fn bytes_asked_one_query_each_fit_together() {
         );
     }
 }
+
+/// A name redeclared with another sort after a reset, beside names declared in an earlier
+/// query and never used, with the client's `:global-decls false` (Manticore's test
+/// session, reduced): every strategy answers as z3 (the stack's backend kept the client's
+/// `false`, popped a declaration it still counted as made, and answered `unknown`).
+#[test]
+fn redeclared_names_after_resets_under_global_decls_false() {
+    common::require("z3");
+    let script = "(set-logic QF_AUFBV)\n(set-option :global-decls false)\n\
+        (declare-fun BITVEC () (_ BitVec 8))\n(assert (= BITVEC #x41))\n(check-sat)\n(reset)\n\
+        (set-logic QF_AUFBV)\n(declare-fun BITVEC () (_ BitVec 8))\n(declare-fun BITVEC_1 () (_ BitVec 8))\n\
+        (assert (= BITVEC #x41))\n(check-sat)\n(reset)\n\
+        (set-logic QF_AUFBV)\n(declare-fun BITVEC () (_ BitVec 16))\n(declare-fun BITVEC_1 () (_ BitVec 8))\n\
+        (declare-fun BITVEC_2 () (_ BitVec 8))\n\
+        (declare-fun a_129 () (_ BitVec 16))(assert (= a_129 (concat BITVEC_1 BITVEC_2)))\n(check-sat)\n";
+    let want = run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str();
+    assert_eq!(want, "sat\nsat\nsat\n");
+    for strategy in ["stack", "stack-cse", "hybrid", "cache", "fresh"] {
+        let out = run(
+            &["--solver", "z3", "--strategy", strategy, "--cache", "none", "-in"],
+            script.as_bytes(),
+            T,
+        );
+        assert_eq!(out.stdout_str(), want, "{strategy}");
+    }
+}

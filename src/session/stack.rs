@@ -592,7 +592,15 @@ impl StackMirror {
         q: &Query,
         stats: &mut Stats,
     ) -> Result<InFlight, DriverError> {
-        let options: Vec<String> = q.preamble.to_vec();
+        // The client's own `:global-declarations` is modelled by smtproxy; the backend
+        // keeps its own (true, set below): a client's `false` there would let a pop drop
+        // declarations the mirror still counts as made.
+        let options: Vec<String> = q
+            .preamble
+            .iter()
+            .filter(|c| !sets_global_declarations(c))
+            .cloned()
+            .collect();
         let conjuncts = split_conjuncts(store, q.assertions);
         let want: FxHashSet<TermId> = conjuncts.iter().copied().collect();
         // Base-level conjuncts can only be dropped by starting over.
@@ -1217,6 +1225,16 @@ pub fn split_conjuncts(store: &mut TermStore, assertions: &[TermId]) -> Vec<Term
         }
     }
     out
+}
+
+/// Whether the command `text` sets `:global-declarations` (or z3's `:global-decls`).
+fn sets_global_declarations(text: &str) -> bool {
+    let mut words = text
+        .trim_start_matches(|c: char| c == '(' || c.is_whitespace())
+        .split(|c: char| c.is_whitespace() || c == ')')
+        .filter(|w| !w.is_empty());
+    words.next() == Some("set-option")
+        && matches!(words.next(), Some(":global-declarations" | ":global-decls"))
 }
 
 #[cfg(test)]

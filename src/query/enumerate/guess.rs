@@ -36,6 +36,9 @@ const SEARCH_STEPS: usize = 12;
 const SEARCH_SIDEWAYS: usize = 2;
 const SEARCH_TRIES: usize = 256;
 
+/// The most evaluations [`Small::lower`] makes for one model.
+const LOWER_TRIES: usize = 16;
+
 /// The most work a search does, in nodes evaluated: the first evaluation of the component,
 /// then each try's nodes that depend on what it changes, and an eighth for the scan that
 /// finds them (a component of more than a quarter of it is not searched). A search that
@@ -132,10 +135,49 @@ impl Small {
         for r in 0..rounds {
             self.assign_round(&mut model, &mut cur, lists, &pins, r)?;
             if all_true(store, &model, conj)? {
+                self.lower(store, conj, &mut model, &cur);
                 return finish(store, model, &self.atoms).map(Decided::Sat);
             }
         }
         None
+    }
+
+    /// Make a guessed model look as a solver's does: bits that no conjunct needs set are
+    /// clear (`(= ((_ extract 7 0) x) #xff)` with a 32-bit `x` gets `#x000000ff` as from
+    /// z3, cvc5 and yices, not the all-ones guess that met it; clients take such values
+    /// as test inputs and compare them). An atom whose value is all ones, or has bits
+    /// above its low byte, is tried as zero, then with only its low byte, two bytes, four
+    /// bytes kept: the first under which every conjunct stays true. At most
+    /// [`LOWER_TRIES`] evaluations. `model` satisfies `conj` before and after.
+    fn lower(&self, store: &TermStore, conj: &[TermId], model: &mut Model, cur: &[Value]) {
+        let mut tries = 0;
+        for (a, v) in self.atoms.iter().zip(cur) {
+            let Value::Bv {
+                width,
+                v: BvVal::Small(x),
+            } = v
+            else {
+                continue;
+            };
+            if *x != mask64(*width) && *x <= 0xff {
+                continue;
+            }
+            for keep in [0u64, 0xff, 0xffff, 0xffff_ffff] {
+                if keep >= mask64(*width) || x & !keep == 0 || tries >= LOWER_TRIES {
+                    break;
+                }
+                tries += 1;
+                if a.assign(model, Value::bv_u64(*width, x & keep)).is_none() {
+                    break;
+                }
+                if all_true(store, model, conj) == Some(true) {
+                    break;
+                }
+                if a.assign(model, v.clone()).is_none() {
+                    break;
+                }
+            }
+        }
     }
 
     /// The local search (see the module doc), from round 0 of [`Small::decide`]'s guess,
@@ -157,9 +199,11 @@ impl Small {
         self.assign_round(&mut model, &mut cur, &lists, &pins, 0)?;
         self.walk(store, conj, &mut model, &mut cur, &lists, &pins)?;
         // The answer rests on one evaluation of the whole component from nothing.
-        all_true(store, &model, conj)?
-            .then(|| finish(store, model, &self.atoms).map(Decided::Sat))
-            .flatten()
+        if !all_true(store, &model, conj)? {
+            return None;
+        }
+        self.lower(store, conj, &mut model, &cur);
+        finish(store, model, &self.atoms).map(Decided::Sat)
     }
 
     /// Write round `r`'s values, pinned, into `model` and `cur` (each atom's value).
@@ -702,5 +746,28 @@ mod tests {
                 None => assert!(!found, "{body}: not found"),
             }
         }
+    }
+
+    /// Bits no conjunct needs are clear in a guessed model, as in a solver's: the word
+    /// whose low byte is pinned gets zero above it, not the all-ones round that met it.
+    #[test]
+    fn guessed_models_leave_unneeded_bits_clear() {
+        let w = word(0);
+        let body = format!("(assert (= ((_ extract 7 0) {w}) #xff))\n(assert (bvugt y #x80))\n");
+        let Some(Decided::Sat(m)) = decide(&body) else {
+            panic!("guessed")
+        };
+        let arr = m
+            .iter()
+            .find_map(|(_, v)| match v {
+                Value::Array(arr) => Some(arr.clone()),
+                _ => None,
+            })
+            .expect("a has a value");
+        let cells: Vec<Value> = (0..4u64)
+            .map(|k| arr.select(&Value::bv_u64(32, k)).clone())
+            .collect();
+        assert_eq!(cells[0], Value::bv_u64(8, 0xff));
+        assert_eq!(&cells[1..], &[Value::bv_u64(8, 0), Value::bv_u64(8, 0), Value::bv_u64(8, 0)]);
     }
 }
