@@ -23,3 +23,20 @@ smtproxy_path_setup() {
 smtproxy_cd_root() {
     cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 }
+
+# Where scripts keep tools they install for the client checks (outside the repository, kept across
+# runs): $SMTPROXY_TOOLS_DIR, by default ~/.cache/smtproxy-tools.
+smtproxy_tools_dir() {
+    echo "${SMTPROXY_TOOLS_DIR:-$HOME/.cache/smtproxy-tools}"
+}
+
+# The Python 3.9 venv holding manticore==0.3.7 and pytest (made by install-deps.sh, used by
+# test-manticore.sh).
+smtproxy_manticore_venv() {
+    echo "$(smtproxy_tools_dir)/manticore-venv"
+}
+
+# Manticore 0.3.7 needs glibc's restartable sequences off on this machine; export before running it.
+smtproxy_manticore_env() {
+    export GLIBC_TUNABLES=glibc.pthread.rseq=0
+}

