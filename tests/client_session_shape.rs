@@ -325,7 +325,15 @@ fn redeclared_names_after_resets_under_global_decls_false() {
     assert_eq!(want, "sat\nsat\nsat\n");
     for strategy in ["stack", "stack-cse", "hybrid", "cache", "fresh"] {
         let out = run(
-            &["--solver", "z3", "--strategy", strategy, "--cache", "none", "-in"],
+            &[
+                "--solver",
+                "z3",
+                "--strategy",
+                strategy,
+                "--cache",
+                "none",
+                "-in",
+            ],
             script.as_bytes(),
             T,
         );

@@ -768,6 +768,13 @@ mod tests {
             .map(|k| arr.select(&Value::bv_u64(32, k)).clone())
             .collect();
         assert_eq!(cells[0], Value::bv_u64(8, 0xff));
-        assert_eq!(&cells[1..], &[Value::bv_u64(8, 0), Value::bv_u64(8, 0), Value::bv_u64(8, 0)]);
+        assert_eq!(
+            &cells[1..],
+            &[
+                Value::bv_u64(8, 0),
+                Value::bv_u64(8, 0),
+                Value::bv_u64(8, 0)
+            ]
+        );
     }
 }
