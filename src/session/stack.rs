@@ -1239,6 +1239,22 @@ fn sets_global_declarations(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_client_s_global_declarations_are_not_the_backend_s() {
+        assert!(sets_global_declarations("(set-option :global-decls false)"));
+        assert!(sets_global_declarations(
+            "( set-option\n :global-declarations true)"
+        ));
+        assert!(!sets_global_declarations(
+            "(set-option :global-declarations-x true)"
+        ));
+        assert!(!sets_global_declarations(
+            "(set-option :produce-models true)"
+        ));
+        assert!(!sets_global_declarations("(set-logic QF_BV)"));
+    }
+
     use super::*;
 
     #[test]

@@ -145,36 +145,79 @@ impl Small {
     /// Make a guessed model look as a solver's does: bits that no conjunct needs set are
     /// clear (`(= ((_ extract 7 0) x) #xff)` with a 32-bit `x` gets `#x000000ff` as from
     /// z3, cvc5 and yices, not the all-ones guess that met it; clients take such values
-    /// as test inputs and compare them). An atom whose value is all ones, or has bits
-    /// above its low byte, is tried as zero, then with only its low byte, two bytes, four
-    /// bytes kept: the first under which every conjunct stays true. At most
+    /// as test inputs and compare them). The atoms whose value is all ones, or has bits
+    /// above its low byte, are tried as zero, then with only their low nibble, byte, two
+    /// bytes, four bytes kept: first all together (atoms an equality ties stay equal), then
+    /// each alone; at each step the first under which every conjunct stays true. At most
     /// [`LOWER_TRIES`] evaluations. `model` satisfies `conj` before and after.
     fn lower(&self, store: &TermStore, conj: &[TermId], model: &mut Model, cur: &[Value]) {
-        let mut tries = 0;
-        for (a, v) in self.atoms.iter().zip(cur) {
-            let Value::Bv {
+        const KEEP: [u64; 5] = [0, 0xf, 0xff, 0xffff, 0xffff_ffff];
+        let small = |v: &Value| match v {
+            Value::Bv {
                 width,
                 v: BvVal::Small(x),
-            } = v
-            else {
-                continue;
-            };
-            if *x != mask64(*width) && *x <= 0xff {
+            } if *x == mask64(*width) || *x > 0xff => Some((*width, *x)),
+            _ => None,
+        };
+        let mut vals: Vec<Value> = cur.to_vec();
+        let lowerable: Vec<usize> = (0..vals.len())
+            .filter(|&k| small(&vals[k]).is_some())
+            .collect();
+        if lowerable.is_empty() {
+            return;
+        }
+        let mut tries = 0;
+        // A value with the bits of `keep` kept, when that changes it.
+        let lowered = |v: &Value, keep: u64| {
+            let (w, x) = small(v)?;
+            (keep < mask64(w) && x & !keep != 0).then(|| Value::bv_u64(w, x & keep))
+        };
+        // All together.
+        for keep in KEEP {
+            let changes: Vec<(usize, Value)> = lowerable
+                .iter()
+                .filter_map(|&k| lowered(&vals[k], keep).map(|v| (k, v)))
+                .collect();
+            if changes.is_empty() || tries >= LOWER_TRIES {
                 continue;
             }
-            for keep in [0u64, 0xff, 0xffff, 0xffff_ffff] {
-                if keep >= mask64(*width) || x & !keep == 0 || tries >= LOWER_TRIES {
-                    break;
+            tries += 1;
+            for (k, v) in &changes {
+                if self.atoms[*k].assign(model, v.clone()).is_none() {
+                    return;
+                }
+            }
+            if all_true(store, model, conj) == Some(true) {
+                for (k, v) in changes {
+                    vals[k] = v;
+                }
+                break;
+            }
+            for (k, _) in &changes {
+                if self.atoms[*k].assign(model, vals[*k].clone()).is_none() {
+                    return;
+                }
+            }
+        }
+        // Then each alone.
+        for &k in &lowerable {
+            for keep in KEEP {
+                let Some(v) = lowered(&vals[k], keep) else {
+                    continue;
+                };
+                if tries >= LOWER_TRIES {
+                    return;
                 }
                 tries += 1;
-                if a.assign(model, Value::bv_u64(*width, x & keep)).is_none() {
-                    break;
+                if self.atoms[k].assign(model, v.clone()).is_none() {
+                    return;
                 }
                 if all_true(store, model, conj) == Some(true) {
+                    vals[k] = v;
                     break;
                 }
-                if a.assign(model, v.clone()).is_none() {
-                    break;
+                if self.atoms[k].assign(model, vals[k].clone()).is_none() {
+                    return;
                 }
             }
         }
@@ -776,5 +819,16 @@ mod tests {
                 Value::bv_u64(8, 0)
             ]
         );
+    }
+
+    /// Atoms an equality ties are lowered together.
+    #[test]
+    fn tied_atoms_are_lowered_together() {
+        let body = "(assert (= ((_ extract 3 0) y) #xf))\n(assert (= ((_ extract 3 0) y) x))\n";
+        let Some(Decided::Sat(m)) = decide(body) else {
+            panic!("guessed")
+        };
+        let vals: Vec<Value> = m.iter().map(|(_, v)| v.clone()).collect();
+        assert!(vals.contains(&Value::bv_u64(8, 0x0f)), "{vals:?}");
     }
 }
