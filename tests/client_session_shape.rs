@@ -11,7 +11,7 @@
 mod common;
 
 use common::rng::Rng;
-use common::{run, run_prog};
+use common::{run_prog, run_z3};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(120);
@@ -159,19 +159,9 @@ fn a_manticore_shaped_session_answers_as_z3_does() {
         "a mix of sat and unsat: {sats}"
     );
     for strategy in ["hybrid", "stack"] {
-        let out = run(
-            &[
-                "--solver",
-                "z3",
-                "--strategy",
-                strategy,
-                "--cache",
-                "none",
-                "--stats",
-                "-t:120000",
-                "-smt2",
-                "-in",
-            ],
+        let out = run_z3(
+            strategy,
+            &["--stats", "-t:120000", "-smt2", "-in"],
             input.as_bytes(),
             T,
         );
@@ -268,20 +258,7 @@ fn bytes_asked_one_query_each_fit_together() {
         script.push_str("(check-sat)\n(get-value (BITVEC))\n");
     }
     for strategy in ["hybrid", "cache"] {
-        let out = run(
-            &[
-                "--solver",
-                "z3",
-                "--strategy",
-                strategy,
-                "--cache",
-                "none",
-                "-smt2",
-                "-in",
-            ],
-            script.as_bytes(),
-            T,
-        );
+        let out = run_z3(strategy, &["-smt2", "-in"], script.as_bytes(), T);
         let got = answers(&out.stdout_str());
         assert_eq!(got.len(), 4, "{strategy}: {}", out.stdout_str());
         let vals: Vec<String> = got
@@ -324,19 +301,7 @@ fn redeclared_names_after_resets_under_global_decls_false() {
     let want = run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str();
     assert_eq!(want, "sat\nsat\nsat\n");
     for strategy in ["stack", "stack-cse", "hybrid", "cache", "fresh"] {
-        let out = run(
-            &[
-                "--solver",
-                "z3",
-                "--strategy",
-                strategy,
-                "--cache",
-                "none",
-                "-in",
-            ],
-            script.as_bytes(),
-            T,
-        );
+        let out = run_z3(strategy, &["-in"], script.as_bytes(), T);
         assert_eq!(out.stdout_str(), want, "{strategy}");
     }
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{run, run_prog};
+use common::{run_prog, run_z3};
 use std::io::Read;
 use std::time::Duration;
 
@@ -107,17 +107,9 @@ fn manticore_solver_tests_session_answers_as_z3_does() {
     let qs = queries(&text);
     assert_eq!(qs.len(), 500);
     for strategy in ["hybrid", "stack"] {
-        let mut ours = vec![
-            "--solver",
-            "z3",
-            "--strategy",
-            strategy,
-            "--cache",
-            "none",
-            "--stats",
-        ];
-        ours.extend(args);
-        let out = run(&ours, text.as_bytes(), T);
+        let mut extra = vec!["--stats"];
+        extra.extend(args);
+        let out = run_z3(strategy, &extra, text.as_bytes(), T);
         let got = forms(&out.stdout_str());
         assert_eq!(got.len(), want.len(), "{strategy}: as many answers as z3");
         // Which query each answer belongs to: one form per check-sat, get-value,

@@ -231,6 +231,14 @@ pub fn run_under(solver: &str, strategy: &str, input: &[u8], timeout: Duration) 
     run(&args, input, timeout)
 }
 
+/// [`run`] as `smtproxy --solver z3 --strategy STRATEGY --cache none EXTRA...` (EXTRA: the
+/// solver flags a client passes, `--stats`, ...).
+pub fn run_z3(strategy: &str, extra: &[&str], input: &[u8], timeout: Duration) -> Out {
+    let mut args = vec!["--solver", "z3", "--strategy", strategy, "--cache", "none"];
+    args.extend_from_slice(extra);
+    run(&args, input, timeout)
+}
+
 pub fn run_prog(prog: &str, args: &[&str], input: &[u8], timeout: Duration) -> Out {
     let mut cmd = Command::new(prog);
     cmd.args(args);
