@@ -48,6 +48,7 @@ if [ ${#corpus[@]} -eq 0 ]; then
         smt2-corpus/klee/*/all-queries.smt2.gz
         smt2-corpus/external/*.smt2.gz
         smt2-corpus/external/*.smt2
+        smt2-corpus/sessions/*.smt2.gz
     )
     shopt -u nullglob
     if [ ${#corpus[@]} -eq 0 ]; then
