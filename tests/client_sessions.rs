@@ -119,7 +119,7 @@ fn manticore_solver_tests_session_answers_as_z3_does() {
             let n = q.matches("(check-sat)").count()
                 + q.matches("(get-value").count()
                 + q.matches("(get-objectives)").count();
-            owner.extend(std::iter::repeat(i).take(n));
+            owner.extend(std::iter::repeat_n(i, n));
         }
         assert_eq!(owner.len(), want.len(), "answers per query");
         let mut checks = String::new();

@@ -173,8 +173,6 @@ pub struct Engine {
     passthrough: bool,
     /// Passthrough is the strategy (not a fall-back that a `(reset)` ends).
     passthrough_strategy: bool,
-    /// Nothing is written to the client (commands smtproxy runs on the client's behalf).
-    muted: bool,
     /// The passthrough backend must be rebuilt from the client log before the next command.
     pass_stale: bool,
     /// Backend generation the passthrough state was last rebuilt into.
@@ -221,7 +219,6 @@ impl Engine {
             pass_model_check: None,
             passthrough,
             passthrough_strategy: passthrough,
-            muted: false,
             pass_stale: false,
             pass_gen: 1,
             stats: Stats::new(cfg.strategy.name()),
@@ -281,7 +278,7 @@ impl Engine {
     fn emit(&mut self, text: &str) {
         // Once SIGINT/SIGTERM arrived nothing more is answered: an answer computed while
         // the solvers are being killed could only be a spurious `unknown` or error.
-        if self.out_closed || self.muted || crate::signals::stop_requested() {
+        if self.out_closed || crate::signals::stop_requested() {
             return;
         }
         let r = self
