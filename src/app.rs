@@ -241,6 +241,12 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
             }
         }
     }
+    if crate::signals::stop_requested() {
+        // A signal (or a run limit) is being handled: that thread writes what the stores
+        // buffer and exits. Nothing here may write or drop a store meanwhile (a second
+        // writer on a locked store warned twice, and a dropped store loses its buffer).
+        crate::signals::exit(0);
+    }
     engine.at_exit();
     engine.shutdown();
     if stats {
