@@ -196,7 +196,12 @@ fn arm_run_limit(limit: crate::cli::solver_flags::RunLimit) {
 }
 
 fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
-    let strat = strategy(args)?;
+    // A solver flag for what smtproxy does not model: the solver answers the whole session.
+    let strat = if args.solver_flags.client.passthrough {
+        Strategy::Passthrough
+    } else {
+        strategy(args)?
+    };
     if let Some(limit) = args.solver_flags.run_limit {
         arm_run_limit(limit);
     }
@@ -210,7 +215,6 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
         }
         return Err(crate::error::Error::from(e).into());
     }
-    engine.apply_flag_options();
     let input: Box<dyn std::io::Read> = match &file {
         Some(p) => Box::new(
             std::fs::File::open(p).with_context(|| format!("cannot open {}", p.display()))?,

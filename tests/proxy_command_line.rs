@@ -180,3 +180,20 @@ fn a_whole_run_deadline_ends_the_run_as_z3_does() {
     let status = s.wait_exit(Duration::from_secs(20));
     assert_eq!(status.and_then(|st| st.code()), Some(0));
 }
+
+#[test]
+fn a_flag_for_what_smtproxy_does_not_model_passes_the_session_through() {
+    common::require("cvc5");
+    let input = b"(set-logic QF_LIA)(declare-const x Int)(assert (! (> x 2) :named a))(assert (! (< x 0) :named b))(check-sat)(get-unsat-core)\n";
+    for flags in [
+        &["-i", "--produce-unsat-cores"][..],
+        &["-i", "--print-success", "--produce-unsat-cores"][..],
+    ] {
+        let direct = run_prog("cvc5", flags, input, T);
+        let mut ours = vec!["--solver", "cvc5", "--cache", "none"];
+        ours.extend(flags);
+        let proxied = run(&ours, input, T);
+        assert!(direct.stdout_str().contains("unsat\n("), "{flags:?}");
+        assert_eq!(proxied.stdout_str(), direct.stdout_str(), "{flags:?}");
+    }
+}

@@ -9,11 +9,14 @@
 //!   `timeout=`; cvc5 `--tlimit-per`, `--tlimit`; yices `--timeout`), the client's
 //!   initial `:print-success` and `:produce-models`, a model after each sat (cvc5
 //!   `--dump-models`, z3 `dump_models=true`) or at exit (z3 `-model`), statistics at
-//!   exit (z3 `-st`), and the produce- options that SMT-LIB also sets by `set-option`;
+//!   exit (z3 `-st`);
 //! * passed to every backend process, after its default flags: everything else (z3
 //!   `-memory:N`, `-nw`, `key=value` parameters; cvc5 and yices `--opt`, `--opt=V`,
 //!   `-X`). A flag the solver refuses makes the backend fail at start; the proxy then
-//!   relays the solver's own message and exit code;
+//!   relays the solver's own message and exit code. cvc5's flags for what smtproxy does
+//!   not model from the start (unsat cores, proofs, assignments, global declarations) go
+//!   to the solver too, and the session is passed through, so the solver answers as it
+//!   would;
 //! * informational (`--version`, `-version`, z3 `-h`, `-p`, ...): the solver itself runs
 //!   with the client's arguments and its output and exit code are the answer, so a tool
 //!   that sniffs the version sees its solver's.
@@ -36,9 +39,10 @@ pub struct ClientFlags {
     pub model_at_exit: bool,
     /// Print the solver's statistics when the session ends (z3 `-st`).
     pub stats_at_exit: bool,
-    /// Options set as if the client's first commands were `(set-option K V)` (cvc5
-    /// `--produce-unsat-cores` and the like).
-    pub options: Vec<(String, String)>,
+    /// A flag turned on what smtproxy does not model from the start (cvc5
+    /// `--produce-unsat-cores` and the like): the whole session is passed through to a
+    /// backend run with it.
+    pub passthrough: bool,
 }
 
 /// A deadline on the whole run, as the solver enforces it.
@@ -213,9 +217,8 @@ fn cvc5_flag(
         | "--produce-assignments"
         | "--produce-unsat-assumptions"
         | "--global-declarations" => {
-            f.client
-                .options
-                .push((format!(":{}", &a[2..]), "true".to_string()));
+            f.backend.push(a.to_string());
+            f.client.passthrough = true;
             return Ok(true);
         }
         _ => {}
@@ -347,14 +350,11 @@ mod tests {
                 "--produce-unsat-cores",
             ],
         );
-        assert_eq!(f.backend, ["--seed=4"]);
+        assert_eq!(f.backend, ["--seed=4", "--produce-unsat-cores"]);
         assert_eq!(f.timeout_ms, Some(500));
         assert_eq!(f.client.produce_models, Some(true));
         assert!(f.client.print_success && f.client.model_after_sat);
-        assert_eq!(
-            f.client.options,
-            [(":produce-unsat-cores".to_string(), "true".to_string())]
-        );
+        assert!(f.client.passthrough);
         assert!(read_strs(SolverKind::Cvc5, &["--version"]).informational);
         assert!(read(SolverKind::Cvc5, &["--lang".to_string()]).is_err());
         let f = read_strs(SolverKind::Cvc5, &["--tlimit", "800"]);

@@ -437,8 +437,9 @@ impl Engine {
     }
 
     /// A `(reset)` in a session that fell back to passthrough, with nothing in flight:
-    /// what sent it there is gone unless an option the reset keeps (z3 keeps them all;
-    /// cvc5 its command-line flags) is one smtproxy does not model. If so, false;
+    /// what sent it there is gone unless an option the reset keeps (z3 keeps them all) is
+    /// one smtproxy does not model. (A command-line flag smtproxy does not model makes
+    /// passthrough the strategy, which a reset does not end.) If so, false;
     /// otherwise the lean backend is stopped and the session is back on the modelled
     /// strategies (the caller then runs the reset as the engine's own).
     pub(super) fn leave_passthrough(&mut self) -> bool {
@@ -456,7 +457,7 @@ impl Engine {
                         | ":produce-interpolants"
                 )
         };
-        let mut sticky = self.flags.options.iter().any(|(k, v)| unmodelled(k, v));
+        let mut sticky = false;
         if self.dialect == Dialect::Z3 {
             for c in &self.client.preamble {
                 if let Ok(Command::SetOption(k, v)) = parse_command(&mut self.store, &self.sig, c) {

@@ -219,7 +219,10 @@ impl Engine {
             pass_model_check: None,
             passthrough,
             passthrough_strategy: passthrough,
-            pass_stale: false,
+            // The solver flags smtproxy honours itself (print-success, models) reach a
+            // passthrough backend by the replay that a stale state starts with.
+            pass_stale: passthrough
+                && (cfg.client.print_success || cfg.client.produce_models == Some(true)),
             pass_gen: 1,
             stats: Stats::new(cfg.strategy.name()),
             flags: cfg.client.clone(),
@@ -242,17 +245,6 @@ impl Engine {
     /// The backend's command line.
     pub fn backend_spec(&self) -> &SolverSpec {
         self.planner.main.spec()
-    }
-
-    /// Set the options the client's command-line flags stand for, as if its first
-    /// commands were `(set-option K V)` (their errors are the client's to see).
-    pub fn apply_flag_options(&mut self) {
-        let opts = self.flags.options.clone();
-        for (k, v) in opts {
-            let text = format!("(set-option {k} {v})");
-            let frame = Frame::Command(crate::smt2::reader::RawCommand::new(text, 1, 1));
-            self.handle(frame);
-        }
     }
 
     /// The session ends (`exit` or the end of input): what the solver prints then, as the
