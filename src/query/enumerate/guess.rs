@@ -151,30 +151,36 @@ impl Small {
     /// each alone; at each step the first under which every conjunct stays true. At most
     /// [`LOWER_TRIES`] evaluations. `model` satisfies `conj` before and after.
     fn lower(&self, store: &TermStore, conj: &[TermId], model: &mut Model, cur: &[Value]) {
+        if !cur.iter().any(|v| lowerable(v).is_some()) {
+            return;
+        }
+        let before = model.clone();
+        self.lower_from(store, conj, model, cur);
+        // Every change was evaluated as it was made; this only guards the invariant
+        // against an assignment that could not be undone.
+        if all_true(store, model, conj) != Some(true) {
+            *model = before;
+        }
+    }
+
+    fn lower_from(&self, store: &TermStore, conj: &[TermId], model: &mut Model, cur: &[Value]) {
         const KEEP: [u64; 5] = [0, 0xf, 0xff, 0xffff, 0xffff_ffff];
-        let small = |v: &Value| match v {
-            Value::Bv {
-                width,
-                v: BvVal::Small(x),
-            } if *x == mask64(*width) || *x > 0xff => Some((*width, *x)),
-            _ => None,
-        };
         let mut vals: Vec<Value> = cur.to_vec();
-        let lowerable: Vec<usize> = (0..vals.len())
-            .filter(|&k| small(&vals[k]).is_some())
+        let candidates: Vec<usize> = (0..vals.len())
+            .filter(|&k| lowerable(&vals[k]).is_some())
             .collect();
-        if lowerable.is_empty() {
+        if candidates.is_empty() {
             return;
         }
         let mut tries = 0;
         // A value with the bits of `keep` kept, when that changes it.
         let lowered = |v: &Value, keep: u64| {
-            let (w, x) = small(v)?;
+            let (w, x) = lowerable(v)?;
             (keep < mask64(w) && x & !keep != 0).then(|| Value::bv_u64(w, x & keep))
         };
         // All together.
         for keep in KEEP {
-            let changes: Vec<(usize, Value)> = lowerable
+            let changes: Vec<(usize, Value)> = candidates
                 .iter()
                 .filter_map(|&k| lowered(&vals[k], keep).map(|v| (k, v)))
                 .collect();
@@ -200,7 +206,7 @@ impl Small {
             }
         }
         // Then each alone.
-        for &k in &lowerable {
+        for &k in &candidates {
             for keep in KEEP {
                 let Some(v) = lowered(&vals[k], keep) else {
                     continue;
@@ -616,6 +622,18 @@ fn uniform(w: u32) -> [u64; 5] {
     let ones = mask64(w);
     let sign = 1u64 << (w - 1);
     [0, 1, ones, sign, ones & !sign]
+}
+
+/// A value `Small::lower` tries to lower, as (width, value): all ones, or bits set above
+/// the low byte.
+fn lowerable(v: &Value) -> Option<(u32, u64)> {
+    match v {
+        Value::Bv {
+            width,
+            v: BvVal::Small(x),
+        } if *x == mask64(*width) || *x > 0xff => Some((*width, *x)),
+        _ => None,
+    }
 }
 
 /// Whether an evaluation gave true; None on an error or an undetermined or non-Bool value.
