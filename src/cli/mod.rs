@@ -134,24 +134,18 @@ const OWN_FLAGS: &[&str] = &["--stats", "--proxy-version", "--help"];
 /// The solver a program name stands for (`z3`, `cvc5`, `yices-smt2`), when smtproxy
 /// runs under it.
 fn name_hint(argv0: &str) -> Option<&'static str> {
-    match SolverKind::guess(Path::new(argv0)) {
-        SolverKind::Z3 => Some("z3"),
-        SolverKind::Cvc5 => Some("cvc5"),
-        SolverKind::Yices => Some("yices"),
-        SolverKind::Custom => None,
-    }
+    let kind = SolverKind::guess(Path::new(argv0));
+    (kind != SolverKind::Custom).then(|| kind.as_str())
 }
 
 /// The kind of solver `--solver`'s value names, without looking for it.
 fn kind_of(solver: &str) -> SolverKind {
-    match solver.trim() {
-        "z3" => SolverKind::Z3,
-        "cvc5" => SolverKind::Cvc5,
-        "yices" | "yices-smt2" | "yices2" => SolverKind::Yices,
-        s => crate::driver::spec::split_command_line(s)
+    let s = solver.trim();
+    SolverKind::named(s).unwrap_or_else(|| {
+        crate::driver::spec::split_command_line(s)
             .first()
-            .map_or(SolverKind::Custom, |p| SolverKind::guess(Path::new(p))),
-    }
+            .map_or(SolverKind::Custom, |p| SolverKind::guess(Path::new(p)))
+    })
 }
 
 /// Read the command line: smtproxy's own options, the subcommands, and the solver's

@@ -72,6 +72,17 @@ impl SolverKind {
         }
     }
 
+    /// The kind a `--solver` short name stands for: `z3`, `cvc5`, `yices` (also
+    /// `yices-smt2`, `yices2`).
+    pub fn named(name: &str) -> Option<SolverKind> {
+        match name {
+            "z3" => Some(SolverKind::Z3),
+            "cvc5" => Some(SolverKind::Cvc5),
+            "yices" | "yices-smt2" | "yices2" => Some(SolverKind::Yices),
+            _ => None,
+        }
+    }
+
     /// Guess the kind from a program's file name (`z3`, `z3-4.12`, `cvc5-Linux`,
     /// `yices-smt2`, ...).
     pub fn guess(program: &Path) -> SolverKind {
@@ -178,11 +189,8 @@ pub fn resolve_with(
             ),
         });
     };
-    match name {
-        "z3" => return known(SolverKind::Z3),
-        "cvc5" => return known(SolverKind::Cvc5),
-        "yices" | "yices-smt2" | "yices2" => return known(SolverKind::Yices),
-        _ => {}
+    if let Some(kind) = SolverKind::named(name) {
+        return known(kind);
     }
     let words = split_command_line(name);
     let Some((cmd, args)) = words.split_first() else {

@@ -446,26 +446,14 @@ impl Engine {
         if self.passthrough_strategy || !self.lean.inflight.is_empty() {
             return false;
         }
-        let unmodelled = |k: &str, v: &str| {
-            v == "true"
-                && matches!(
-                    k,
-                    ":produce-unsat-cores"
-                        | ":produce-proofs"
-                        | ":produce-unsat-assumptions"
-                        | ":produce-assignments"
-                        | ":produce-interpolants"
-                )
-        };
-        let mut sticky = false;
-        if self.dialect == Dialect::Z3 {
-            for c in &self.client.preamble {
-                if let Ok(Command::SetOption(k, v)) = parse_command(&mut self.store, &self.sig, c) {
-                    sticky |= unmodelled(&k, &v);
-                }
-            }
-        }
-        if sticky {
+        // z3 keeps every option across a reset (`client.options` after `reset_client`).
+        if self.dialect == Dialect::Z3
+            && self
+                .client
+                .options
+                .iter()
+                .any(|(k, v)| unmodelled_option(k, v))
+        {
             return false;
         }
         self.planner.main.kill();

@@ -126,6 +126,20 @@ fn default_produce_models(dialect: Dialect, flags: &ClientFlags) -> bool {
     flags.produce_models.unwrap_or(dialect == Dialect::Z3)
 }
 
+/// Whether `(set-option K V)` asks for what smtproxy does not model (unsat cores, proofs,
+/// assignments, interpolants): such a session is passed through to the solver.
+fn unmodelled_option(k: &str, v: &str) -> bool {
+    v == "true"
+        && matches!(
+            k,
+            ":produce-unsat-cores"
+                | ":produce-proofs"
+                | ":produce-unsat-assumptions"
+                | ":produce-assignments"
+                | ":produce-interpolants"
+        )
+}
+
 /// `--jobs` when not given.
 pub const DEFAULT_JOBS: usize = 2;
 
@@ -654,13 +668,7 @@ impl Engine {
                     self.client.set_option(k, v, text);
                     self.success();
                 }
-                ":produce-unsat-cores"
-                | ":produce-proofs"
-                | ":produce-unsat-assumptions"
-                | ":produce-assignments"
-                | ":produce-interpolants"
-                    if v == "true" =>
-                {
+                _ if unmodelled_option(k, v) => {
                     return self.fall_back(
                         text,
                         line,
