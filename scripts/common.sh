@@ -40,3 +40,25 @@ smtproxy_manticore_venv() {
 smtproxy_manticore_env() {
     export GLIBC_TUNABLES=glibc.pthread.rseq=0
 }
+
+# The smtproxy binary the client checks run: $SMTPROXY_BIN, else the release build (built if missing).
+smtproxy_bin() {
+    local bin=${SMTPROXY_BIN:-${CARGO_TARGET_DIR:-$(pwd)/target}/release/smtproxy}
+    [ -x "$bin" ] || cargo build --release --quiet >&2
+    echo "$bin"
+}
+
+# The real solver binary behind NAME on PATH (through pyenv's shims), never the smtproxy binary BIN
+# placed under that name. Fails with a message naming CALLER otherwise.
+smtproxy_real_solver() {
+    local name=$1 bin=$2 caller=$3 p
+    p=$(command -v "$name") || { echo "$caller: $name not found (run scripts/install-deps.sh)" >&2; return 1; }
+    case "$p" in
+        */shims/*) p=$(pyenv which "$name") ;;
+    esac
+    if [ "$(readlink -f "$p")" = "$(readlink -f "$bin")" ]; then
+        echo "$caller: $p is smtproxy; put the real $name first on PATH" >&2
+        return 1
+    fi
+    echo "$p"
+}

@@ -31,11 +31,8 @@ set -euo pipefail
 smtproxy_cd_root
 smtproxy_path_setup
 smtproxy_manticore_env
-root=$(pwd)
 
-target_dir=${CARGO_TARGET_DIR:-$root/target}
-bin=${SMTPROXY_BIN:-$target_dir/release/smtproxy}
-[ -x "$bin" ] || cargo build --release --quiet
+bin=$(smtproxy_bin)
 strategy=${SMTPROXY_STRATEGY:-hybrid}
 
 venv=$(smtproxy_manticore_venv)
@@ -43,15 +40,7 @@ if ! "$venv/bin/python" -c 'import manticore.native, capstone, unicorn, elftools
     bash scripts/install-deps.sh
 fi
 
-# The real z3: through pyenv's shims, and never smtproxy itself.
-real_z3=$(command -v z3) || { echo "test-manticore-native: z3 not found (run scripts/install-deps.sh)" >&2; exit 1; }
-case "$real_z3" in
-    */shims/*) real_z3=$(pyenv which z3) ;;
-esac
-if [ "$(readlink -f "$real_z3")" = "$(readlink -f "$bin")" ]; then
-    echo "test-manticore-native: $real_z3 is smtproxy; put the real z3 first on PATH" >&2
-    exit 1
-fi
+real_z3=$(smtproxy_real_solver z3 "$bin" test-manticore-native)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-manticore-native.XXXXXX")
 keep=0

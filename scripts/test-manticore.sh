@@ -34,30 +34,15 @@ if [ ! -f "$test_file" ]; then
     exit 1
 fi
 
-target_dir=${CARGO_TARGET_DIR:-$root/target}
-bin=${SMTPROXY_BIN:-$target_dir/release/smtproxy}
-[ -x "$bin" ] || cargo build --release --quiet
+bin=$(smtproxy_bin)
 
 venv=$(smtproxy_manticore_venv)
 if ! "$venv/bin/python" -c 'import manticore.core.smtlib, pytest, pytest_timeout' >/dev/null 2>&1; then
     bash scripts/install-deps.sh
 fi
 
-# The real binary behind NAME: through pyenv's shims, and never smtproxy itself.
-real_solver() {
-    local p
-    p=$(command -v "$1") || { echo "test-manticore: $1 not found (run scripts/install-deps.sh)" >&2; return 1; }
-    case "$p" in
-        */shims/*) p=$(pyenv which "$1") ;;
-    esac
-    if [ "$(readlink -f "$p")" = "$(readlink -f "$bin")" ]; then
-        echo "test-manticore: $p is smtproxy; put the real $1 first on PATH" >&2
-        return 1
-    fi
-    echo "$p"
-}
-real_z3=$(real_solver z3)
-real_yices=$(real_solver yices-smt2)
+real_z3=$(smtproxy_real_solver z3 "$bin" test-manticore)
+real_yices=$(smtproxy_real_solver yices-smt2 "$bin" test-manticore)
 
 # Classes by the solver their setUp takes (Z3: every class that takes no other solver).
 classes_using() {
