@@ -489,8 +489,8 @@ impl Engine {
             // Error messages give line numbers (all three solvers): the replay goes on one
             // line (its commands' own line breaks aside), so that the client's next
             // command, on a later line of the client's input, is sent on that same line
-            // (see `gap`). Before session 14 cvc5 and yices got a line per command, and
-            // their first error after a replay named a later line than the client's.
+            // (see `gap`); a line per command would make the first error after a replay
+            // name a later line than the client's.
             let sep = " ";
             // A model for the client's last check-sat (`pass_model_check`) only if the
             // client asked for models: cvc5 without them refuses get-value, as it should.
