@@ -26,9 +26,11 @@ takes_value() {
 
 opts=()
 corpus=()
+full=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; corpus+=("$@"); break ;;
+        --full) full=1 ;;
         -*)
             opts+=("$1")
             if takes_value "$1" && [ $# -ge 2 ]; then
@@ -46,10 +48,14 @@ if [ ${#corpus[@]} -eq 0 ]; then
     corpus=(
         smt2-corpus/klee/*/solver-queries.smt2.gz
         smt2-corpus/klee/*/all-queries.smt2.gz
-        smt2-corpus/external/*.smt2.gz
-        smt2-corpus/external/*.smt2
-        smt2-corpus/sessions/*.smt2.gz
     )
+    if [ "$full" = 1 ]; then
+        corpus+=(
+            smt2-corpus/external/*.smt2.gz
+            smt2-corpus/external/*.smt2
+            smt2-corpus/sessions/*.smt2.gz
+        )
+    fi
     shopt -u nullglob
     if [ ${#corpus[@]} -eq 0 ]; then
         echo "run-corpus.sh: no corpus files under smt2-corpus/" >&2
@@ -60,15 +66,17 @@ fi
 bash scripts/install-deps.sh --solvers-only
 cargo build --release --quiet
 
-# Three interleaved runs per strategy and the median of each (`--rounds`): a single run moves by 2x
-# on a busy 2-core machine. `--rounds 1` gives a quicker, noisier table (about 5 min instead of 12).
+# --full: three interleaved runs per strategy and the median of each (`--rounds`), since a single
+# run moves by 2x on a busy 2-core machine. The default is one run: a quick, noisier table.
 have_rounds=0
-for o in "${opts[@]}"; do
+for o in "${opts[@]+"${opts[@]}"}"; do
     case "$o" in --rounds|--rounds=*) have_rounds=1 ;; esac
 done
 if [ "$have_rounds" = 0 ]; then
-    opts+=(--rounds 3)
+    if [ "$full" = 1 ]; then opts+=(--rounds 3); else opts+=(--rounds 1); fi
 fi
 
-echo "==> smtproxy bench ${opts[*]} (${#corpus[@]} logs)" >&2
+what="shipped KLEE logs"
+[ "$full" = 1 ] && what="KLEE logs, external corpus and recorded client sessions"
+echo "==> smtproxy bench ${opts[*]} over ${#corpus[@]} logs ($what)" >&2
 exec target/release/smtproxy bench "${opts[@]}" "${corpus[@]}"

@@ -68,7 +68,19 @@ pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) 
         "speedup",
         "mism"
     );
-    for path in corpus_paths {
+    let started = std::time::Instant::now();
+    let quiet_bar = !std::io::stderr().is_terminal();
+    for (n, path) in corpus_paths.iter().enumerate() {
+        if quiet_bar {
+            // Without a terminal there is no progress bar: one line per log instead.
+            eprintln!(
+                "[{}/{}] {} ({:.0} s so far)",
+                n + 1,
+                corpus_paths.len(),
+                short_name(path),
+                started.elapsed().as_secs_f64()
+            );
+        }
         let log = corpus::load(path)?;
         // The answers of fresh's first run: the reference every other run is checked against.
         let mut fresh_answers: Option<Vec<Answer>> = None;
@@ -126,6 +138,15 @@ pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) 
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
+    println!(
+        "# {} logs x {} strategies x {} round(s) ({}), {} cores, {:.0} s in all",
+        corpus_paths.len(),
+        strats.len(),
+        opts.rounds,
+        if opts.rounds > 1 { "median run shown" } else { "one run each" },
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        started.elapsed().as_secs_f64()
+    );
     if let Some(j) = opts.json {
         let v = serde_json::json!({ "runs": runs });
         std::fs::write(&j, serde_json::to_string_pretty(&v)?)
