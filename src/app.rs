@@ -2,13 +2,13 @@
 //! replay, bench), reports errors with `anyhow`, and sets the exit code (2 for a missing
 //! solver, 1 for replay mismatches).
 
-use crate::cache::tiered::CacheConfig;
 use crate::cli::{Cli, EngineArgs, Sub};
 use crate::corpus;
 use crate::driver::DriverError;
 use crate::driver::SolverSpec;
 use crate::replay;
-use crate::session::{Config, Engine, Strategy};
+use crate::session::Strategy;
+use crate::setup::{cache_config, make_engine, strategy};
 use crate::smt2::reader::CommandReader;
 use anyhow::{bail, Context, Result};
 use std::io::{BufReader, Write};
@@ -17,65 +17,6 @@ use std::time::Duration;
 
 /// Exit code for "the solver is not installed" (or not executable).
 pub const EXIT_NO_SOLVER: i32 = 2;
-
-pub fn strategy(args: &EngineArgs) -> Result<Strategy> {
-    match Strategy::parse(&args.strategy) {
-        Some(s) => Ok(s),
-        None => bail!(
-            "unknown strategy '{}' (expected one of: {})",
-            args.strategy,
-            Strategy::all()
-                .iter()
-                .map(|s| s.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
-/// The cache configuration from `--cache` (None: no store at all).
-pub fn cache_config(args: &EngineArgs) -> Option<CacheConfig> {
-    let mut cfg = CacheConfig {
-        mem_entries: args.cache_mem,
-        mem_bytes: 512 << 20,
-        disk: None,
-        redis: None,
-    };
-    match args.cache.as_deref() {
-        Some("none") => return None,
-        Some(s) if s.starts_with("redis://") => {
-            cfg.redis = Some(s.to_string());
-            cfg.disk = crate::cache::disk::default_path();
-        }
-        Some(path) => cfg.disk = Some(PathBuf::from(path)),
-        None => cfg.disk = crate::cache::disk::default_path(),
-    }
-    Some(cfg)
-}
-
-pub fn make_engine(
-    args: &EngineArgs,
-    strategy: Strategy,
-    out: Box<dyn Write + Send>,
-    cache: Option<CacheConfig>,
-) -> Result<Engine> {
-    let timeout = args.timeout_ms.map(Duration::from_millis);
-    let mut solver = SolverSpec::resolve(args.solver.as_deref())?;
-    solver
-        .args
-        .extend(args.solver_flags.backend.iter().cloned());
-    Ok(Engine::new(
-        Config {
-            strategy,
-            solver,
-            timeout,
-            cache,
-            jobs: args.jobs.max(1),
-            client: args.solver_flags.client.clone(),
-        },
-        out,
-    )?)
-}
 
 /// Run the program; returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
@@ -306,7 +247,7 @@ fn replay_cmd(
         };
         let mut engine = make_engine(args, strat, out, cache_config(args))?;
         engine.start_backend().map_err(crate::error::Error::from)?;
-        let bar = crate::bench::progress_bar(replay::count_checks(&log) as u64, &log.path);
+        let bar = crate::replay::progress_bar(replay::count_checks(&log) as u64, &log.path);
         let res = replay::replay(&log, &mut engine, |n| {
             if let Some(b) = &bar {
                 b.set_position(n as u64)

@@ -6,30 +6,16 @@
 //! are those of all N runs). Prints a table, writes `{"runs": [...]}` JSON (one run per
 //! strategy per log) and an optional SVG plot.
 
-use crate::app::{cache_config, make_engine};
 use crate::cli::EngineArgs;
 use crate::corpus;
-use crate::replay::{self, ReplayResult};
-use crate::session::planner::Answer;
+use crate::replay::{self, progress_bar, ReplayResult};
 use crate::session::stats::Summary;
+use crate::session::vocab::Answer;
 use crate::session::Strategy;
+use crate::setup::{cache_config, make_engine};
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-
-/// A progress bar on stderr when stderr is a terminal.
-pub fn progress_bar(len: u64, label: &str) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let b = ProgressBar::new(len);
-    if let Ok(style) = ProgressStyle::with_template("{msg:40!} {bar:30} {pos}/{len} {elapsed}") {
-        b.set_style(style);
-    }
-    b.set_message(label.to_string());
-    Some(b)
-}
 
 /// What `bench` was asked to do, besides the engine's own options.
 pub struct BenchOptions<'a> {
@@ -143,7 +129,11 @@ pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) 
         corpus_paths.len(),
         strats.len(),
         opts.rounds,
-        if opts.rounds > 1 { "median run shown" } else { "one run each" },
+        if opts.rounds > 1 {
+            "median run shown"
+        } else {
+            "one run each"
+        },
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         started.elapsed().as_secs_f64()
     );

@@ -5,7 +5,7 @@
 //! follow. In a KLEE log each record's `(exit)` ends that query, not the session: replay
 //! reads it as `(reset)`.
 
-use crate::session::planner::Answer;
+use crate::session::vocab::Answer;
 use flate2::read::GzDecoder;
 use std::io::Read;
 use std::path::Path;

@@ -18,6 +18,7 @@ pub mod error;
 pub mod query;
 pub mod replay;
 pub mod session;
+pub mod setup;
 pub mod signals;
 pub mod smt2;
 pub mod term;

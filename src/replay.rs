@@ -5,9 +5,24 @@
 //! not the answer either.
 
 use crate::corpus::{Log, LogKind};
-use crate::session::planner::Answer;
+use crate::session::vocab::Answer;
 use crate::session::Engine;
 use crate::smt2::reader::{CommandReader, Frame};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+
+/// A progress bar on stderr when stderr is a terminal.
+pub fn progress_bar(len: u64, label: &str) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = ProgressBar::new(len);
+    if let Ok(style) = ProgressStyle::with_template("{msg:40!} {bar:30} {pos}/{len} {elapsed}") {
+        b.set_style(style);
+    }
+    b.set_message(label.to_string());
+    Some(b)
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct ReplayResult {

@@ -24,26 +24,8 @@
 //! A lone argument that is not a flag is the input file.
 
 use crate::driver::SolverKind;
+use crate::session::config::ClientFlags;
 use std::path::PathBuf;
-
-/// What the client's flags say about the session as the client sees it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ClientFlags {
-    /// `:print-success` on from the start (cvc5 `--print-success`).
-    pub print_success: bool,
-    /// `:produce-models` from the start, where a flag sets it (cvc5 `-m`, z3 `model=`).
-    pub produce_models: Option<bool>,
-    /// Print the model after every `sat` (cvc5 `--dump-models`, z3 `dump_models=true`).
-    pub model_after_sat: bool,
-    /// Print the model of the last `sat` when the session ends (z3 `-model`).
-    pub model_at_exit: bool,
-    /// Print the solver's statistics when the session ends (z3 `-st`).
-    pub stats_at_exit: bool,
-    /// A flag turned on what smtproxy does not model from the start (cvc5
-    /// `--produce-unsat-cores` and the like): the whole session is passed through to a
-    /// backend run with it.
-    pub passthrough: bool,
-}
 
 /// A deadline on the whole run, as the solver enforces it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

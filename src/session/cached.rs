@@ -34,9 +34,10 @@
 
 use super::backend::SolverHandle;
 use super::client::Decl;
-use super::planner::{fresh_check, Answer, Query};
+use super::fresh::fresh_check;
 use super::stack::{InFlight, StackMirror, Via};
-use super::Stats;
+use super::stats::Stats;
+use super::vocab::{split_values, Answer, Query};
 use crate::cache::{CacheConfig, Entry, Key, SetIndex, TieredCache, Verdict};
 use crate::driver::{DriverError, Response};
 use crate::query::canon::canonicalize;
@@ -872,7 +873,7 @@ impl CachePlanner {
                 return Ok((a, None));
             }
         };
-        let Ok(values) = super::planner::split_values(&text, asked.len()) else {
+        let Ok(values) = split_values(&text, asked.len()) else {
             return Ok((a, None));
         };
         let empty = Signature::default();

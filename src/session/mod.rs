@@ -24,45 +24,34 @@
 pub mod backend;
 pub mod cached;
 pub mod client;
+pub mod config;
+pub mod fresh;
 mod lean;
+pub mod model_text;
 pub mod planner;
 pub mod stack;
 pub mod stats;
+pub mod vocab;
 
-use crate::cli::solver_flags::ClientFlags;
 use crate::driver::{DriverError, Response, SolverKind, SolverSpec};
 use crate::smt2::command::Command;
-use crate::smt2::lexer::{unescape_string, Sexps};
+use crate::smt2::lexer::unescape_string;
 use crate::smt2::logic::LogicCheck;
 use crate::smt2::memo::CommandMemo;
 use crate::smt2::parser::{parse_command, ErrorKind};
-use crate::smt2::printer::quote_symbol;
 use crate::smt2::reader::Frame;
 use crate::smt2::response::{self, Dialect};
 use crate::term::signature::{ArityRule, Signature};
 use crate::term::{TermId, TermStore};
+pub use config::{ClientFlags, Config, DEFAULT_JOBS};
 
 use client::{ClientState, Decl};
-pub use planner::Strategy;
-use planner::{Answer, ModelError, Planner};
+use planner::Planner;
 pub use stats::Stats;
 use std::io::Write;
 use std::time::{Duration, Instant};
-
-/// How an engine is set up.
-#[derive(Clone, Debug)]
-pub struct Config {
-    pub strategy: Strategy,
-    pub solver: SolverSpec,
-    pub timeout: Option<Duration>,
-    pub cache: Option<crate::cache::tiered::CacheConfig>,
-    /// Backend processes that may solve at once (>= 2: a slow incremental solve is raced
-    /// against a fresh context).
-    pub jobs: usize,
-    /// What the solver's command-line flags say the client sees (initial options, models
-    /// and statistics printed unasked).
-    pub client: ClientFlags,
-}
+use vocab::ModelError;
+pub use vocab::{Answer, Strategy};
 
 /// Line and column of byte `i` of the command `text` that starts at (`line`, `col`).
 fn position_at(text: &str, i: usize, line: usize, col: usize) -> (usize, usize) {
@@ -139,9 +128,6 @@ fn unmodelled_option(k: &str, v: &str) -> bool {
                 | ":produce-interpolants"
         )
 }
-
-/// `--jobs` when not given.
-pub const DEFAULT_JOBS: usize = 2;
 
 /// What happened on one command (for replay and bench).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -894,7 +880,7 @@ impl Engine {
         } else {
             &[]
         };
-        let q = planner::Query {
+        let q = vocab::Query {
             assertions: &assertions,
             base,
             assumptions,
@@ -1038,79 +1024,6 @@ impl Engine {
     }
 }
 
-/// One client declaration as `filter_model` sees it: its client name, its place in the
-/// client's declarations, and whether it is a function (arguments).
-pub struct ModelName {
-    pub client: String,
-    pub index: usize,
-    pub function: bool,
-}
-
-/// Rewrite a backend get-model answer for the client: keep only the entries of the
-/// client's current declarations (`names` maps their backend names to them), so CSE
-/// macros, declarations hoisted for earlier queries and renamed declarations never show,
-/// and the client sees its own names, in the order of its own declarations (the backend
-/// saw them in the order queries needed them). With `functions_last` (z3 and yices) the
-/// constants come first, then the functions, each in declaration order, as those solvers
-/// print them; cvc5 keeps declaration order throughout. With the `model` header of yices
-/// dropped, the layout is z3's.
-pub fn filter_model(
-    text: &str,
-    names: &rustc_hash::FxHashMap<String, ModelName>,
-    dialect: Dialect,
-) -> String {
-    let functions_last = dialect != Dialect::Cvc5;
-    let Ok(sx) = Sexps::parse(text) else {
-        return text.to_string();
-    };
-    let Some(&root) = sx.roots.first() else {
-        return text.to_string();
-    };
-    let Some(items) = sx.list(root) else {
-        return text.to_string();
-    };
-    let mut changed = false;
-    // (order, entry text)
-    let mut kept: Vec<((bool, usize), String)> = Vec::new();
-    let mut start = 0;
-    if let Some(&first) = items.first() {
-        if sx.is_symbol(first, "model") {
-            start = 1;
-        }
-    }
-    for &it in &items[start..] {
-        let k = sx.list(it).unwrap_or(&[]);
-        let name = k.get(1).and_then(|&n| sx.symbol(n));
-        match name.map(|n| (n, names.get(n))) {
-            Some((_, None)) => changed = true,
-            Some((n, Some(m))) => {
-                let order = (functions_last && m.function, m.index);
-                if m.client != n {
-                    changed = true;
-                    let src = sx.source(it);
-                    let name_src = sx.source(k[1]);
-                    kept.push((order, src.replacen(name_src, &quote_symbol(&m.client), 1)));
-                } else {
-                    kept.push((order, sx.source(it).to_string()));
-                }
-            }
-            // Not a `(define-fun NAME ...)` entry: kept, after the known ones, in the
-            // solver's order.
-            None => kept.push(((true, usize::MAX), sx.source(it).to_string())),
-        }
-    }
-    if !kept.windows(2).all(|w| w[0].0 <= w[1].0) {
-        changed = true;
-        // Stable: entries the function does not know keep their relative order.
-        kept.sort_by_key(|e| e.0);
-    }
-    if !changed {
-        return text.to_string();
-    }
-    let entries: Vec<String> = kept.into_iter().map(|(_, k)| k).collect();
-    response::model_of_entries(dialect, &entries)
-}
-
 /// Resolve the solver and build an engine writing to `out`.
 pub fn engine_for(
     strategy: Strategy,
@@ -1155,42 +1068,5 @@ mod tests {
         assert_eq!(argument_position("(pop 5)", 1, 1), (1, 7));
         assert_eq!(run_error_position("(get-assignment)", 1, 1), (1, 16));
         assert_eq!(run_error_position("(get-value (1))", 1, 30), (1, 44));
-    }
-
-    #[test]
-    fn models_in_client_names_and_order() {
-        let mut names = rustc_hash::FxHashMap::default();
-        for (i, (backend, client, function)) in
-            [("g", "g", true), ("y", "y", false), ("sp!d1!x", "x", false)]
-                .into_iter()
-                .enumerate()
-        {
-            let m = ModelName {
-                client: client.into(),
-                index: i,
-                function,
-            };
-            names.insert(backend.to_string(), m);
-        }
-        // The backend's order, a renamed declaration and a CSE macro.
-        let backend = "(\n  (define-fun |sp!d1!x| () Int\n    1)\n  (define-fun sp!m0 () Int\n    (+ y 1))\n  (define-fun g ((x!0 Int)) Int\n    0)\n  (define-fun y () Int\n    2)\n)";
-        assert_eq!(
-            filter_model(backend, &names, Dialect::Z3),
-            "(\n  (define-fun y () Int\n    2)\n  (define-fun x () Int\n    1)\n  (define-fun g ((x!0 Int)) Int\n    0)\n)"
-        );
-        // cvc5 lists functions in declaration order, and does not indent.
-        assert_eq!(
-            filter_model(backend, &names, Dialect::Cvc5),
-            "(\n(define-fun g ((x!0 Int)) Int\n    0)\n(define-fun y () Int\n    2)\n(define-fun x () Int\n    1)\n)"
-        );
-        // yices (`--smt2-model-format`) heads its model with `model`.
-        let yices = "(model\n  (define-fun |sp!d1!x| () Int 1)\n  (define-fun y () Int 2))";
-        assert_eq!(
-            filter_model(yices, &names, Dialect::Yices),
-            "(model\n  (define-fun y () Int 2)\n  (define-fun x () Int 1))"
-        );
-        // Already the client's: the solver's text as it is.
-        let same = "(\n  (define-fun y () Int 2)\n  (define-fun g ((x!0 Int)) Int 0))";
-        assert_eq!(filter_model(same, &names, Dialect::Z3), same);
     }
 }

@@ -7,111 +7,17 @@
 use super::backend::SolverHandle;
 use super::cached::{CachePlanner, MissPolicy, OwnModel, Planned};
 use super::client::Decl;
+use super::config::Config;
+use super::fresh::fresh_check;
+use super::model_text::{filter_model, ModelName};
 use super::stack::{StackMirror, Via};
-use super::Config;
+use super::stats::Stats;
+use super::vocab::{split_values, Answer, ModelError, Query, Strategy};
 use crate::driver::{DriverError, Response, SolverKind};
-use crate::smt2::lexer::Sexps;
-use crate::smt2::printer::{backend_name, print_term, quote_symbol, BackendNames, Names};
+use crate::smt2::printer::{backend_name, print_term, BackendNames, Names};
 use crate::smt2::response::Dialect;
 use crate::term::{TermId, TermStore};
 use std::time::Instant;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Strategy {
-    Passthrough,
-    Fresh,
-    Stack,
-    StackCse,
-    Cache,
-    Hybrid,
-}
-
-impl Strategy {
-    pub fn name(self) -> &'static str {
-        match self {
-            Strategy::Passthrough => "passthrough",
-            Strategy::Fresh => "fresh",
-            Strategy::Stack => "stack",
-            Strategy::StackCse => "stack-cse",
-            Strategy::Cache => "cache",
-            Strategy::Hybrid => "hybrid",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Strategy> {
-        Self::all().into_iter().find(|x| x.name() == s)
-    }
-    pub fn all() -> Vec<Strategy> {
-        vec![
-            Strategy::Passthrough,
-            Strategy::Fresh,
-            Strategy::Stack,
-            Strategy::StackCse,
-            Strategy::Cache,
-            Strategy::Hybrid,
-        ]
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-pub enum Answer {
-    Sat,
-    Unsat,
-    Unknown,
-}
-
-impl Answer {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Answer::Sat => "sat",
-            Answer::Unsat => "unsat",
-            Answer::Unknown => "unknown",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Answer> {
-        match s.trim() {
-            "sat" => Some(Answer::Sat),
-            "unsat" => Some(Answer::Unsat),
-            "unknown" => Some(Answer::Unknown),
-            _ => None,
-        }
-    }
-}
-
-/// Everything a strategy needs to know about one check-sat.
-pub struct Query<'a> {
-    pub assertions: &'a [TermId],
-    /// The client's base-level assertions while it has scopes of its own pushed (else
-    /// empty): what it keeps below its pushes, so the stack keeps it below its own.
-    pub base: &'a [TermId],
-    pub assumptions: &'a [TermId],
-    pub decls: &'a [Decl],
-    /// Raw definitions (declare-sort, datatypes, define-fun-rec) in order.
-    pub defs: &'a [String],
-    /// set-logic and answer-relevant set-option commands, raw.
-    pub preamble: &'a [String],
-    pub logic: Option<&'a str>,
-    /// The client's signature (what each name means).
-    pub sig: &'a crate::term::signature::Signature,
-}
-
-/// Why the last model could not be read.
-#[derive(Debug)]
-pub enum ModelError {
-    /// The backend process that held it is gone (crashed, killed, deadline): solving the
-    /// same query again brings a model back.
-    Lost(String),
-    /// Anything else (no model, the solver rejected the request, ...).
-    Other(String),
-}
-
-impl std::fmt::Display for ModelError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ModelError::Lost(e) => write!(f, "model lost with the solver: {e}"),
-            ModelError::Other(e) => f.write_str(e),
-        }
-    }
-}
 
 /// Where the last sat answer's model is.
 enum ModelAt {
@@ -186,7 +92,7 @@ impl Planner {
         &mut self,
         store: &mut TermStore,
         q: &Query,
-        stats: &mut super::Stats,
+        stats: &mut Stats,
     ) -> Result<Answer, DriverError> {
         self.model_at = ModelAt::None;
         self.stack.take_probe(&mut self.aux);
@@ -326,15 +232,14 @@ impl Planner {
                 .map_err(ModelError::Other);
         }
         let stack_names = self.model_in_stack();
-        let mut names: rustc_hash::FxHashMap<String, super::ModelName> =
-            rustc_hash::FxHashMap::default();
+        let mut names: rustc_hash::FxHashMap<String, ModelName> = rustc_hash::FxHashMap::default();
         for (index, d) in decls.iter().enumerate() {
             let backend = if stack_names {
                 self.stack.names().backend_of(d)
             } else {
                 backend_name(&d.name).into_owned()
             };
-            let m = super::ModelName {
+            let m = ModelName {
                 client: d.name.clone(),
                 index,
                 function: !d.params.is_empty(),
@@ -342,7 +247,7 @@ impl Planner {
             names.insert(backend, m);
         }
         let text = self.model_cmd("(get-model)")?;
-        Ok(super::filter_model(&text, &names, dialect))
+        Ok(filter_model(&text, &names, dialect))
     }
 
     /// What the solver answers to the client's `set-logic` command `text` for `logic`:
@@ -409,7 +314,7 @@ impl Planner {
 
     /// The main backend for a command of the client's own (set-option, get-info,
     /// get-option): nothing of the stack's is still running in it.
-    pub fn main_for_client(&mut self, stats: &mut super::Stats) -> &mut SolverHandle {
+    pub fn main_for_client(&mut self, stats: &mut Stats) -> &mut SolverHandle {
         self.stack.quiesce(&mut self.main, stats);
         &mut self.main
     }
@@ -421,7 +326,7 @@ impl Planner {
         }
     }
 
-    pub fn shutdown(&mut self, stats: &mut super::Stats) {
+    pub fn shutdown(&mut self, stats: &mut Stats) {
         if let Some(c) = self.cached.as_mut() {
             c.flush();
             if let Some(t) = c.tier_stats() {
@@ -433,122 +338,5 @@ impl Planner {
         stats.restarts = self.main.restarts + self.aux.restarts;
         self.main.kill();
         self.aux.kill();
-    }
-}
-
-/// The value texts of a get-value answer `((t1 v1) (t2 v2) ...)`.
-pub fn split_values(text: &str, n: usize) -> Result<Vec<String>, String> {
-    let sx = Sexps::parse(text).map_err(|e| format!("cannot read solver values: {}", e.msg))?;
-    let root = *sx.roots.first().ok_or("empty get-value answer")?;
-    let pairs = sx.list(root).ok_or("malformed get-value answer")?;
-    if pairs.len() != n {
-        return Err(format!(
-            "solver gave {} values for {} terms",
-            pairs.len(),
-            n
-        ));
-    }
-    pairs
-        .iter()
-        .map(|&p| match sx.list(p) {
-            Some([_, v]) => Ok(sx.source(*v).to_string()),
-            _ => Err("malformed get-value pair".to_string()),
-        })
-        .collect()
-}
-
-/// `(declare-fun name (params) ret)` for the backend.
-pub fn declare_text(store: &TermStore, d: &Decl, name: &str) -> String {
-    let mut s = format!("(declare-fun {} (", quote_symbol(name));
-    for (i, p) in d.params.iter().enumerate() {
-        if i > 0 {
-            s.push(' ');
-        }
-        store.sorts.print(*p, &mut s);
-    }
-    s.push_str(") ");
-    store.sorts.print(d.ret, &mut s);
-    s.push(')');
-    s
-}
-
-/// Solve the query in a clean context: `(reset)`, options, logic, definitions,
-/// declarations, assertions, check. A solver that dies is restarted once.
-pub fn fresh_check(
-    h: &mut SolverHandle,
-    store: &TermStore,
-    q: &Query,
-    stats: &mut super::Stats,
-) -> Result<Answer, DriverError> {
-    let (cmds, check) = fresh_script(store, q);
-
-    for attempt in 0..2 {
-        match h.batch(&cmds) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                stats.note(format!("backend rejected the query: {e}"));
-                return Ok(Answer::Unknown);
-            }
-            Err(DriverError::Timeout { .. }) => {
-                stats.timeouts += 1;
-                return Ok(Answer::Unknown);
-            }
-            Err(DriverError::Died { .. } | DriverError::Io(_)) if attempt == 0 => continue,
-            Err(e) => return Err(e),
-        }
-        stats.solver_checks += 1;
-        match h.check(&check) {
-            Ok(r) => return Ok(response_answer(&r)),
-            Err(DriverError::Timeout { .. }) => {
-                stats.timeouts += 1;
-                return Ok(Answer::Unknown);
-            }
-            Err(DriverError::Died { .. } | DriverError::Io(_)) if attempt == 0 => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(Answer::Unknown)
-}
-
-/// The commands that pose `q` in a fresh context (from `(reset)` on), and its check.
-pub fn fresh_script(store: &TermStore, q: &Query) -> (Vec<String>, String) {
-    let mut cmds: Vec<String> = Vec::with_capacity(q.decls.len() + q.assertions.len() + 4);
-    cmds.push("(reset)".into());
-    cmds.push("(set-option :produce-models true)".into());
-    cmds.extend(q.preamble.iter().cloned());
-    cmds.extend(q.defs.iter().cloned());
-    for d in q.decls {
-        cmds.push(declare_text(store, d, &backend_name(&d.name)));
-    }
-    for &a in q.assertions {
-        let mut s = String::from("(assert ");
-        s.push_str(&print_term(store, a, &BackendNames));
-        s.push(')');
-        cmds.push(s);
-    }
-    (cmds, check_text(store, q.assumptions, &BackendNames))
-}
-
-/// `(check-sat)`, or `(check-sat-assuming (...))` with the assumptions in backend names.
-pub fn check_text(store: &TermStore, assumptions: &[TermId], names: &dyn Names) -> String {
-    if assumptions.is_empty() {
-        return "(check-sat)".into();
-    }
-    let mut s = String::from("(check-sat-assuming (");
-    for (i, &a) in assumptions.iter().enumerate() {
-        if i > 0 {
-            s.push(' ');
-        }
-        s.push_str(&print_term(store, a, names));
-    }
-    s.push_str("))");
-    s
-}
-
-pub fn response_answer(r: &Response) -> Answer {
-    match r {
-        Response::Sat => Answer::Sat,
-        Response::Unsat => Answer::Unsat,
-        _ => Answer::Unknown,
     }
 }

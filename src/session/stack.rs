@@ -47,10 +47,10 @@
 //!   declarations.
 
 use super::backend::SolverHandle;
-use super::planner::{
-    check_text, declare_text, fresh_check, fresh_script, response_answer, Answer, Query,
-};
-use super::Stats;
+use super::client::Decl;
+use super::fresh::{fresh_check, fresh_script};
+use super::stats::Stats;
+use super::vocab::{check_text, declare_text, response_answer, Answer, Query};
 use crate::driver::{DriverError, Response};
 use crate::smt2::printer::{backend_name, write_term, Names};
 use crate::term::{Op, SortId, Sym, TermId, TermStore};
@@ -129,7 +129,7 @@ pub struct StackNames {
 
 impl StackNames {
     /// The backend name of a client declaration.
-    pub fn backend_of(&self, d: &super::client::Decl) -> String {
+    pub fn backend_of(&self, d: &Decl) -> String {
         match self.renamed.get(&(d.sym, d.ret)) {
             Some(n) => n.clone(),
             None => backend_name(&d.name).into_owned(),
