@@ -6,11 +6,12 @@
 //! deadline is `unknown`, never stored by anyone.
 
 use super::backend::SolverHandle;
+use super::miss::MissPath;
 use super::stats::Stats;
-use super::vocab::{check_text, declare_text, response_answer, Answer, Query};
-use crate::driver::DriverError;
-use crate::smt2::printer::{backend_name, print_term, BackendNames};
-use crate::term::TermStore;
+use super::vocab::{check_text, declare_text, response_answer, split_values, Answer, Query};
+use crate::driver::{DriverError, Response};
+use crate::smt2::printer::{backend_name, print_term, BackendNames, Names};
+use crate::term::{TermId, TermStore};
 
 /// Solve the query in a clean context: `(reset)`, options, logic, definitions,
 /// declarations, assertions, check. A solver that dies is restarted once.
@@ -67,4 +68,75 @@ pub fn fresh_script(store: &TermStore, q: &Query) -> (Vec<String>, String) {
         cmds.push(s);
     }
     (cmds, check_text(store, q.assumptions, &BackendNames))
+}
+
+/// A component's get-value command: `(get-value (t1 t2 ...))` in `names`.
+pub fn get_value_text(store: &TermStore, terms: &[TermId], names: &dyn Names) -> String {
+    let mut cmd = String::from("(get-value (");
+    for (i, &t) in terms.iter().enumerate() {
+        if i > 0 {
+            cmd.push(' ');
+        }
+        cmd.push_str(&print_term(store, t, names));
+    }
+    cmd.push_str("))");
+    cmd
+}
+
+/// The values of `terms` from the process `h` in generation `generation` (see
+/// `MissPath::values`).
+pub fn values_in(
+    h: &mut SolverHandle,
+    generation: u64,
+    store: &TermStore,
+    terms: &[TermId],
+    names: &dyn Names,
+) -> Result<Option<Vec<String>>, DriverError> {
+    let cmd = get_value_text(store, terms, names);
+    match h.cmd_in_generation(generation, &cmd)? {
+        Response::Other(text) => Ok(split_values(&text, terms.len()).ok()),
+        _ => Ok(None),
+    }
+}
+
+/// The `cache` strategy's miss path: every component in a fresh context of one backend.
+pub struct FreshMiss<'a> {
+    pub backend: &'a mut SolverHandle,
+}
+
+impl MissPath for FreshMiss<'_> {
+    type Ahead = std::convert::Infallible;
+
+    fn begin(&mut self, _: &mut TermStore, _: &Query, _: &mut Stats) -> Option<Self::Ahead> {
+        None
+    }
+
+    fn drop_ahead(&mut self, ahead: Self::Ahead) {
+        match ahead {}
+    }
+
+    fn solve(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        _: Option<Self::Ahead>,
+        stats: &mut Stats,
+    ) -> Result<Answer, DriverError> {
+        fresh_check(self.backend, store, q, stats)
+    }
+
+    fn values(
+        &mut self,
+        store: &TermStore,
+        terms: &[TermId],
+    ) -> Result<Option<Vec<String>>, DriverError> {
+        let generation = self.backend.generation;
+        values_in(self.backend, generation, store, terms, &BackendNames)
+    }
+
+    fn unsat_core(&mut self) -> Option<Vec<TermId>> {
+        None
+    }
+
+    fn stop_cores(&mut self) {}
 }

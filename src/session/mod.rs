@@ -22,12 +22,14 @@
 //!   sees `unknown` for a check-sat that ran out of time, never a wrong answer.
 
 pub mod backend;
-pub mod cached;
+pub mod cache_stage;
 pub mod client;
 pub mod config;
 pub mod fresh;
 mod lean;
+pub mod miss;
 pub mod model_text;
+pub mod own_model;
 pub mod planner;
 pub mod stack;
 pub mod stats;

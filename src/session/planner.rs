@@ -5,12 +5,13 @@
 //! while the backend generation that produced it is still running.
 
 use super::backend::SolverHandle;
-use super::cached::{CachePlanner, MissPolicy, OwnModel, Planned};
+use super::cache_stage::{CachePlanner, Planned};
 use super::client::Decl;
 use super::config::Config;
-use super::fresh::fresh_check;
+use super::fresh::{fresh_check, FreshMiss};
 use super::model_text::{filter_model, ModelName};
-use super::stack::{StackMirror, Via};
+use super::own_model::OwnModel;
+use super::stack::{StackMirror, StackMiss, Via};
 use super::stats::Stats;
 use super::vocab::{split_values, Answer, ModelError, Query, Strategy};
 use crate::driver::{DriverError, Response, SolverKind};
@@ -57,14 +58,11 @@ impl Planner {
                 cfg.strategy == Strategy::Hybrid,
             )
             .with_cores(cfg.strategy == Strategy::Hybrid && cfg.solver.kind == SolverKind::Z3),
+            // The cache stage decides small components itself and solves ahead of need
+            // under hybrid only: `cache` keeps the design it measures.
             cached: match cfg.strategy {
-                Strategy::Cache => Some(CachePlanner::new(cfg.cache.as_ref(), MissPolicy::Fresh)),
-                Strategy::Hybrid => Some(CachePlanner::new(
-                    cfg.cache.as_ref(),
-                    MissPolicy::Stack {
-                        race: cfg.jobs >= 2,
-                    },
-                )),
+                Strategy::Cache => Some(CachePlanner::new(cfg.cache.as_ref(), false)),
+                Strategy::Hybrid => Some(CachePlanner::new(cfg.cache.as_ref(), true)),
                 _ => None,
             },
             model_at: ModelAt::None,
@@ -98,14 +96,28 @@ impl Planner {
         self.stack.take_probe(&mut self.aux);
         let before = self.main.busy + self.aux.busy;
         if let Some(c) = self.cached.as_mut() {
-            match c.check(
-                &mut self.stack,
-                &mut self.main,
-                &mut self.aux,
-                store,
-                q,
-                stats,
-            )? {
+            // Hybrid's misses go to the incremental stack, the cache strategy's to a
+            // fresh context.
+            let planned = if self.strategy == Strategy::Hybrid {
+                let mut miss = StackMiss {
+                    stack: &mut self.stack,
+                    main: &mut self.main,
+                    aux: &mut self.aux,
+                    race: self.race,
+                    last: Via::Incremental,
+                };
+                c.check(&mut miss, store, q, stats)?
+            } else {
+                c.check(
+                    &mut FreshMiss {
+                        backend: &mut self.main,
+                    },
+                    store,
+                    q,
+                    stats,
+                )?
+            };
+            match planned {
                 Planned::Own(a, m) => {
                     stats.solver += (self.main.busy + self.aux.busy) - before;
                     if let Some(m) = m {

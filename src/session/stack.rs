@@ -48,11 +48,12 @@
 
 use super::backend::SolverHandle;
 use super::client::Decl;
-use super::fresh::{fresh_check, fresh_script};
+use super::fresh::{fresh_check, fresh_script, values_in};
+use super::miss::MissPath;
 use super::stats::Stats;
 use super::vocab::{check_text, declare_text, response_answer, Answer, Query};
 use crate::driver::{DriverError, Response};
-use crate::smt2::printer::{backend_name, write_term, Names};
+use crate::smt2::printer::{backend_name, write_term, BackendNames, Names};
 use crate::term::{Op, SortId, Sym, TermId, TermStore};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
@@ -1197,6 +1198,76 @@ fn median(v: &[f64]) -> Option<f64> {
     let mut v = v.to_vec();
     v.sort_by(|a, b| a.total_cmp(b));
     Some(v[v.len() / 2])
+}
+
+/// The `hybrid` strategy's miss path: the incremental stack in `main`, raced against a
+/// fresh context in `aux` when `race`.
+pub struct StackMiss<'a> {
+    pub stack: &'a mut StackMirror,
+    pub main: &'a mut SolverHandle,
+    pub aux: &'a mut SolverHandle,
+    pub race: bool,
+    /// Which backend answered the last `solve`.
+    pub last: Via,
+}
+
+impl MissPath for StackMiss<'_> {
+    type Ahead = InFlight;
+
+    fn begin(&mut self, store: &mut TermStore, q: &Query, stats: &mut Stats) -> Option<InFlight> {
+        self.stack.begin(self.main, store, q, stats)
+    }
+
+    fn drop_ahead(&mut self, ahead: InFlight) {
+        self.stack.drop_inflight(ahead);
+    }
+
+    fn solve(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        ahead: Option<InFlight>,
+        stats: &mut Stats,
+    ) -> Result<Answer, DriverError> {
+        let (a, via) = match ahead {
+            Some(f) => self
+                .stack
+                .finish(f, self.main, self.aux, self.race, store, q, stats)?,
+            None => self
+                .stack
+                .check(self.main, self.aux, self.race, store, q, stats)?,
+        };
+        self.last = via;
+        Ok(a)
+    }
+
+    fn values(
+        &mut self,
+        store: &TermStore,
+        terms: &[TermId],
+    ) -> Result<Option<Vec<String>>, DriverError> {
+        match self.last {
+            Via::Incremental => {
+                let generation = self.main.generation;
+                values_in(self.main, generation, store, terms, self.stack.names())
+            }
+            Via::Fresh => {
+                let generation = self.aux.generation;
+                values_in(self.aux, generation, store, terms, &BackendNames)
+            }
+        }
+    }
+
+    fn unsat_core(&mut self) -> Option<Vec<TermId>> {
+        match self.last {
+            Via::Incremental => self.stack.unsat_core(self.main),
+            Via::Fresh => None,
+        }
+    }
+
+    fn stop_cores(&mut self) {
+        self.stack.stop_cores();
+    }
 }
 
 /// The conjuncts of the assertions: top-level `and` split, annotations stripped at the top,

@@ -1,0 +1,51 @@
+//! The miss path: where the cache stage sends a component it could not answer. The cache
+//! stage sees only this trait; the planner hands it the stack (`stack::StackMiss`, the
+//! `hybrid` strategy) or a fresh context (`fresh::FreshMiss`, the `cache` strategy).
+//!
+//! Invariants:
+//! * A solve started ahead (`begin`) is given back exactly once, to `solve` or to
+//!   `drop_ahead`, before anything else is asked of the path.
+//! * `values` and `unsat_core` are about the last `solve` only: they read the very process
+//!   that answered it, in the generation that answered it, or give nothing.
+
+use super::stats::Stats;
+use super::vocab::{Answer, Query};
+use crate::driver::DriverError;
+use crate::term::{TermId, TermStore};
+
+pub trait MissPath {
+    /// A solve started ahead of need.
+    type Ahead;
+
+    /// Start solving `q` now, while the caller looks for an answer elsewhere; `None` when
+    /// this path does not solve ahead, or not now.
+    fn begin(&mut self, store: &mut TermStore, q: &Query, stats: &mut Stats)
+        -> Option<Self::Ahead>;
+
+    /// A solve started ahead is not needed after all.
+    fn drop_ahead(&mut self, ahead: Self::Ahead);
+
+    /// The answer to `q`, from `ahead` when it is `q`'s own solve started by `begin`.
+    fn solve(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        ahead: Option<Self::Ahead>,
+        stats: &mut Stats,
+    ) -> Result<Answer, DriverError>;
+
+    /// The solver's values of `terms` after a `sat` from `solve`, as value texts in order;
+    /// `Ok(None)` when the solver gave no usable answer, an error when it died since.
+    fn values(
+        &mut self,
+        store: &TermStore,
+        terms: &[TermId],
+    ) -> Result<Option<Vec<String>>, DriverError>;
+
+    /// The conjuncts of an unsat core of the last `solve`'s `unsat`, where the path learns
+    /// cores (the incremental stack under z3); `None` otherwise.
+    fn unsat_core(&mut self) -> Option<Vec<TermId>>;
+
+    /// Stop learning cores (they cost solver time and have not been paying).
+    fn stop_cores(&mut self);
+}
