@@ -58,6 +58,7 @@ check() {
     fi
 }
 
+check "layering: no module of src/ imports one that imports it back" python3 scripts/check-imports.py
 check "hand-written corpus: z3/cvc5 statuses and z3 golden outputs" python3 scripts/check-hand-corpus.py
 check "pySMT test suite: same results through smtproxy (hybrid, stack) as with z3" bash scripts/test-pysmt.sh
 check "Manticore 0.3.7 solver tests: same results through smtproxy (hybrid, stack) as with z3 and yices" bash scripts/test-manticore.sh

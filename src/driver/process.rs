@@ -25,8 +25,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::error::DriverError;
 use super::spec::SolverSpec;
-use super::DriverError;
 
 /// How much of the solver's stderr is kept for error messages.
 pub const STDERR_KEEP: usize = 64 * 1024;

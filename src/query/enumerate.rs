@@ -27,9 +27,13 @@
 use super::eval::{Evaluator, Model};
 use super::value::{ArrayVal, BvVal, Value};
 use crate::term::visit::Visited;
-use crate::term::{Op, Sort, SortId, TermId, TermStore};
+use crate::term::{Op, Sort, TermId, TermStore};
 
+mod domain;
 mod guess;
+
+use domain::{finish, is_array_constant, Atom};
+pub use domain::{Decided, Small, GUESSES};
 
 /// The most bits of atoms a component may have to be decided here (so at most 2^8
 /// assignments are evaluated).
@@ -40,9 +44,6 @@ pub const MAX_BITS: u32 = 8;
 /// a large term over one byte is left to the solver, which is then the cheaper way).
 pub const MAX_WORK: usize = 1 << 18;
 
-/// The most assignments a guess evaluates.
-pub const GUESSES: usize = 12;
-
 /// The widest atom a guess assigns (its values are built as 64-bit words).
 const GUESS_MAX_WIDTH: u32 = 64;
 
@@ -50,55 +51,6 @@ const GUESS_MAX_WIDTH: u32 = 64;
 /// and the most literals wider than [`MAX_BITS`] kept as hints (a guess tries a few).
 const GUESS_MAX_ATOMS: usize = 64;
 const GUESS_MAX_WIDE_HINTS: usize = 8;
-
-/// What trying every assignment, or a guess, showed.
-#[derive(Debug)]
-pub enum Decided {
-    Sat(Model),
-    Unsat,
-}
-
-/// One atom: a constant, or a cell of an array constant.
-#[derive(Debug)]
-struct Atom {
-    /// The `Sym` leaf of the constant or of the array.
-    leaf: TermId,
-    /// For a cell, its literal index.
-    index: Option<Value>,
-    /// The sort of the constant or of the cell (Bool, or a bit-vector of at most
-    /// `MAX_BITS` bits when enumerated, 64 when guessed).
-    sort: SortId,
-    bits: u32,
-}
-
-impl Atom {
-    /// Give the atom value `v` in `model` (a cell is stored into its array, which the
-    /// model already holds); None when the array is missing.
-    fn assign(&self, model: &mut Model, v: Value) -> Option<()> {
-        match &self.index {
-            None => model.set(self.leaf, v),
-            Some(i) => match model.get_mut(self.leaf) {
-                Some(Value::Array(arr)) => arr.store(i.clone(), v),
-                _ => return None,
-            },
-        }
-        Some(())
-    }
-}
-
-/// A component in the fragment this module decides, with its atoms.
-#[derive(Debug)]
-pub struct Small {
-    atoms: Vec<Atom>,
-    /// Values of the bit-vector literals in the component, tried first (a constraint
-    /// `(= #x24 (select a 5))` is met by the literal it names).
-    hints: Vec<Value>,
-    /// Every assignment is tried (at most [`MAX_BITS`] bits and [`MAX_WORK`]); otherwise
-    /// only a guess is made, which decides `sat` alone.
-    exhaustive: bool,
-    /// Nodes in the component's DAG (the evaluations of one assignment).
-    nodes: usize,
-}
 
 impl Small {
     /// The atoms of `conj`, if every free symbol in it occurs as an atom of at most 64
@@ -287,13 +239,6 @@ impl Small {
     }
 }
 
-/// Whether `x` is an array constant (a `Sym` leaf of an array sort).
-fn is_array_constant(store: &TermStore, x: TermId) -> bool {
-    matches!(store.op(x), Op::Sym(_))
-        && store.args(x).is_empty()
-        && matches!(store.sorts.get(store.sort(x)), Sort::Array(..))
-}
-
 /// Every value of atom `a`'s sort, `first` and the hints of its sort first.
 fn candidates(store: &TermStore, a: &Atom, first: Option<Value>, hints: &[Value]) -> Vec<Value> {
     let is_bool = matches!(store.sorts.get(a.sort), Sort::Bool);
@@ -326,21 +271,6 @@ fn candidates(store: &TermStore, a: &Atom, first: Option<Value>, hints: &[Value]
         }
     }
     out
-}
-
-/// The satisfying model as served: arrays in their canonical form for a finite index sort.
-fn finish(store: &TermStore, mut model: Model, atoms: &[Atom]) -> Option<Model> {
-    for a in atoms.iter().filter(|a| a.index.is_some()) {
-        let Sort::Array(isort, _) = *store.sorts.get(store.sort(a.leaf)) else {
-            return None;
-        };
-        if let Some(Value::Array(arr)) = model.get_mut(a.leaf) {
-            if !arr.normalise_finite(&store.sorts, isort) {
-                return None;
-            }
-        }
-    }
-    Some(model)
 }
 
 #[cfg(test)]

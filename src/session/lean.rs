@@ -295,6 +295,25 @@ pub(super) struct Lean {
     ps: bool,
     /// Drop the line break that ends a dropped `success`.
     skip_nl: bool,
+    /// The backend must be rebuilt from the client's state before the next command.
+    pub(super) stale: bool,
+    /// The backend generation the state was last rebuilt into.
+    generation: u64,
+    /// The last check-sat command, while its `sat` model is current (no state-changing
+    /// command since): a rebuilt backend runs it again after the replay, so that
+    /// get-value / get-model still find a model.
+    pub(super) model_check: Option<String>,
+}
+
+impl Lean {
+    /// The state of a passthrough whose backend is `generation`; `stale`: rebuild it first.
+    pub(super) fn new(generation: u64, stale: bool) -> Lean {
+        Lean {
+            generation,
+            stale,
+            ..Default::default()
+        }
+    }
 }
 
 impl Engine {
@@ -327,7 +346,7 @@ impl Engine {
         let head = command_head(&text).unwrap_or("");
         // Answers of the commands before a reset, when it ends a fall-back.
         let mut before = Vec::new();
-        if head == "reset" && !self.passthrough_strategy {
+        if head == "reset" && !(self.mode == Mode::Passthrough) {
             before = self.lean_sync();
             if self.leave_passthrough() {
                 before.push(self.command(&text, line, col));
@@ -384,10 +403,10 @@ impl Engine {
         // it (the client's commands then go to a rebuilt one, not into a dead pipe).
         let idle = self.lean.inflight.is_empty();
         let h = &mut self.planner.main;
-        if self.pass_stale
+        if self.lean.stale
             || (idle && !h.is_alive())
             || !h.is_running()
-            || h.generation != self.pass_gen
+            || h.generation != self.lean.generation
             || !h.lean
         {
             outs.extend(self.lean_sync());
@@ -443,7 +462,7 @@ impl Engine {
     /// otherwise the lean backend is stopped and the session is back on the modelled
     /// strategies (the caller then runs the reset as the engine's own).
     pub(super) fn leave_passthrough(&mut self) -> bool {
-        if self.passthrough_strategy || !self.lean.inflight.is_empty() {
+        if (self.mode == Mode::Passthrough) || !self.lean.inflight.is_empty() {
             return false;
         }
         // z3 keeps every option across a reset (`client.options` after `reset_client`).
@@ -458,9 +477,8 @@ impl Engine {
         }
         self.planner.main.kill();
         self.planner.main.lean = false;
-        self.passthrough = false;
-        self.pass_stale = false;
-        self.lean = lean::Lean::default();
+        self.mode = Mode::Modelled;
+        self.lean = Lean::default();
         self.stats
             .note("back from passthrough at (reset)".to_string());
         true
@@ -502,7 +520,7 @@ impl Engine {
                 s.lean_write(c);
                 s.lean_write(sep);
             }
-            if let Some(check) = &self.pass_model_check {
+            if let Some(check) = &self.lean.model_check {
                 // The client may still ask for the model of its last (sat) check-sat; its
                 // answer is read and dropped with the rest before the marker.
                 s.lean_write(check);
@@ -552,8 +570,8 @@ impl Engine {
         }
         self.lean.ps = ps;
         self.lean.skip_nl = false;
-        self.pass_stale = false;
-        self.pass_gen = gen;
+        self.lean.stale = false;
+        self.lean.generation = gen;
         Ok(())
     }
 
@@ -785,7 +803,7 @@ impl Engine {
     fn lean_failed(&mut self, e: DriverError) -> Vec<Outcome> {
         let mut outs = Vec::new();
         self.planner.main.kill();
-        self.pass_stale = true;
+        self.lean.stale = true;
         let front = self.lean.batches.front().map_or(0, |b| b.1);
         let mut all: Vec<LeanCmd> = self.lean.inflight.drain(..).collect();
         self.lean.batches.clear();
@@ -883,7 +901,7 @@ impl Engine {
                 self.planner.main.checks += 1;
                 o.check = Some(a);
                 // After a crash, the rebuilt solver checks it again so the model is there.
-                self.pass_model_check = (a == Answer::Sat).then(|| c.text.clone());
+                self.lean.model_check = (a == Answer::Sat).then(|| c.text.clone());
             }
             "set-info" => {
                 if let Ok(Command::SetInfo(k, v)) =
@@ -895,7 +913,7 @@ impl Engine {
                 }
             }
             "assert" if !failed => {
-                self.pass_model_check = None;
+                self.lean.model_check = None;
                 self.client.top().raw.push(c.text.clone())
             }
             // What changes the solver's state is what does not answer (with print-success off).

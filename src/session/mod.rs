@@ -145,6 +145,20 @@ pub struct Outcome {
 /// smtproxy waits for the oldest batch).
 const PIPELINE_MAX: usize = 1024;
 
+/// Who answers the client's commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// smtproxy: every command is parsed into the client's view and each check-sat is
+    /// planned (the modelled strategies).
+    Modelled,
+    /// One lean backend, every command as the client wrote it (see `lean`): the
+    /// passthrough strategy, or a flag smtproxy does not model. Nothing ends it.
+    Passthrough,
+    /// Passthrough after a command smtproxy does not model; a `(reset)` that leaves
+    /// nothing unmodelled behind ends it (`Engine::leave_passthrough`).
+    FallBack,
+}
+
 /// Where the model of the last sat answer lives.
 enum Last {
     None,
@@ -167,24 +181,14 @@ pub struct Engine {
     /// The assumptions of the last check-sat-assuming (empty after a plain check-sat),
     /// to solve the same query again if the model is lost with its solver.
     last_assumptions: Vec<TermId>,
-    /// Passthrough: the last check-sat command, while its `sat` model is current (no
-    /// state-changing command since). A rebuilt backend runs it again after the replay so
-    /// that get-value / get-model still find a model.
-    pass_model_check: Option<String>,
-    /// Passthrough mode (the strategy, or a fall-back after something not modelled).
-    passthrough: bool,
-    /// Passthrough is the strategy (not a fall-back that a `(reset)` ends).
-    passthrough_strategy: bool,
-    /// The passthrough backend must be rebuilt from the client log before the next command.
-    pass_stale: bool,
-    /// Backend generation the passthrough state was last rebuilt into.
-    pass_gen: u64,
+    /// Who answers the client's commands.
+    mode: Mode,
     pub stats: Stats,
     /// The client's command-line flags.
     flags: ClientFlags,
     /// Per option keyword, the value the backend last accepted (see `interpret`).
     options_taken: rustc_hash::FxHashMap<String, String>,
-    /// Passthrough commands in flight (see `lean`).
+    /// The passthrough's state: its commands in flight, its backend's (see `lean`).
     lean: lean::Lean,
     out: Box<dyn Write + Send>,
     out_closed: bool,
@@ -218,25 +222,33 @@ impl Engine {
             planner,
             last: Last::None,
             last_assumptions: Vec::new(),
-            pass_model_check: None,
-            passthrough,
-            passthrough_strategy: passthrough,
-            // The solver flags smtproxy honours itself (print-success, models) reach a
-            // passthrough backend by the replay that a stale state starts with.
-            pass_stale: passthrough
-                && (cfg.client.print_success || cfg.client.produce_models == Some(true)),
-            pass_gen: 1,
+            mode: if passthrough {
+                Mode::Passthrough
+            } else {
+                Mode::Modelled
+            },
             stats: Stats::new(cfg.strategy.name()),
             flags: cfg.client.clone(),
             options_taken: Default::default(),
-            lean: lean::Lean::default(),
+            // The solver flags smtproxy honours itself (print-success, models) reach a
+            // passthrough backend by the replay that a stale state starts with.
+            lean: lean::Lean::new(
+                1,
+                passthrough
+                    && (cfg.client.print_success || cfg.client.produce_models == Some(true)),
+            ),
             out,
             out_closed: false,
         })
     }
 
+    /// Whether the backend answers every command (the passthrough strategy or a fall-back).
     pub fn is_passthrough(&self) -> bool {
-        self.passthrough
+        self.passing()
+    }
+
+    fn passing(&self) -> bool {
+        self.mode != Mode::Modelled
     }
 
     /// Start the backend now (so a missing solver is reported before any input is read).
@@ -254,7 +266,7 @@ impl Engine {
     pub fn at_exit(&mut self) {
         let _ = self.finish();
         if self.flags.model_at_exit
-            && !self.passthrough
+            && !self.passing()
             && matches!(self.last, Last::Sat)
             && self.models_enabled()
         {
@@ -303,7 +315,7 @@ impl Engine {
     /// outcomes of every command completed by this call, in order.
     pub fn push(&mut self, frame: Frame, more: bool) -> Vec<Outcome> {
         let t0 = Instant::now();
-        let outs = if self.passthrough {
+        let outs = if self.passing() {
             self.lean_push(frame, more)
         } else {
             vec![self.handle_now(frame)]
@@ -315,7 +327,7 @@ impl Engine {
     /// The client has sent nothing more yet: answer everything in flight now (it may be
     /// waiting for those answers before it writes again).
     pub fn idle(&mut self) {
-        if self.passthrough {
+        if self.passing() {
             let t0 = Instant::now();
             let _ = self.lean_sync();
             self.stats.wall += t0.elapsed();
@@ -402,9 +414,9 @@ impl Engine {
     /// Switch to passthrough: the client's state is replayed into a lean backend, then
     /// the command is sent.
     fn fall_back(&mut self, text: &str, line: usize, col: usize, why: &str) -> Outcome {
-        if !self.passthrough {
-            self.passthrough = true;
-            self.pass_stale = true;
+        if self.mode == Mode::Modelled {
+            self.mode = Mode::FallBack;
+            self.lean.stale = true;
             self.stats.fallbacks_passthrough += 1;
             self.stats.note(format!("switched to passthrough: {why}"));
         }
@@ -443,7 +455,7 @@ impl Engine {
     /// Keep the client view in step in passthrough mode (for replay after a crash).
     fn track(&mut self, cmd: Command, text: &str) {
         if cmd.changes_state() || matches!(cmd, Command::Reset) {
-            self.pass_model_check = None;
+            self.lean.model_check = None;
         }
         match &cmd {
             Command::Reset => {
@@ -519,7 +531,7 @@ impl Engine {
             self.client.preamble = preamble;
         }
         self.last = Last::None;
-        self.pass_model_check = None;
+        self.lean.model_check = None;
         self.planner.reset();
     }
 

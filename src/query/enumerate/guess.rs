@@ -22,8 +22,7 @@
 //! of nodes that do not depend on what a try changes: each node's atoms are a bit set, a
 //! guess having at most 64 atoms). Nothing here answers `unsat`.
 
-use super::Atom;
-use super::{finish, is_array_constant, Decided, Small};
+use super::domain::{finish, is_array_constant, Atom, Decided, Small, GUESSES};
 use crate::query::eval::{EvalError, EvalMemo, Evaluator, Model};
 use crate::query::value::{mask64, BvVal, Value};
 use crate::term::Sort;
@@ -126,12 +125,7 @@ impl Small {
     ) -> Option<Decided> {
         let pins = self.pins(store, conj);
         let mut cur: Vec<Value> = Vec::with_capacity(self.atoms.len());
-        let rounds = lists
-            .iter()
-            .map(Vec::len)
-            .max()
-            .unwrap_or(1)
-            .min(super::GUESSES);
+        let rounds = lists.iter().map(Vec::len).max().unwrap_or(1).min(GUESSES);
         for r in 0..rounds {
             self.assign_round(&mut model, &mut cur, lists, &pins, r)?;
             if all_true(store, &model, conj)? {
