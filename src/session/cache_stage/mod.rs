@@ -32,12 +32,12 @@
 //!   exactly the solver's values at those cells (the rest is a default, the solver's own
 //!   when it was asked for): such a model satisfies the component as the solver's did.
 
+mod adapt;
 mod cells;
-mod gate;
 mod model;
 
+use adapt::{AheadRate, CoreTrial, Gate, ModelTries, RECENT_MODELS};
 use cells::{array_of_cells, cell_reads, unread_cell};
-use gate::Gate;
 use model::{canon_index, decode_model, encode_model, merge, restrict, satisfies};
 
 use super::client::Decl;
@@ -61,25 +61,17 @@ use crate::term::{Op, TermId, TermStore};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
 
-/// How many recent component models are tried before going to the backend.
-const RECENT_MODELS: usize = 16;
 /// Bound on the counterexample index (sets); it is cleared when exceeded.
 const CEX_MAX_SETS: usize = 50_000;
-/// Unsat cores learned before judging whether they pay (see `CachePlanner::cores_learned`).
-const CORE_TRIAL: u64 = 64;
 
 pub struct CachePlanner {
     store_tiers: Option<TieredCache>,
     /// Without a configured store, a memory tier of this run only.
     /// Hybrid: decide components of a few bits locally, and solve ahead of need.
     local: bool,
-    /// Refuted conjunct sets; `true` for a solver's unsat core (see `cores_learned`).
+    /// Refuted conjunct sets; `true` for a solver's unsat core (see `cores`).
     unsat_sets: SetIndex<bool>,
-    /// Unsat cores learned from the stack backend, and components they refuted later. Once
-    /// `CORE_TRIAL` cores are learned, fewer than one refutation per 16 cores stops them
-    /// (naming assertions costs z3 time; cyphert-sprs: 559 cores, 1 refutation).
-    cores_learned: u64,
-    core_hits: u64,
+    cores: CoreTrial,
     sat_sets: SetIndex<u32>,
     models: Vec<Model>,
     recent: VecDeque<u32>,
@@ -89,19 +81,8 @@ pub struct CachePlanner {
     /// or the model that satisfied them.
     whole: FxHashMap<Vec<TermId>, Option<Model>>,
     warned: bool,
-    /// Components for which models were tried, and how many a model answered, in the
-    /// current window: the recent-model budget shrinks when they rarely pay.
-    model_tries: u32,
-    model_wins: u32,
-    /// The same over the whole session, halved now and then (see `probe_defaults`).
-    all_tries: u32,
-    all_wins: u32,
-    recent_budget: usize,
-    /// Components that got past the session memo and the unsat index, and how many of
-    /// those went to the backend (both halved now and then): hybrid solves ahead while
-    /// at least half do.
-    past_memo: u32,
-    to_backend: u32,
+    model_tries: ModelTries,
+    ahead: AheadRate,
     /// Whether hybrid's guesses of wide components (`Small::decide`'s rounds) and its
     /// local searches (`Small::search`) have been finding models here.
     guesses: Gate,
@@ -216,19 +197,13 @@ impl CachePlanner {
             store_tiers: Some(TieredCache::new(&cfg)),
             local,
             unsat_sets: SetIndex::new(CEX_MAX_SETS),
-            cores_learned: 0,
-            core_hits: 0,
+            cores: CoreTrial::default(),
             sat_sets: SetIndex::new(CEX_MAX_SETS),
             digests: FxHashMap::default(),
             models: Vec::new(),
             recent: VecDeque::new(),
-            model_tries: 0,
-            model_wins: 0,
-            all_tries: 0,
-            all_wins: 0,
-            recent_budget: RECENT_MODELS,
-            past_memo: 0,
-            to_backend: 0,
+            model_tries: ModelTries::default(),
+            ahead: AheadRate::default(),
             guesses: Gate::default(),
             searches: Gate::default(),
             exact: FxHashMap::default(),
@@ -453,11 +428,7 @@ impl CachePlanner {
                 return Ok(p);
             }
             c.leaves = free_symbols_with(store, c.conj, &mut self.slice_memo);
-            self.past_memo += 1;
-            if self.past_memo >= 256 {
-                self.past_memo /= 2;
-                self.to_backend /= 2;
-            }
+            self.ahead.got_past_memo();
             // The component as the client wrote it, in the memory tier: a hash of its
             // conjuncts' digests and a lookup, cheaper than trying models (which fail on
             // every unsat component) or starting the backend.
@@ -565,7 +536,7 @@ impl CachePlanner {
     /// (a set the backend refuted, or a solver's unsat core) proves it unsat.
     fn counterexample_stage(&mut self, c: &Comp, t: &Tally, stats: &mut Stats) -> Option<Planned> {
         let &from_core = self.unsat_sets.find_subset(&c.ids)?;
-        self.core_hits += u64::from(from_core);
+        self.cores.hits += u64::from(from_core);
         stats.cache_hits += u64::from(!t.any_solver);
         self.learn(c.sorted.clone(), Known::Unsat);
         Some(Planned::Own(Answer::Unsat, None))
@@ -585,7 +556,7 @@ impl CachePlanner {
     ) {
         if ahead.is_some()
             || !self.local
-            || self.to_backend * 2 < self.past_memo
+            || !self.ahead.pays()
             || c.small(store).is_some_and(Small::is_exhaustive)
         {
             return;
@@ -605,7 +576,7 @@ impl CachePlanner {
     /// elsewhere). True when it answered the component.
     fn model_stage(&mut self, store: &mut TermStore, c: &Comp, t: &mut Tally) -> bool {
         let found = self.find_model(store, &c.ids, c.conj);
-        self.note_model_try(found.is_some());
+        self.model_tries.note(found.is_some());
         let Some(m) = found else { return false };
         t.used_model = true;
         if let Some((xk, xorder)) = &c.xkey {
@@ -709,7 +680,7 @@ impl CachePlanner {
         ahead: &mut Option<(usize, M::Ahead)>,
         stats: &mut Stats,
     ) -> Result<(Answer, Option<Model>), DriverError> {
-        self.to_backend += 1;
+        self.ahead.sent_to_backend();
         let mine = match ahead.take() {
             Some((i, f)) if i == c.index => {
                 stats.speculations_used += 1;
@@ -731,14 +702,13 @@ impl CachePlanner {
             if let Some(core) = miss.unsat_core() {
                 if core.len() < c.conj.len() {
                     stats.cores += 1;
-                    self.cores_learned += 1;
+                    self.cores.learned += 1;
                     self.unsat_sets.insert(&Self::conjunct_ids(&core), true);
-                    if self.cores_learned >= CORE_TRIAL && self.core_hits * 16 < self.cores_learned
-                    {
+                    if self.cores.failed() {
                         miss.stop_cores();
                         stats.note(format!(
                             "unsat cores stopped: {} learned, {} later refutations",
-                            self.cores_learned, self.core_hits
+                            self.cores.learned, self.cores.hits
                         ));
                     }
                 }
@@ -769,7 +739,7 @@ impl CachePlanner {
         stats: &mut Stats,
     ) -> Option<Model> {
         let cells = cell_reads(store, c.conj, &c.leaves);
-        let probe = self.probe_defaults();
+        let probe = self.model_tries.probe_defaults();
         let mut probes: FxHashMap<TermId, TermId> = FxHashMap::default();
         let mut asked: Vec<TermId> = Vec::with_capacity(c.leaves.len());
         for &l in &c.leaves {
@@ -926,39 +896,6 @@ impl CachePlanner {
             .find_map(|&i| self.models.get(i as usize)?.get(leaf))
     }
 
-    /// Adapt how many recent models are tried: each try evaluates the component, which on
-    /// logs where models rarely carry over (bit-vector arithmetic over arrays) costs more
-    /// than it saves. Windows of 128 components; all 16 while at least 1 in 8 is answered.
-    fn note_model_try(&mut self, won: bool) {
-        self.model_tries += 1;
-        self.model_wins += u32::from(won);
-        self.all_tries += 1;
-        self.all_wins += u32::from(won);
-        if self.all_tries >= 1024 {
-            self.all_tries /= 2;
-            self.all_wins /= 2;
-        }
-        if self.model_tries >= 128 {
-            self.recent_budget = if self.model_wins * 8 >= self.model_tries {
-                RECENT_MODELS
-            } else {
-                RECENT_MODELS / 4
-            };
-            self.model_tries = 0;
-            self.model_wins = 0;
-        }
-    }
-
-    /// Ask the solver for an array's default (one more cell, see `solve`) while models carry
-    /// over to later queries here: it keeps the solver's default in the model, which makes
-    /// reuse far likelier, but costs z3 about as much as printing the whole array (a sort
-    /// log's backend stream: 0.42-0.46 s in z3 with cells alone, 0.58-0.60 s with the probe
-    /// on 7 of its 20 get-values). So only once models have been seen to carry over: at
-    /// least 8 tries, 1 in 4 of them answered.
-    fn probe_defaults(&self) -> bool {
-        self.all_tries >= 8 && self.all_wins * 4 >= self.all_tries
-    }
-
     /// A model of a stored superset or a recent model that satisfies `conj`, as it is or
     /// with the constants `conj` defines recomputed from their definitions (a tool that
     /// names its intermediates afresh in every query: see `query::definitions`).
@@ -970,7 +907,7 @@ impl CachePlanner {
             .find_supersets(ids, 8)
             .into_iter()
             .copied()
-            .chain(self.recent.iter().take(self.recent_budget).copied());
+            .chain(self.recent.iter().take(self.model_tries.budget()).copied());
         for i in cands {
             if !tried.insert(i) {
                 continue;

@@ -1,0 +1,180 @@
+//! What the cache stage learns, as a session goes, about which of its ways pay: trying
+//! recent models, asking for arrays' defaults, solving ahead of need, learning unsat cores,
+//! guessing and searching (each a [`Gate`]).
+//!
+//! Invariant: every count is halved or reset now and then, so recent outcomes weigh most,
+//! and a way that was closed is still tried now and then, so a log whose queries change is
+//! noticed. None of this decides an answer, only where smtproxy looks first.
+
+/// How many recent component models are tried before going to the backend.
+pub(super) const RECENT_MODELS: usize = 16;
+/// Unsat cores learned before judging whether they pay (see [`CoreTrial`]).
+const CORE_TRIAL: u64 = 64;
+
+/// Components for which models were tried, and how many a model answered: in the current
+/// window (the recent-model budget shrinks when they rarely pay) and over the session,
+/// halved now and then (see `probe_defaults`).
+pub(super) struct ModelTries {
+    window_tries: u32,
+    window_wins: u32,
+    all_tries: u32,
+    all_wins: u32,
+    budget: usize,
+}
+
+impl Default for ModelTries {
+    fn default() -> Self {
+        ModelTries {
+            window_tries: 0,
+            window_wins: 0,
+            all_tries: 0,
+            all_wins: 0,
+            budget: RECENT_MODELS,
+        }
+    }
+}
+
+impl ModelTries {
+    /// Adapt how many recent models are tried: each try evaluates the component, which on
+    /// logs where models rarely carry over (bit-vector arithmetic over arrays) costs more
+    /// than it saves. Windows of 128 components; all 16 while at least 1 in 8 is answered.
+    pub(super) fn note(&mut self, won: bool) {
+        self.window_tries += 1;
+        self.window_wins += u32::from(won);
+        self.all_tries += 1;
+        self.all_wins += u32::from(won);
+        if self.all_tries >= 1024 {
+            self.all_tries /= 2;
+            self.all_wins /= 2;
+        }
+        if self.window_tries >= 128 {
+            self.budget = if self.window_wins * 8 >= self.window_tries {
+                RECENT_MODELS
+            } else {
+                RECENT_MODELS / 4
+            };
+            self.window_tries = 0;
+            self.window_wins = 0;
+        }
+    }
+
+    /// How many recent models to try.
+    pub(super) fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// Ask the solver for an array's default (one more cell, see `cells`) while models
+    /// carry over to later queries here: it keeps the solver's default in the model, which
+    /// makes reuse far likelier, but costs z3 about as much as printing the whole array (a
+    /// sort log's backend stream: 0.42-0.46 s in z3 with cells alone, 0.58-0.60 s with the
+    /// probe on 7 of its 20 get-values). So only once models have been seen to carry over:
+    /// at least 8 tries, 1 in 4 of them answered.
+    pub(super) fn probe_defaults(&self) -> bool {
+        self.all_tries >= 8 && self.all_wins * 4 >= self.all_tries
+    }
+}
+
+/// Components that got past the session memo and the unsat index, and how many of those
+/// went to the backend (both halved now and then): hybrid solves ahead while at least half
+/// do.
+#[derive(Default)]
+pub(super) struct AheadRate {
+    past_memo: u32,
+    to_backend: u32,
+}
+
+impl AheadRate {
+    pub(super) fn got_past_memo(&mut self) {
+        self.past_memo += 1;
+        if self.past_memo >= 256 {
+            self.past_memo /= 2;
+            self.to_backend /= 2;
+        }
+    }
+
+    pub(super) fn sent_to_backend(&mut self) {
+        self.to_backend += 1;
+    }
+
+    pub(super) fn pays(&self) -> bool {
+        self.to_backend * 2 >= self.past_memo
+    }
+}
+
+/// Unsat cores learned from the stack backend, and components they refuted later. Once
+/// `CORE_TRIAL` cores are learned, fewer than one refutation per 16 cores stops them
+/// (naming assertions costs z3 time; cyphert-sprs: 559 cores, 1 refutation).
+#[derive(Default)]
+pub(super) struct CoreTrial {
+    pub(super) learned: u64,
+    pub(super) hits: u64,
+}
+
+impl CoreTrial {
+    /// Whether cores have had their trial and do not pay.
+    pub(super) fn failed(&self) -> bool {
+        self.learned >= CORE_TRIAL && self.hits * 16 < self.learned
+    }
+}
+
+/// Whether a way of deciding components locally that may find nothing pays on this log,
+/// from how often it has found something: hybrid's guesses of wide components cost a few
+/// evaluations each, its local searches up to about a millisecond when they find nothing,
+/// as they mostly do on logs whose components are unsat or need arithmetic (cyphert-sprs:
+/// 13 guessed of 710, 3 found by a search in 646), while on KLEE's they mostly find a
+/// model (sort: 47 searches of 48). Every one of the first 16 is made, then while at least
+/// 1 in 8 finds something; otherwise 1 in 16, so that a log whose queries change is
+/// noticed. Counts halve at 64, so that the recent ones weigh most.
+#[derive(Default)]
+pub(super) struct Gate {
+    made: u32,
+    found: u32,
+    skipped: u32,
+}
+
+impl Gate {
+    pub(super) fn pays(&mut self) -> bool {
+        let pays = self.made < 16 || self.found * 8 >= self.made;
+        self.skipped = if pays { 0 } else { self.skipped + 1 };
+        pays || self.skipped.is_multiple_of(16)
+    }
+
+    pub(super) fn note(&mut self, found: bool) {
+        self.made += 1;
+        self.found += u32::from(found);
+        if self.made >= 64 {
+            self.made /= 2;
+            self.found /= 2;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A gate lets every one of the first 16 through, closes when under 1 in 8 finds
+    /// something (then lets 1 in 16 through), and opens again when those find.
+    #[test]
+    fn a_gate_follows_what_it_finds() {
+        let mut g = Gate::default();
+        for _ in 0..16 {
+            assert!(g.pays());
+            g.note(false);
+        }
+        let let_through: Vec<bool> = (0..48).map(|_| g.pays()).collect();
+        assert_eq!(let_through.iter().filter(|&&p| p).count(), 3);
+        assert!(let_through[15] && !let_through[14]);
+        // Three probes that find: 3 of 19 is over 1 in 8.
+        for _ in 0..3 {
+            g.note(true);
+        }
+        assert!(g.pays() && g.pays());
+        // A gate that keeps finding stays open.
+        let mut g = Gate::default();
+        for k in 0..200 {
+            assert!(g.pays());
+            g.note(k % 4 == 0);
+        }
+    }
+}
