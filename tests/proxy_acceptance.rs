@@ -3,8 +3,8 @@
 //!
 //! * Applications whose number of arguments the solvers disagree on (`(distinct x)`,
 //!   `(< x)`, `(bvadd v)`, `(+ x)`, `(bvsub a b c)`, ...): each solver takes its own set,
-//!   with its own meaning (before session 10 sixteen one-argument cases differed across
-//!   z3, cvc5 and yices).
+//!   with its own meaning (sixteen one-argument cases differ across z3, cvc5 and
+//!   yices).
 //! * Terms smtproxy finds ill-sorted but a solver takes (z3 reads `(> x b)` with a Bool b
 //!   as `(> x (ite b 1 0))`, `(abs r)` of a Real, `(bvxnor a b c)`): the solver is asked
 //!   and, taking it, judges the session from there on.
@@ -368,8 +368,8 @@ fn refuses_what_yices_refuses_in_a_logic() {
 
 /// An error on line 3 under passthrough, and one after smtproxy handed the session to
 /// passthrough (it replays the client's state first): the solver's message names the
-/// client's line and column (yices' named line 4 before session 14: a line break after
-/// smtproxy's own first command shifted every line).
+/// client's line and column (a line break after smtproxy's own first command to yices
+/// would shift every line).
 #[test]
 fn errors_name_the_clients_line_under_passthrough() {
     let script = "(set-logic QF_BV)\n(declare-fun v () (_ BitVec 8))\n\

@@ -723,7 +723,7 @@ fn sigint_mid_session() {
 }
 
 /// Results rows in an on-disk store (read while smtproxy may hold it open).
-/// Rows a result takes in the store: its canonical key and its exact key (session 10).
+/// Rows a result takes in the store: its canonical key and its exact key.
 const ROWS_PER_RESULT: i64 = 2;
 
 fn stored_rows(path: &std::path::Path) -> i64 {

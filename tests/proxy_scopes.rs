@@ -18,9 +18,8 @@
 //! * `reset_assertions_under_global_declarations_as_each_solver`: the same under
 //!   `:global-declarations true`, with z3, cvc5 and yices (all strategies and passthrough).
 //!
-//! On the commit before session 5's fixes the default run fails three ways (the
-//! counterexample index keyed conjuncts by text: seed 16, and the yices episodes; and the
-//! reset-assertions script).
+//! It catches a counterexample index keyed by conjunct text (seed 16, and the yices
+//! episodes) and a wrong reset-assertions (the reset-assertions script).
 //!
 //! Fixed seeds; `SMTPROXY_SCOPES_SEED=N` runs one other seed, `SMTPROXY_SCOPES_RUNS=K`
 //! more scripts. A failing script is written to `target/proxy_scopes-<seed>.smt2` (every
@@ -112,7 +111,7 @@ fn render(eps: &[Episode], values: bool, logic: &str) -> String {
         if e.reset {
             let _ = write!(out, "(reset)\n{models}");
             // yices needs its logic again; z3 and cvc5 do without (and the z3 scripts
-            // are kept as they were when they caught session 5's wrong unsat).
+            // are kept as they are: in this form they catch a text-keyed index's wrong unsat).
             if logic != "ALL" {
                 let _ = writeln!(out, "(set-logic {logic})");
             }
@@ -483,8 +482,7 @@ fn random_episodes_match_yices() {
 
 /// z3's reset-assertions drops the assertions of every level but keeps the levels and
 /// what was declared in them; get-info :assertion-stack-levels is the client's depth
-/// (before session 5 smtproxy popped the levels, and answered the depth of its own
-/// backend, 0 under cache and fresh).
+/// (not the depth of smtproxy's own backend, 0 under cache and fresh).
 const LEVELS: &str = "(declare-fun a () Int)
 (assert (> a 0))
 (push 1)
@@ -537,8 +535,8 @@ fn reset_assertions_and_levels_as_z3() {
 }
 
 /// Under `:global-declarations true` reset-assertions keeps what the levels declared
-/// (cvc5 and yices drop the levels, z3 keeps them); before session 11 smtproxy forgot
-/// every declaration for cvc5 and yices (`b` unknown below). The `( assert` spelled with
+/// (cvc5 and yices drop the levels, z3 keeps them); smtproxy must not forget every
+/// declaration for cvc5 and yices (`b` unknown below). The `( assert` spelled with
 /// a space must go too: z3's session left it in the log it rebuilds a solver from, so
 /// after the ill-sorted `(abs r)` (which z3 takes, sending the session to passthrough)
 /// the last check-sat was `unsat`.

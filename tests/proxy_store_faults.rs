@@ -166,7 +166,7 @@ fn populated(dir: &Path) -> PathBuf {
     path
 }
 
-/// Rows a result takes in the store: its canonical key and its exact key (session 10),
+/// Rows a result takes in the store: its canonical key and its exact key,
 /// written in that order.
 const ROWS_PER_RESULT: i64 = 2;
 
