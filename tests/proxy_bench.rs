@@ -46,11 +46,18 @@ fn rounds_report_each_strategys_median_run_with_every_runs_answers_checked() {
     let out = run(&argv, b"", Duration::from_secs(240));
     assert_eq!(out.code(), Some(0), "bench failed: {}", out.stderr_str());
 
-    // The table: a header, then one row per strategy per log, fresh first, the median run's.
+    // The table: a header, then one row per strategy per log, fresh first, the median run's,
+    // then a line saying what ran.
     let stdout = out.stdout_str();
+    let footer = stdout.lines().last().unwrap_or("");
+    assert!(
+        footer.starts_with("# 2 logs x 2 strategies x 3 round(s) (median run shown)"),
+        "{stdout}"
+    );
     let rows: Vec<Vec<&str>> = stdout
         .lines()
         .skip(1)
+        .filter(|l| !l.starts_with('#'))
         .map(|l| l.split_whitespace().collect())
         .collect();
     assert_eq!(rows.len(), 4, "{stdout}");
