@@ -8,14 +8,14 @@ use super::backend::SolverHandle;
 use super::cache_stage::{CachePlanner, Planned};
 use super::client::Decl;
 use super::config::Config;
-use super::fresh::{fresh_check, FreshMiss};
+use super::fresh::{fresh_check, get_value_text, FreshMiss};
 use super::model_text::{filter_model, ModelName};
 use super::own_model::OwnModel;
 use super::stack::{StackMirror, StackMiss, Via};
 use super::stats::Stats;
 use super::vocab::{split_values, Answer, ModelError, Query, Strategy};
 use crate::driver::{DriverError, Response, SolverKind};
-use crate::smt2::printer::{backend_name, print_term, BackendNames, Names};
+use crate::smt2::printer::{backend_name, BackendNames, Names};
 use crate::smt2::response::Dialect;
 use crate::term::{TermId, TermStore};
 use std::time::Instant;
@@ -219,15 +219,7 @@ impl Planner {
         } else {
             &BackendNames
         };
-        let mut cmd = String::from("(get-value (");
-        for (i, &t) in terms.iter().enumerate() {
-            if i > 0 {
-                cmd.push(' ');
-            }
-            cmd.push_str(&print_term(store, t, names));
-        }
-        cmd.push_str("))");
-        let text = self.model_cmd(&cmd)?;
+        let text = self.model_cmd(&get_value_text(store, terms, names))?;
         split_values(&text, terms.len()).map_err(ModelError::Other)
     }
 

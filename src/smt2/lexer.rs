@@ -3,6 +3,7 @@
 //! and dropping it is not recursive. Every node records its byte offset in the command
 //! text, for error positions.
 
+use crate::term::symbol::SYMBOL_BYTE;
 use nom::{
     branch::alt,
     bytes::complete::{tag, take_while1},
@@ -56,33 +57,17 @@ pub struct LexError {
     pub msg: String,
 }
 
-/// Characters of simple symbols, as a table (this is on the hot path of every token).
-const SYM_CHAR: [bool; 128] = {
-    let mut t = [false; 128];
-    let mut c = 0;
-    while c < 128 {
-        let b = c as u8;
-        t[c] = b.is_ascii_alphanumeric();
-        c += 1;
-    }
-    let extra = b"~!@$%^&*_-+=<>.?/";
-    let mut i = 0;
-    while i < extra.len() {
-        t[extra[i] as usize] = true;
-        i += 1;
-    }
-    t
-};
-
+/// A character of simple symbols (`term::symbol::SYMBOL_BYTE`; on the hot path of every
+/// token).
 fn is_simple_sym_char(c: char) -> bool {
-    (c as u32) < 128 && SYM_CHAR[c as usize]
+    (c as u32) < 128 && SYMBOL_BYTE[c as usize]
 }
 
 /// Length of the run of simple-symbol bytes at the start of `b` (all ASCII).
 #[inline]
 pub(super) fn sym_run(b: &[u8]) -> usize {
     b.iter()
-        .position(|&c| c >= 128 || !SYM_CHAR[c as usize])
+        .position(|&c| !SYMBOL_BYTE[c as usize])
         .unwrap_or(b.len())
 }
 
