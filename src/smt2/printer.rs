@@ -14,27 +14,9 @@ use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use std::fmt::Write;
 
-pub fn is_simple_symbol(name: &str) -> bool {
-    !name.is_empty()
-        && !name.as_bytes()[0].is_ascii_digit()
-        && name
-            .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || b"~!@$%^&*_-+=<>.?/".contains(&c))
-}
-
-/// A symbol as SMT-LIB text: bare when it can be, `|quoted|` otherwise.
-pub fn quote_symbol(name: &str) -> Cow<'_, str> {
-    if is_simple_symbol(name)
-        && !matches!(
-            name,
-            "let" | "forall" | "exists" | "match" | "par" | "as" | "_" | "!"
-        )
-    {
-        Cow::Borrowed(name)
-    } else {
-        Cow::Owned(format!("|{name}|"))
-    }
-}
+/// The spelling of names (simple or `|quoted|`) is the term store's (`crate::term::symbol`),
+/// so that sort names are written by the same rule.
+pub use crate::term::symbol::{is_simple_symbol, quote_symbol};
 
 /// The backend name of a store symbol: internal symbols (leading NUL) become `sp!<n>!<base>`;
 /// client names starting with `sp!` get one more `!`.

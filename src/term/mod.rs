@@ -9,6 +9,7 @@
 pub mod build;
 pub mod signature;
 pub mod sort;
+pub mod symbol;
 pub mod visit;
 
 use num_bigint::BigUint;

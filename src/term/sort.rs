@@ -132,7 +132,7 @@ impl SortStore {
                 indices,
                 args,
             } => {
-                let name = crate::smt2::printer::quote_symbol(name);
+                let name = super::symbol::quote_symbol(name);
                 if indices.is_empty() && args.is_empty() {
                     out.push_str(&name);
                     return;
