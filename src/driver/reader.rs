@@ -350,7 +350,7 @@ pub fn quote_string(s: &str) -> String {
     out
 }
 
-pub use crate::smt2::lexer::{command_head, skip_ws_comments};
+pub use crate::smt2::lex::{command_head, skip_ws_comments};
 
 #[cfg(test)]
 mod tests {

@@ -21,7 +21,7 @@
 //! invisible to every term built after.
 
 use super::command::Command;
-use super::lexer::{skip_ws, sym_run, Tok};
+use super::lex::{self, Tok};
 use super::parser::{apply_def, builtin_op, indexed_op, lookup_fun, radix_literal};
 use super::parser::{Trace, MAX_DEPTH};
 use crate::term::signature::{ArityRule, Signature};
@@ -195,7 +195,7 @@ const MAX_CONSTS: usize = 8;
 
 impl<'a, 's> Fast<'a, 's> {
     fn ws(&mut self) {
-        self.pos = skip_ws(self.text, self.pos);
+        self.pos = lex::skip_space(self.text.as_bytes(), self.pos);
     }
 
     fn peek(&self) -> Option<u8> {
@@ -207,37 +207,12 @@ impl<'a, 's> Fast<'a, 's> {
     }
 
     /// The token at the current position if it is a simple symbol, a keyword, a numeral, or
-    /// a `#x` / `#b` literal, followed by white space, a parenthesis, a comment or the end (the
-    /// lexer's other delimiters start what the fast path leaves to the general parser).
+    /// a `#x` / `#b` literal, ending at a delimiter (`lex::token`; decimals are left to the
+    /// general parser).
     fn token(&mut self) -> Option<(Tok, &'s str)> {
         let b = &self.text.as_bytes()[self.pos..];
-        let (tok, n) = match *b.first()? {
-            c if c.is_ascii_digit() => {
-                let n = b
-                    .iter()
-                    .position(|c| !c.is_ascii_digit())
-                    .unwrap_or(b.len());
-                (Tok::Numeral, n)
-            }
-            b'#' => {
-                let (tok, digit): (Tok, fn(&u8) -> bool) = match b.get(1)? {
-                    b'x' => (Tok::Hex, u8::is_ascii_hexdigit),
-                    b'b' => (Tok::Binary, |c| *c == b'0' || *c == b'1'),
-                    _ => return None,
-                };
-                let n = b[2..].iter().position(|c| !digit(c)).unwrap_or(b.len() - 2);
-                (tok, 2 + n)
-            }
-            b':' => (Tok::Keyword, 1 + sym_run(&b[1..])),
-            _ => (Tok::Symbol, sym_run(b)),
-        };
-        let delimited = delimits(b.get(n));
-        let bare = match tok {
-            Tok::Hex | Tok::Binary => 2,
-            Tok::Keyword => 1,
-            _ => 0,
-        };
-        if n <= bare || !delimited {
+        let (tok, n) = lex::token(b)?;
+        if tok == Tok::Decimal || !lex::ends_token(b.get(n)) {
             return None;
         }
         let s = &self.text[self.pos..self.pos + n];
@@ -407,7 +382,7 @@ impl<'a, 's> Fast<'a, 's> {
             return Some(None);
         }
         let b = self.text.as_bytes();
-        if b.get(self.pos) == Some(&b'_') && delimits(b.get(self.pos + 1)) {
+        if b.get(self.pos) == Some(&b'_') && lex::ends_token(b.get(self.pos + 1)) {
             self.pos += 1;
             return self.bv_literal().map(Some);
         }
@@ -440,13 +415,13 @@ impl<'a, 's> Fast<'a, 's> {
         }
         let (v, n) = digits_u64(&b[self.pos + 2..], 19)?;
         self.pos += 2 + n;
-        if !delimits(b.get(self.pos)) {
+        if !lex::ends_token(b.get(self.pos)) {
             return None;
         }
         self.ws();
         let (w, n) = digits_u64(&b[self.pos..], 10)?;
         self.pos += n;
-        if !delimits(b.get(self.pos)) {
+        if !lex::ends_token(b.get(self.pos)) {
             return None;
         }
         let w = u32::try_from(w).ok().filter(|&w| w > 0)?;
@@ -525,16 +500,6 @@ impl<'a, 's> Fast<'a, 's> {
             };
         }
     }
-}
-
-/// Whether a token ending before `next` ends at a delimiter the fast path reads on from:
-/// white space, a parenthesis, a comment, or the end (the lexer's other delimiters start
-/// what the fast path leaves to the general parser).
-fn delimits(next: Option<&u8>) -> bool {
-    matches!(
-        next,
-        None | Some(b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | b'(' | b')' | b';')
-    )
 }
 
 /// The value and length of the run of decimal digits at the start of `b`, if it has 1 to
