@@ -195,6 +195,7 @@ struct Fast<'a, 's> {
 const MAX_CONSTS: usize = 8;
 
 impl<'a, 's> Fast<'a, 's> {
+    #[inline(always)]
     fn ws(&mut self) {
         self.pos = lex::skip_space(self.text.as_bytes(), self.pos);
     }

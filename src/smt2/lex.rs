@@ -86,18 +86,26 @@ pub fn comment_end(b: &[u8], i: usize) -> usize {
 
 /// The first byte at or after `i` that is neither white space nor in a comment (`b.len()`
 /// if there is none).
-#[inline]
+#[inline(always)]
 pub fn skip_space(b: &[u8], mut i: usize) -> usize {
     while let Some(&c) = b.get(i) {
         if is_space(c) {
             i += 1;
         } else if c == b';' {
-            i = comment_end(b, i);
+            i = skip_comment(b, i);
         } else {
-            break;
+            return i;
         }
     }
     i.min(b.len())
+}
+
+/// `comment_end`, out of line: inside commands, where the parsers skip space between
+/// every two tokens, comments are rare.
+#[cold]
+#[inline(never)]
+fn skip_comment(b: &[u8], i: usize) -> usize {
+    comment_end(b, i)
 }
 
 /// [`skip_space`] for a text that arrives in pieces: from `i`, inside a comment if

@@ -82,6 +82,7 @@ impl Trace {
     }
 }
 
+#[inline]
 pub fn builtin_op(name: &str) -> Option<Op> {
     Some(match name {
         "not" => Op::Not,
@@ -141,6 +142,7 @@ pub fn builtin_op(name: &str) -> Option<Op> {
     })
 }
 
+#[inline]
 pub(super) fn indexed_op(name: &str, idx: &[u32]) -> Option<Op> {
     Some(match (name, idx) {
         ("extract", [i, j]) => Op::Extract(*i, *j),
@@ -155,6 +157,7 @@ pub(super) fn indexed_op(name: &str, idx: &[u32]) -> Option<Op> {
 }
 
 /// `sig.fun(name)`, noted in `trace` when one is kept.
+#[inline]
 pub(super) fn lookup_fun<'a>(
     sig: &'a Signature,
     trace: &mut Option<Trace>,
@@ -249,6 +252,7 @@ pub(super) fn small_bv(store: &mut TermStore, name: &str, width: &str) -> Option
 }
 
 /// A `#x...` or `#b...` literal (`tok` says which); its width is 4 or 1 bits per digit.
+#[inline]
 pub(super) fn radix_literal(
     store: &mut TermStore,
     tok: Tok,
