@@ -111,6 +111,7 @@ fn skip_comment(b: &[u8], i: usize) -> usize {
 /// [`skip_space`] for a text that arrives in pieces: from `i`, inside a comment if
 /// `in_comment`. Returns where it stopped and whether that is inside a comment (which can
 /// only be at the end of `b`).
+#[inline]
 pub fn skip_space_from(b: &[u8], i: usize, in_comment: bool) -> (usize, bool) {
     let mut i = i;
     if in_comment {
