@@ -1,10 +1,12 @@
 //! Framing + parsing throughput: every command of a KLEE log framed by `CommandReader` and
 //! parsed into a fresh `TermStore`, with the signature maintained as the engine does; and the
-//! same with the engine's memo of parsed assertions (`smt2::memo`).
+//! same with the engine's memo of parsed assertions (`smt2::memo`). Also the solver side's
+//! framer (`driver::reader::Framer`) over the same bytes, as a solver's output arrives.
 
 mod common;
 
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use smtproxy::driver::reader::Framer;
 use smtproxy::smt2::reader::{CommandReader, Frame};
 use smtproxy::term::signature::Signature;
 use smtproxy::term::TermStore;
@@ -26,6 +28,20 @@ fn bench(c: &mut Criterion) {
                 for f in CommandReader::new(black_box(text.as_bytes())) {
                     if let Frame::Command(c) = f {
                         n += c.text.len();
+                    }
+                }
+                n
+            })
+        });
+        // The solver side's framer, fed in 64 KiB pieces.
+        g.bench_function(format!("framer/{}", common::short(rel)), |b| {
+            b.iter(|| {
+                let mut f = Framer::new();
+                let mut n = 0usize;
+                for piece in black_box(text.as_bytes()).chunks(1 << 16) {
+                    f.push(piece);
+                    while let Some(frame) = f.next_frame() {
+                        n += frame.len();
                     }
                 }
                 n

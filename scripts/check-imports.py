@@ -76,9 +76,7 @@ for m, text in code.items():
 
 # Known cycles, each with why it is still there. Passthrough is an `impl Engine` in
 # session/lean.rs that reads and writes the engine's state (client view, backend, output).
-# The fast path (smt2/fast.rs) shares the general parser's operator tables and falls back
-# to it, and the parser tries the fast path first.
-ALLOWED = [["session", "session::lean"], ["smt2::fast", "smt2::parser"]]
+ALLOWED = [["session", "session::lean"]]
 
 index, low, stack, on, cycles = {}, {}, [], set(), []
 sys.setrecursionlimit(10000)

@@ -4,6 +4,8 @@
 //!
 //! * `fuzz_smoke_reader`: ~20k mutated inputs through CommandReader + parse_command
 //!   (+ the printer round trip), capped at 40 s.
+//! * `fuzz_smoke_lex`: ~5k mutated inputs through the lexical layer and both framers (whole
+//!   and in pieces), capped at 30 s.
 //! * `fuzz_smoke_engine`: ~100 short mutated inputs through the whole engine with the real
 //!   z3 (hybrid vs passthrough answers), capped at 30 s; skipped without z3.
 //! * `fuzz_smoke_engine_mock`: ~600 mutated inputs through the whole engine behind the mock
@@ -364,6 +366,17 @@ fn fuzz_smoke_reader() {
     report(&crashes);
 }
 
+#[test]
+fn fuzz_smoke_lex() {
+    let iters = env_num("SMTPROXY_FUZZ_LEX_ITERS", 5_000);
+    let secs = env_num("SMTPROXY_FUZZ_SECS", 30);
+    let (execs, crashes) = fuzz_loop("lex", iters, Duration::from_secs(secs), 4096, &|d| {
+        targets::lex(d)
+    });
+    assert!(execs > 100, "only {execs} inputs ran");
+    report(&crashes);
+}
+
 fn have_z3() -> bool {
     smtproxy::driver::SolverSpec::resolve(Some("z3")).is_ok()
 }
@@ -427,7 +440,8 @@ fn fuzz_smoke_engine_mock() {
     report(&crashes);
 }
 
-/// Every saved crash input must now run without a panic through both targets.
+/// Every saved crash input must now run without a panic through the targets it was found
+/// by (the lexical and reader targets take every input).
 #[test]
 fn fuzz_regressions() {
     let dir = root().join("fuzz/regressions");
@@ -444,7 +458,7 @@ fn fuzz_regressions() {
     for f in files {
         let data = std::fs::read(&f).unwrap();
         let name = f.file_name().unwrap().to_string_lossy().to_string();
-        let run_engine = !name.starts_with("reader-") && have_z3();
+        let run_engine = !name.starts_with("reader-") && !name.starts_with("lex-") && have_z3();
         // engine_mock-* inputs carry the strategy and the mock's seed in their first bytes.
         let mock = name.starts_with("engine_mock").then(mock_solver);
         let raw = name.starts_with("engine_mock_raw-");
@@ -460,6 +474,7 @@ fn fuzz_regressions() {
                     }
                     return;
                 }
+                targets::lex(d);
                 targets::reader(d);
                 if run_engine {
                     let _ = targets::engine(d);

@@ -1,13 +1,16 @@
 //! The fuzz target functions, shared by the libFuzzer binaries (`fuzz/fuzz_targets/*.rs`,
-//! `cargo +nightly fuzz run reader|engine`) and the stable mutation-loop fallback
+//! `cargo +nightly fuzz run reader|engine|engine_mock|lex`) and the stable mutation-loop fallback
 //! (`tests/client_fuzz_smoke.rs`), which include this file with `#[path]`.
 //!
 //! A target "fails" by panicking; libFuzzer reports the panic as a crash, the fallback
 //! catches it and saves the input under `fuzz/regressions/`.
 #![allow(dead_code)]
 
+use smtproxy::driver::reader::Framer;
 use smtproxy::session::{Config, Engine, Outcome, Strategy};
 use smtproxy::smt2::command::Command;
+use smtproxy::smt2::lex::{self, Balance, Tok};
+use smtproxy::smt2::lexer::{SNode, Sexps};
 use smtproxy::smt2::parser::{check_fast_path, parse_command, parse_term};
 use smtproxy::smt2::printer::{print_term, ClientNames};
 use smtproxy::smt2::reader::{CommandReader, Frame};
@@ -348,4 +351,249 @@ fn engine_mock_inner(strategy: Strategy, solver: &str, script: &[u8]) {
         answered <= checks,
         "{answered} check-sat outcomes for {checks} check-sat commands"
     );
+}
+
+/// Target (d): the lexical layer (`smtproxy::smt2::lex`) and the framers built on it. What
+/// must hold, for any bytes:
+/// * the client's framing (`CommandReader`) gives the same frames, text, positions and gaps
+///   included, whether the input arrives whole, a byte at a time, or in pieces of sizes
+///   taken from the input; `next_ready` and `more_in_memory` say what the next frame is;
+/// * a framed command is where a plain byte-by-byte state machine (the rules written out
+///   once more, naively) says it ends, and where the s-expression lexer takes it whole, it
+///   is one list spanning the text whose head `command_head` finds;
+/// * the solver's side (`Framer`) frames the same whole, bytewise and in pieces, and in
+///   verbatim mode hands back every byte, in order;
+/// * every function of `lex` stays in range and stops where its rule says.
+pub fn lex(data: &[u8]) {
+    let data = &data[..data.len().min(READER_MAX_LEN)];
+    let whole: Vec<Frame> = CommandReader::new(data).collect();
+    for sizes in piece_sizes(data) {
+        let r = std::io::BufReader::with_capacity(
+            1 << 16,
+            Pieces {
+                data,
+                sizes,
+                at: 0,
+                k: 0,
+            },
+        );
+        let pieces: Vec<Frame> = CommandReader::new(r).take(whole.len() + 1).collect();
+        assert_eq!(
+            pieces,
+            whole,
+            "framing in pieces differs: {:?}",
+            String::from_utf8_lossy(data)
+        );
+    }
+    let mut r = CommandReader::new(data);
+    for want in &whole {
+        let (ready, more) = (r.next_ready(), r.more_in_memory());
+        let got = r.next_frame();
+        assert_eq!(got.as_ref(), Some(want));
+        assert!(more, "more_in_memory said no before {want:?}");
+        let complete = match want {
+            Frame::Command(_) => true,
+            Frame::Error { msg, .. } => msg.contains("UTF-8"),
+        };
+        assert_eq!(ready, complete, "next_ready said {ready} before {want:?}");
+    }
+    assert!(!r.more_in_memory() && !r.next_ready() && r.next_frame().is_none());
+    for f in &whole {
+        if let Frame::Command(c) = f {
+            command_agrees(&c.text);
+        }
+    }
+    // Every `(` of the input, as the start of a command (a few hundred at most).
+    for (i, _) in data
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c == b'(')
+        .take(300)
+    {
+        assert_eq!(
+            Balance::opened().scan(&data[i + 1..]).map(|n| i + 1 + n),
+            naive_end(&data[i..]).map(|n| i + n),
+            "at {i}: {:?}",
+            String::from_utf8_lossy(data)
+        );
+    }
+    framer_agrees(data);
+    functions_keep_their_rules(data);
+}
+
+/// Sizes of the pieces an input is read in: 1, 2, 3, 7, and sizes from its own bytes.
+fn piece_sizes(data: &[u8]) -> Vec<Vec<usize>> {
+    let own: Vec<usize> = data.iter().take(64).map(|&c| 1 + c as usize % 13).collect();
+    let mut v = vec![vec![1], vec![2], vec![3], vec![7]];
+    if !own.is_empty() {
+        v.push(own);
+    }
+    v
+}
+
+/// A reader that returns `data` in pieces of the given sizes, in turn.
+struct Pieces<'a> {
+    data: &'a [u8],
+    sizes: Vec<usize>,
+    at: usize,
+    k: usize,
+}
+
+impl std::io::Read for Pieces<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let size = self.sizes[self.k % self.sizes.len()];
+        self.k += 1;
+        let n = size.min(buf.len()).min(self.data.len() - self.at);
+        buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// Where the s-expression starting at `b[0] == '('` ends, byte by byte: the rules of
+/// `lex` written out once more without its fast paths.
+fn naive_end(b: &[u8]) -> Option<usize> {
+    #[derive(PartialEq)]
+    enum S {
+        Code,
+        Str,
+        Quoted,
+        Comment,
+    }
+    let mut s = S::Code;
+    let mut depth = 0usize;
+    for (i, &c) in b.iter().enumerate() {
+        s = match (s, c) {
+            (S::Code, b'(') => {
+                depth += 1;
+                S::Code
+            }
+            (S::Code, b')') => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+                S::Code
+            }
+            (S::Code, b'"') => S::Str,
+            (S::Code, b'|') => S::Quoted,
+            (S::Code, b';') => S::Comment,
+            (S::Str, b'"') | (S::Quoted, b'|' | b'\\') | (S::Comment, b'\n') => S::Code,
+            (s, _) => s,
+        };
+    }
+    None
+}
+
+/// A framed command, as the s-expression lexer and `command_head` see it.
+fn command_agrees(text: &str) {
+    assert!(text.starts_with('(') && text.ends_with(')'), "{text:?}");
+    assert_eq!(naive_end(text.as_bytes()), Some(text.len()), "{text:?}");
+    let Ok(sx) = Sexps::parse(text) else {
+        return;
+    };
+    assert_eq!(sx.roots.len(), 1, "{text:?}");
+    let SNode::List { start, end, .. } = sx.node(sx.roots[0]) else {
+        panic!("a framed command is not a list: {text:?}");
+    };
+    assert_eq!((start as usize, end as usize), (0, text.len()), "{text:?}");
+    let kids = sx.list(sx.roots[0]).unwrap_or(&[]);
+    let head = kids.first().and_then(|&k| match sx.atom(k) {
+        Some((Tok::Str | Tok::Quoted, _)) | None => None,
+        Some((_, s)) => Some(s),
+    });
+    assert_eq!(lex::command_head(text), head, "{text:?}");
+}
+
+/// The solver side's framer: whole, bytewise and in pieces alike; verbatim, lossless.
+fn framer_agrees(data: &[u8]) {
+    let frames = |sizes: &[usize]| {
+        let mut f = Framer::new();
+        let mut out = Vec::new();
+        let (mut at, mut k) = (0, 0);
+        while at < data.len() {
+            let n = sizes[k % sizes.len()].min(data.len() - at);
+            f.push(&data[at..at + n]);
+            (at, k) = (at + n, k + 1);
+            while let Some(fr) = f.next_frame() {
+                out.push(fr);
+            }
+        }
+        out.extend(f.finish());
+        out
+    };
+    let whole = frames(&[data.len().max(1)]);
+    for sizes in piece_sizes(data) {
+        assert_eq!(frames(&sizes), whole, "{:?}", String::from_utf8_lossy(data));
+    }
+    // Verbatim: gaps, frames and settled bytes are the input, in order.
+    let mut f = Framer::verbatim();
+    let mut back = Vec::new();
+    for (k, piece) in data.chunks(5).enumerate() {
+        f.push(piece);
+        while let Some((gap, text)) = f.next_raw() {
+            assert!(!text.is_empty());
+            back.extend(gap);
+            back.extend(text);
+        }
+        if k % 3 == 0 {
+            back.extend(f.take_settled());
+        }
+    }
+    back.extend(f.take_all());
+    assert_eq!(back, data, "verbatim framing lost or repeated bytes");
+}
+
+/// Each function of `lex` at (a sample of) every offset.
+fn functions_keep_their_rules(b: &[u8]) {
+    let step = 1 + b.len() / 512;
+    for i in (0..=b.len()).step_by(step) {
+        let s = lex::skip_space(b, i);
+        assert!(s >= i.min(b.len()) && s <= b.len());
+        assert!(s == b.len() || !lex::is_space(b[s]) && b[s] != b';');
+        let mut j = i.min(b.len());
+        while j < b.len() && (lex::is_space(b[j]) || b[j] == b';') {
+            if b[j] == b';' {
+                while j < b.len() && b[j] != b'\n' {
+                    j += 1;
+                }
+            } else {
+                j += 1;
+            }
+        }
+        assert_eq!(s, j, "skip_space from {i}");
+        let (t, c) = lex::skip_space_from(b, i, false);
+        assert_eq!(t, s);
+        assert!(!c || t == b.len());
+        let e = lex::token_end(b, i);
+        assert!(e >= i.min(b.len()) && (e == b.len() || lex::is_delimiter(b[e])));
+        assert!(b[i.min(b.len())..e].iter().all(|&c| !lex::is_delimiter(c)));
+        if let Some((_, n)) = lex::token(&b[i.min(b.len())..]) {
+            assert!(n > 0 && i + n <= b.len());
+            assert!(b[i..i + n].iter().all(|&c| !lex::is_delimiter(c)));
+        }
+        if let Some(q) = lex::quoted_stop(b, i) {
+            assert!(matches!(b[q], b'|' | b'\\'));
+            assert!(!b[i..q].iter().any(|&c| matches!(c, b'|' | b'\\')));
+        }
+        if b.get(i) == Some(&b'"') {
+            if let Some(end) = lex::string_end(b, i) {
+                assert_eq!(b[end - 1], b'"');
+                assert!(end == b.len() || b[end] != b'"');
+                if let Ok(raw) = std::str::from_utf8(&b[i..end]) {
+                    let content = lex::unescape_string(raw);
+                    assert_eq!(lex::quote_string(&content), raw);
+                }
+            }
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(b) {
+        let rest = lex::skip_ws_comments(text);
+        assert!(text.ends_with(rest));
+        if let Some((content, rest)) = lex::parse_string_literal(text) {
+            assert!(text.ends_with(rest));
+            let q = lex::quote_string(&content);
+            assert_eq!(lex::parse_string_literal(&q), Some((content, "")));
+        }
+    }
 }

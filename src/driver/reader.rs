@@ -5,51 +5,47 @@
 //! at once no matter how the output is split (a multi-megabyte `get-model` answer
 //! arriving in 64 KB pieces is scanned in linear time).
 //!
-//! Grammar handled (SMT-LIB 2.6 lexical level):
-//! * whitespace and `;` line comments between responses are skipped (z3 prints
+//! The lexical rules are those of `crate::smt2::lex`, as for the client's commands:
+//! * white space and `;` line comments between responses are skipped (z3 prints
 //!   `; ...` comment lines after `unsupported` for an unknown `get-info` key);
-//! * an atom runs up to whitespace, `(`, `)`, `"` or `;`; `|quoted symbols|` may
-//!   contain anything but `|`;
-//! * a string literal `"..."` uses `""` for an embedded quote;
-//! * a parenthesised expression ends when its depth returns to zero; strings,
-//!   quoted symbols and comments inside it are respected.
+//! * a frame is a parenthesised expression (`lex::Balance`: strings, quoted symbols and
+//!   comments inside it are respected), a string literal (`""` stands for an embedded
+//!   quote), a `|quoted symbol|`, a simple atom (up to the next delimiter: white space,
+//!   `(`, `)`, `;`, `"`, `|`), or a stray `)` (which the caller reports).
 //!
-//! A top-level atom is complete only once the byte after it has been seen (every
-//! solver terminates its answers with a newline), so `uns` + `at\n` frames as
-//! `unsat`, never as `uns`.
+//! A top-level atom or string literal is complete only once the byte after it has been
+//! seen (every solver terminates its answers with a newline), so `uns` + `at\n` frames as
+//! `unsat`, never as `uns`, and `"a"` + `"b"\n` as one string.
 //!
 //! In verbatim mode ([`Framer::verbatim`], used by the lean passthrough) nothing is
 //! discarded: [`Framer::next_raw`] returns each frame together with the exact bytes
 //! before it, and [`Framer::take_settled`] hands out the bytes that can no longer be part
 //! of a frame (whitespace and comments between frames), so a caller can relay the solver's
 //! output byte for byte.
+//!
+//! Invariants: the frames do not depend on how the output is split into chunks; in
+//! verbatim mode the gaps, frames and settled bytes handed out are the output itself, in
+//! order, without a byte lost or repeated.
+
+use crate::smt2::lex::{self, Balance};
 
 /// Scanner state at `Framer::pos`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Between frames: skipping whitespace and comments.
-    Idle,
-    /// Inside a `;` comment between frames.
-    IdleComment,
-    /// Inside a top-level bare atom.
+    /// Between frames: in white space, or in a comment.
+    Idle { in_comment: bool },
+    /// Inside a top-level simple atom.
     Atom,
-    /// Inside a top-level `|quoted symbol|` (possibly part of an atom).
-    AtomQuoted,
-    /// Inside a top-level string literal.
-    TopString,
-    /// Saw a `"` that may close a top-level string or start a `""` escape.
-    TopStringQuote,
-    /// Inside a parenthesised expression, outside any string/symbol/comment.
-    List,
-    /// Inside a string literal within a list.
-    ListString,
-    /// Saw a `"` inside a list string: closing quote or `""` escape.
-    ListStringQuote,
-    /// Inside a `|quoted symbol|` within a list.
-    ListQuoted,
-    /// Inside a `;` comment within a list.
-    ListComment,
+    /// Inside a top-level `|quoted symbol|`.
+    Quoted,
+    /// Inside a top-level string literal; `quote` when the last byte was a `"` that closes
+    /// it unless another `"` follows.
+    Str { quote: bool },
+    /// Inside a parenthesised expression.
+    List(Balance),
 }
+
+const IDLE: State = State::Idle { in_comment: false };
 
 /// Incremental s-expression framer. Feed bytes with [`Framer::push`], take
 /// complete frames with [`Framer::next_frame`].
@@ -74,10 +70,6 @@ impl Default for Framer {
     }
 }
 
-fn is_delim(b: u8) -> bool {
-    b.is_ascii_whitespace() || matches!(b, b'(' | b')' | b'"' | b';')
-}
-
 impl Framer {
     pub fn new() -> Self {
         Framer {
@@ -86,7 +78,7 @@ impl Framer {
             pos: 0,
             start: 0,
             depth: 0,
-            state: State::Idle,
+            state: IDLE,
             keep: false,
         }
     }
@@ -108,7 +100,7 @@ impl Framer {
         self.base = end;
         self.start = end;
         self.depth = 0;
-        self.state = State::Idle;
+        self.state = IDLE;
         Some((gap, text))
     }
 
@@ -134,7 +126,7 @@ impl Framer {
         self.pos = 0;
         self.start = 0;
         self.depth = 0;
-        self.state = State::Idle;
+        self.state = IDLE;
         s
     }
 
@@ -159,7 +151,7 @@ impl Framer {
 
     /// True when nothing but whitespace/comments is buffered.
     pub fn is_idle(&self) -> bool {
-        matches!(self.state, State::Idle | State::IdleComment)
+        matches!(self.state, State::Idle { .. })
     }
 
     /// Return the next complete frame (raw text, lossily decoded as UTF-8, no
@@ -170,7 +162,7 @@ impl Framer {
         self.base = end;
         self.start = end;
         self.depth = 0;
-        self.state = State::Idle;
+        self.state = IDLE;
         Some(text)
     }
 
@@ -180,13 +172,13 @@ impl Framer {
         if let Some(f) = self.next_frame() {
             return Some(f);
         }
-        if matches!(self.state, State::Atom | State::TopStringQuote) {
+        if matches!(self.state, State::Atom | State::Str { quote: true }) {
             let text = String::from_utf8_lossy(&self.buf[self.start..]).into_owned();
             self.buf.clear();
             self.pos = 0;
             self.start = 0;
             self.base = 0;
-            self.state = State::Idle;
+            self.state = IDLE;
             return Some(text);
         }
         None
@@ -195,114 +187,71 @@ impl Framer {
     /// Advance the scan; on a complete frame return its end offset (exclusive).
     fn scan(&mut self) -> Option<usize> {
         let buf = &self.buf;
-        let mut i = self.pos;
         let n = buf.len();
+        let mut i = self.pos;
         while i < n {
-            let b = buf[i];
-            match self.state {
-                State::Idle => match b {
-                    b if b.is_ascii_whitespace() => {}
-                    b';' => self.state = State::IdleComment,
-                    b'(' => {
-                        self.start = i;
-                        self.depth = 1;
-                        self.state = State::List;
-                    }
-                    b')' => {
-                        // Stray closing paren: a frame of its own (the caller
-                        // reports it as a protocol error).
-                        self.start = i;
-                        self.pos = i + 1;
-                        return Some(i + 1);
-                    }
-                    b'"' => {
-                        self.start = i;
-                        self.state = State::TopString;
-                    }
-                    b'|' => {
-                        self.start = i;
-                        self.state = State::AtomQuoted;
-                    }
-                    _ => {
-                        self.start = i;
-                        self.state = State::Atom;
-                    }
-                },
-                State::IdleComment => {
-                    if b == b'\n' || b == b'\r' {
-                        self.state = State::Idle;
-                    }
+            match &mut self.state {
+                State::Idle { in_comment } => {
+                    let (end, comment) = lex::skip_space_from(buf, i, *in_comment);
+                    *in_comment = comment;
+                    i = end;
+                    let Some(&b) = buf.get(i) else { break };
+                    self.start = i;
+                    i += 1;
+                    self.state = match b {
+                        b'(' => State::List(Balance::opened()),
+                        // Stray closing paren: a frame of its own (the caller reports it as a
+                        // protocol error).
+                        b')' => {
+                            self.pos = i;
+                            return Some(i);
+                        }
+                        b'"' => State::Str { quote: false },
+                        b'|' => State::Quoted,
+                        _ => State::Atom,
+                    };
                 }
                 State::Atom => {
-                    if b == b'|' {
-                        self.state = State::AtomQuoted;
-                    } else if is_delim(b) {
+                    i = lex::token_end(buf, i);
+                    if i < n {
                         self.pos = i;
                         return Some(i);
                     }
                 }
-                State::AtomQuoted => {
-                    if b == b'|' {
-                        self.state = State::Atom;
+                State::Quoted => match lex::quoted_stop(buf, i) {
+                    Some(k) => {
+                        self.pos = k + 1;
+                        return Some(k + 1);
                     }
-                }
-                State::TopString => {
-                    if b == b'"' {
-                        self.state = State::TopStringQuote;
-                    }
-                }
-                State::TopStringQuote => {
-                    if b == b'"' {
-                        self.state = State::TopString;
-                    } else {
-                        self.pos = i;
-                        return Some(i);
-                    }
-                }
-                State::List => match b {
-                    b'(' => self.depth += 1,
-                    b')' => {
-                        self.depth -= 1;
-                        if self.depth == 0 {
-                            self.pos = i + 1;
-                            return Some(i + 1);
-                        }
-                    }
-                    b'"' => self.state = State::ListString,
-                    b'|' => self.state = State::ListQuoted,
-                    b';' => self.state = State::ListComment,
-                    _ => {}
+                    None => i = n,
                 },
-                State::ListString => {
-                    if b == b'"' {
-                        self.state = State::ListStringQuote;
+                State::Str { quote: true } => {
+                    if buf[i] != b'"' {
+                        self.pos = i;
+                        return Some(i);
                     }
+                    // `""`: an escaped quote.
+                    self.state = State::Str { quote: false };
+                    i += 1;
                 }
-                State::ListStringQuote => {
-                    if b == b'"' {
-                        self.state = State::ListString;
-                    } else {
-                        // The string closed at the previous byte; rescan this
-                        // byte in list context.
-                        self.state = State::List;
-                        continue;
+                State::Str { quote: false } => match lex::string_quote(buf, i) {
+                    Some(k) => {
+                        self.state = State::Str { quote: true };
+                        i = k + 1;
                     }
-                }
-                State::ListQuoted => {
-                    if b == b'|' {
-                        self.state = State::List;
+                    None => i = n,
+                },
+                State::List(scan) => match scan.scan(&buf[i..]) {
+                    Some(k) => {
+                        self.pos = i + k;
+                        return Some(i + k);
                     }
-                }
-                State::ListComment => {
-                    if b == b'\n' || b == b'\r' {
-                        self.state = State::List;
-                    }
-                }
+                    None => i = n,
+                },
             }
-            i += 1;
         }
         self.pos = n;
-        if !self.keep && matches!(self.state, State::Idle | State::IdleComment) {
+        if !self.keep && self.is_idle() {
             // Nothing of value is buffered: discard it so the buffer never grows
             // with whitespace/comment noise.
             self.buf.clear();
@@ -314,43 +263,9 @@ impl Framer {
     }
 }
 
-/// Parse an SMT-LIB string literal at the start of `s` (after optional
-/// whitespace). Returns the unescaped content and the rest of the input.
-pub fn parse_string_literal(s: &str) -> Option<(String, &str)> {
-    let s = s.trim_start();
-    let rest = s.strip_prefix('"')?;
-    let mut out = String::new();
-    let mut chars = rest.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        if c == '"' {
-            if let Some(&(_, '"')) = chars.peek() {
-                chars.next();
-                out.push('"');
-            } else {
-                return Some((out, &rest[i + 1..]));
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    None
-}
-
-/// Quote `s` as an SMT-LIB string literal (`"` becomes `""`).
-pub fn quote_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        if c == '"' {
-            out.push('"');
-        }
-        out.push(c);
-    }
-    out.push('"');
-    out
-}
-
-pub use crate::smt2::lexer::{command_head, skip_ws_comments};
+/// The lexical functions the driver uses on answers and commands, from the one lexical
+/// layer.
+pub use crate::smt2::lex::{command_head, parse_string_literal, quote_string, skip_ws_comments};
 
 #[cfg(test)]
 mod tests {

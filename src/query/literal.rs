@@ -4,22 +4,27 @@
 //! `(store (store ((as const (Array I E)) d) i1 e1) i2 e2)`. Nothing is interned in the
 //! term store, and a chain of any length is read without recursion.
 //!
+//! The text is scanned by the lexical rules of `crate::smt2::lex` (white space and comments
+//! between tokens, tokens ending at delimiters), as the term path scans it.
+//!
 //! Invariant: `parse` returns either `None` (the text is not of that form, or not of the
 //! sort asked: the caller parses it as a term instead, `Value::from_term`) or the value
 //! `Value::from_term` gives for the same text and sort. A unit test compares the two on
 //! random values.
 
 use super::value::{ArrayVal, Value};
+use crate::smt2::lex::{self, Tok};
 use crate::term::{Sort, SortId, SortStore};
 
 /// The value of sort `sort` that `text` writes, or `None` when it is not one of the forms
 /// above (see the module doc).
 pub fn parse(text: &str, sort: SortId, sorts: &SortStore) -> Option<Value> {
     let mut r = Reader {
-        b: text.trim().as_bytes(),
+        b: text.as_bytes(),
         pos: 0,
     };
     let v = r.value(sort, sorts)?;
+    r.ws();
     (r.pos == r.b.len()).then_some(v)
 }
 
@@ -30,17 +35,26 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn ws(&mut self) {
-        while self.b.get(self.pos).is_some_and(u8::is_ascii_whitespace) {
-            self.pos += 1;
-        }
+        self.pos = lex::skip_space(self.b, self.pos);
     }
 
-    /// `s` next (after blanks), consumed.
+    /// `s` next (after blanks), consumed; if it ends with a symbol byte, the token it ends
+    /// must end there too.
     fn eat(&mut self, s: &str) -> Option<()> {
         self.ws();
-        self.b[self.pos..]
-            .starts_with(s.as_bytes())
-            .then(|| self.pos += s.len())
+        let end = self.pos + s.len();
+        let whole = !s.as_bytes().last().is_some_and(|&c| lex::is_symbol_byte(c))
+            || lex::ends_token(self.b.get(end));
+        (self.b[self.pos..].starts_with(s.as_bytes()) && whole).then(|| self.pos = end)
+    }
+
+    /// The simple token of kind `tok` next (after blanks), consumed.
+    fn token(&mut self, tok: Tok) -> Option<&str> {
+        self.ws();
+        let rest = &self.b[self.pos..];
+        let (_, n) = lex::token(rest).filter(|&(t, n)| t == tok && lex::ends_token(rest.get(n)))?;
+        self.pos += n;
+        std::str::from_utf8(&rest[..n]).ok()
     }
 
     fn value(&mut self, sort: SortId, sorts: &SortStore) -> Option<Value> {
@@ -52,56 +66,42 @@ impl Reader<'_> {
 
     /// A Bool or bit-vector literal of sort `sort`.
     fn scalar(&mut self, sort: SortId, sorts: &SortStore) -> Option<Value> {
-        self.ws();
-        let rest = &self.b[self.pos..];
-        let end = rest
-            .iter()
-            .position(|c| c.is_ascii_whitespace() || *c == b')' || *c == b'(')
-            .unwrap_or(rest.len());
-        let word = std::str::from_utf8(&rest[..end]).ok()?;
-        let v = match sorts.get(sort) {
-            Sort::Bool => match word {
-                "true" => Value::Bool(true),
-                "false" => Value::Bool(false),
-                _ => return None,
+        match sorts.get(sort) {
+            Sort::Bool => match self.token(Tok::Symbol)? {
+                "true" => Some(Value::Bool(true)),
+                "false" => Some(Value::Bool(false)),
+                _ => None,
             },
             Sort::BitVec(w) => {
                 let w = *w;
-                if word.is_empty() {
+                self.ws();
+                if self.b.get(self.pos) == Some(&b'(') {
                     // `(_ bvN w)`
                     self.eat("(")?;
                     self.eat("_")?;
-                    self.ws();
-                    let rest = &self.b[self.pos..];
-                    let n = rest.iter().position(|c| !c.is_ascii_alphanumeric())?;
-                    let digits = std::str::from_utf8(&rest[..n]).ok()?.strip_prefix("bv")?;
-                    self.pos += n;
-                    self.ws();
-                    let rest = &self.b[self.pos..];
-                    let m = rest.iter().position(|c| !c.is_ascii_digit())?;
-                    let width: u32 = std::str::from_utf8(&rest[..m]).ok()?.parse().ok()?;
-                    self.pos += m;
-                    self.eat(")")?;
+                    let digits = self.token(Tok::Symbol)?.strip_prefix("bv")?;
+                    if !digits.bytes().all(|c| c.is_ascii_digit()) {
+                        return None;
+                    }
                     let x: u64 = digits.parse().ok()?;
+                    let width: u32 = self.token(Tok::Numeral)?.parse().ok()?;
+                    self.eat(")")?;
                     return (width == w && w <= 64 && x <= super::value::mask64(w))
                         .then(|| Value::bv_u64(w, x));
                 }
-                let (radix, bits, digits) = if let Some(h) = word.strip_prefix("#x") {
-                    (16, 4, h)
-                } else if let Some(b) = word.strip_prefix("#b") {
-                    (2, 1, b)
-                } else {
-                    return None;
+                let (radix, bits, word) = match self.b.get(self.pos..self.pos + 2)? {
+                    b"#x" => (16, 4, self.token(Tok::Hex)?),
+                    b"#b" => (2, 1, self.token(Tok::Binary)?),
+                    _ => return None,
                 };
-                if w > 64 || digits.is_empty() || digits.len() as u32 * bits != w {
+                let digits = &word[2..];
+                if w > 64 || digits.len() as u32 * bits != w {
                     return None;
                 }
-                Value::bv_u64(w, u64::from_str_radix(digits, radix).ok()?)
+                Some(Value::bv_u64(w, u64::from_str_radix(digits, radix).ok()?))
             }
-            _ => return None,
-        };
-        self.pos += end;
-        Some(v)
+            _ => None,
+        }
     }
 
     /// `(store ... ((as const S) d) i e) ... )` of the array sort `sort` (`S` must be its
@@ -114,16 +114,11 @@ impl Reader<'_> {
     ) -> Option<Value> {
         let mut stores = 0usize;
         loop {
-            self.ws();
-            let rest = &self.b[self.pos..];
-            if rest.starts_with(b"(store")
-                && rest
-                    .get(6)
-                    .is_some_and(|c| c.is_ascii_whitespace() || *c == b'(')
-            {
-                self.pos += 6;
+            let at = self.pos;
+            if self.eat("(").and_then(|()| self.eat("store")).is_some() {
                 stores += 1;
             } else {
+                self.pos = at;
                 break;
             }
         }
@@ -224,11 +219,33 @@ mod tests {
                 a,
             ),
             ("(_ as-array k!0)", a),
+            // Tokens end at delimiters, white space and comments go between them, as in
+            // the term path.
+            (" ( _ bv5\n8 ) ; five", b8),
+            ("#x05;c", b8),
+            ("#x+5", b8),
+            ("(_ bv+5 8)", b8),
+            ("(_bv5 8)", b8),
+            ("#x05|a|", b8),
+            ("true", SortStore::BOOL),
+            ("truex", SortStore::BOOL),
+            (
+                "( store( (as const (Array (_ BitVec 32) (_ BitVec 8))) #x00)#x00000001 #x01)",
+                a,
+            ),
+            ("((asconst (Array (_ BitVec 32) (_ BitVec 8))) #x00)", a),
         ] {
             let got = parse(text, sort, &store.sorts);
             match text {
-                "(_ bv5 8)" | "#x05" => assert_eq!(got, Some(Value::bv_u64(8, 5)), "{text}"),
+                "(_ bv5 8)" | "#x05" | " ( _ bv5\n8 ) ; five" | "#x05;c" => {
+                    assert_eq!(got, Some(Value::bv_u64(8, 5)), "{text}")
+                }
+                "true" => assert_eq!(got, Some(Value::Bool(true))),
+                t if t.starts_with("( store") => assert!(got.is_some(), "{text}"),
                 _ => assert_eq!(got, None, "{text}"),
+            }
+            if got.is_some() {
+                assert_eq!(got, by_term(&mut store, text, sort), "{text}");
             }
         }
     }

@@ -7,23 +7,24 @@
 //! `(_ bvN w)`, applications of built-in, indexed and declared operators and of macros, and
 //! `let`. For anything else (quoted symbols, strings, annotations, quantifiers, `as`,
 //! decimals), and for every error, it gives up and returns `None`; the general parser
-//! (`parser.rs`) then parses the command as if the fast path did not exist, so every error
-//! message is the general parser's.
+//! (`general`) then parses the command as if the fast path did not exist, so every error
+//! message is the general parser's. It uses only the lexical layer (`lex`) and the
+//! vocabulary it shares with the general parser (`ops`); the entry point (`parser`) calls
+//! one, then the other.
 //!
 //! Invariant: when it returns a command, the general parser returns the same command (the
 //! same term ids, the same source text for get-value) and the same trace of signature
 //! lookups. Both build terms with the same shared helpers (`lookup_fun`, `apply_def`,
 //! `radix_literal`, the store's sort-checking constructors; `(_ bvN w)` is read from the
-//! bytes into `mk_bv_u64`, as `small_bv` does from tokens). The tests below
-//! parse random `let` terms both ways and compare; `tests/roundtrip.rs` does so for every
+//! bytes into `mk_bv_u64`, as `small_bv` does from tokens). The tests in `parser` parse
+//! random `let` terms both ways and compare; `tests/roundtrip.rs` does so for every
 //! command of the shipped corpus, and the reader fuzz target for its inputs.
 //! Giving up may leave nodes interned that no command uses; hash-consing makes that
 //! invisible to every term built after.
 
 use super::command::Command;
-use super::lexer::{skip_ws, sym_run, Tok};
-use super::parser::{apply_def, builtin_op, indexed_op, lookup_fun, radix_literal};
-use super::parser::{Trace, MAX_DEPTH};
+use super::lex::{self, Tok};
+use super::ops::{apply_def, builtin_op, indexed_op, lookup_fun, radix_literal, Trace, MAX_DEPTH};
 use crate::term::signature::{ArityRule, Signature};
 use crate::term::{Op, SortId, SortStore, TermId, TermStore};
 use num_bigint::BigUint;
@@ -194,8 +195,9 @@ struct Fast<'a, 's> {
 const MAX_CONSTS: usize = 8;
 
 impl<'a, 's> Fast<'a, 's> {
+    #[inline(always)]
     fn ws(&mut self) {
-        self.pos = skip_ws(self.text, self.pos);
+        self.pos = lex::skip_space(self.text.as_bytes(), self.pos);
     }
 
     fn peek(&self) -> Option<u8> {
@@ -207,37 +209,12 @@ impl<'a, 's> Fast<'a, 's> {
     }
 
     /// The token at the current position if it is a simple symbol, a keyword, a numeral, or
-    /// a `#x` / `#b` literal, followed by white space, a parenthesis, a comment or the end (the
-    /// lexer's other delimiters start what the fast path leaves to the general parser).
+    /// a `#x` / `#b` literal, ending at a delimiter (`lex::token`; decimals are left to the
+    /// general parser).
     fn token(&mut self) -> Option<(Tok, &'s str)> {
         let b = &self.text.as_bytes()[self.pos..];
-        let (tok, n) = match *b.first()? {
-            c if c.is_ascii_digit() => {
-                let n = b
-                    .iter()
-                    .position(|c| !c.is_ascii_digit())
-                    .unwrap_or(b.len());
-                (Tok::Numeral, n)
-            }
-            b'#' => {
-                let (tok, digit): (Tok, fn(&u8) -> bool) = match b.get(1)? {
-                    b'x' => (Tok::Hex, u8::is_ascii_hexdigit),
-                    b'b' => (Tok::Binary, |c| *c == b'0' || *c == b'1'),
-                    _ => return None,
-                };
-                let n = b[2..].iter().position(|c| !digit(c)).unwrap_or(b.len() - 2);
-                (tok, 2 + n)
-            }
-            b':' => (Tok::Keyword, 1 + sym_run(&b[1..])),
-            _ => (Tok::Symbol, sym_run(b)),
-        };
-        let delimited = delimits(b.get(n));
-        let bare = match tok {
-            Tok::Hex | Tok::Binary => 2,
-            Tok::Keyword => 1,
-            _ => 0,
-        };
-        if n <= bare || !delimited {
+        let (tok, n) = lex::token(b)?;
+        if tok == Tok::Decimal || !lex::ends_token(b.get(n)) {
             return None;
         }
         let s = &self.text[self.pos..self.pos + n];
@@ -407,7 +384,7 @@ impl<'a, 's> Fast<'a, 's> {
             return Some(None);
         }
         let b = self.text.as_bytes();
-        if b.get(self.pos) == Some(&b'_') && delimits(b.get(self.pos + 1)) {
+        if b.get(self.pos) == Some(&b'_') && lex::ends_token(b.get(self.pos + 1)) {
             self.pos += 1;
             return self.bv_literal().map(Some);
         }
@@ -440,13 +417,13 @@ impl<'a, 's> Fast<'a, 's> {
         }
         let (v, n) = digits_u64(&b[self.pos + 2..], 19)?;
         self.pos += 2 + n;
-        if !delimits(b.get(self.pos)) {
+        if !lex::ends_token(b.get(self.pos)) {
             return None;
         }
         self.ws();
         let (w, n) = digits_u64(&b[self.pos..], 10)?;
         self.pos += n;
-        if !delimits(b.get(self.pos)) {
+        if !lex::ends_token(b.get(self.pos)) {
             return None;
         }
         let w = u32::try_from(w).ok().filter(|&w| w > 0)?;
@@ -527,16 +504,6 @@ impl<'a, 's> Fast<'a, 's> {
     }
 }
 
-/// Whether a token ending before `next` ends at a delimiter the fast path reads on from:
-/// white space, a parenthesis, a comment, or the end (the lexer's other delimiters start
-/// what the fast path leaves to the general parser).
-fn delimits(next: Option<&u8>) -> bool {
-    matches!(
-        next,
-        None | Some(b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | b'(' | b')' | b';')
-    )
-}
-
 /// The value and length of the run of decimal digits at the start of `b`, if it has 1 to
 /// `max` digits (`max` at most 19, so that the value fits in a `u64`).
 fn digits_u64(b: &[u8], max: usize) -> Option<(u64, usize)> {
@@ -553,284 +520,4 @@ fn digits_u64(b: &[u8], max: usize) -> Option<(u64, usize)> {
         n += 1;
     }
     (n > 0).then_some((v, n))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::smt2::command::Command;
-    use crate::smt2::parser::{parse_command_general, parse_command_traced};
-
-    /// A store and signature with the declarations and definitions of `decls`, one per line.
-    fn declared(decls: &str) -> (TermStore, Signature) {
-        let mut store = TermStore::new();
-        let mut sig = Signature::default();
-        for d in decls.lines() {
-            let c = parse_command_general(&mut store, &sig, d).0.unwrap();
-            c.declare_in(&mut store, &mut sig);
-        }
-        (store, sig)
-    }
-
-    /// Parse `decls` then `cmd` both ways; when the fast path answers, it must be with the
-    /// general parser's command and trace.
-    fn both(decls: &str, cmd: &str) -> Option<Command> {
-        let (mut store, sig) = declared(decls);
-        let mut trace = Some(Trace::default());
-        let fast = command(&mut store, &sig, &mut trace, cmd);
-        let (general, gtrace) = parse_command_general(&mut store, &sig, cmd);
-        let fast = fast?;
-        assert_eq!(general.as_ref(), Ok(&fast), "{cmd}");
-        assert_eq!(trace.unwrap(), gtrace, "{cmd}");
-        let (traced, _) = parse_command_traced(&mut store, &sig, cmd);
-        assert_eq!(traced.as_ref(), Ok(&fast), "{cmd}");
-        Some(fast)
-    }
-
-    const DECLS: &str = "(declare-fun a () (Array (_ BitVec 32) (_ BitVec 8)))
-(declare-fun x () (_ BitVec 8))
-(declare-fun f ((_ BitVec 8) Int) Bool)
-(declare-fun r () Real)
-(declare-fun p () Bool)
-(define-fun m ((y (_ BitVec 8))) Bool (= y x))
-(define-fun k () Bool (not p))";
-
-    #[test]
-    fn klee_terms_take_the_fast_path() {
-        for cmd in [
-            "(assert (bvult (concat (select a (_ bv3 32)) (select a (_ bv2 32))) (_ bv3 16)))",
-            "(assert (let ( (?B1 (select a (_ bv0 32))) (?B2 x) ) (and (= false (bvslt ?B1 ?B2)) (bvult ?B1 (_ bv3 8)))))",
-            "( assert(=((_ extract 7 0)((_ zero_extend 24) x))#x0f);c\n)",
-            "(assert (= (bvadd x #b00000001) (bvneg (_ bv255 8))))",
-            "(assert (f x (- 3)))",
-            "(assert (and (m x) k (< r 2)))",
-            "(assert (let ((y x) (z p)) (let ((y (bvnot y)) (z (not z))) (and z (= y x)))))",
-            "(assert (let ((true false)) true))",
-            "(assert (let ((p (= x x))) (let ((q p)) q)))",
-            "(get-value ( (select a (_ bv0 32)) x  (let ((y x)) (bvadd y y))p))",
-            "(check-sat)",
-            "( exit )",
-            "(reset)",
-            "(get-model)",
-            "(set-logic QF_AUFBV )",
-            "(declare-fun re () (Array (_ BitVec 32) (_ BitVec 8) ) )",
-            "(declare-fun q () Bool)",
-            "(declare-fun n() Int)",
-            "(declare-fun b () (Array Int (Array (_ BitVec 4) Real)))",
-            "(set-option :produce-models true)",
-            "(set-option :random-seed 7)",
-            "(set-info :status unsat )",
-            "(set-option :print-success)",
-        ] {
-            assert!(both(DECLS, cmd).is_some(), "fast path gave up on {cmd}");
-        }
-    }
-
-    #[test]
-    fn the_rest_is_left_to_the_general_parser() {
-        for cmd in [
-            "(assert (! p :named n))",
-            "(assert |p|)",
-            "(assert (forall ((y Int)) (> y 0)))",
-            "(assert (= r 1.5))",
-            "(assert (= x (_ bv3 0)))",
-            "(assert (= x (_ bv99999999999999999999 8)))",
-            "(assert (= x ((_ extract 7 0) a)))",
-            "(assert (bvult x))",
-            "(assert (unknown x))",
-            "(assert x)",
-            "(assert (f x))",
-            "(assert f)",
-            "(assert p) (assert p)",
-            "(assert (let ((y x)) y))",
-            "(assert (let ((y x) p)))",
-            "(assert (not p)",
-            "(assert (= x #x0g))",
-            "(assert (= x #x))",
-            "(check-sat p)",
-            "(set-logic)",
-            "(set-logic |QF_BV|)",
-            "(declare-fun x () Bool)",
-            "(declare-fun m () Bool)",
-            "(declare-fun and () Bool)",
-            "(declare-fun true () Bool)",
-            "(declare-fun g (Int) Bool)",
-            "(declare-fun s () (_ BitVec 0))",
-            "(declare-fun s () (_ BitVec 01x))",
-            "(declare-fun s () (_ FloatingPoint 8 24))",
-            "(declare-fun s () String)",
-            "(declare-fun s () (Array Int))",
-            "(declare-fun |s| () Bool)",
-            "(exit) x",
-            "(set-option produce-models true)",
-            "(set-option :)",
-            "(set-option : true)",
-            "(set-info :source |a b|)",
-            "(set-info :notes \"x\")",
-            "(set-option :opt true false)",
-            "(set-option :opt (a))",
-            "(set-info :smt-lib-version 2.6)",
-            "(assert (! p :named n))",
-            "(get-value ())",
-            "(get-value (x |x|))",
-            "(get-value x)",
-            "(assert (m x) )x",
-        ] {
-            assert_eq!(both(DECLS, cmd), None, "fast path answered {cmd}");
-        }
-    }
-
-    /// `(_ bvN w)` read from the bytes: on both sides of every limit of `small_bv` and of
-    /// the tokens it reads, the fast path answers with the general parser's term or not
-    /// at all; it answers the plain forms.
-    #[test]
-    fn bit_vector_literals_agree_with_the_general_parser() {
-        let taken = [
-            "(assert (= x (_ bv255 8)))",
-            "(assert (= x (_ bv300 8)))",
-            "(assert (= x (_ bv0 8)))",
-            "(assert (= x (_ bv007 08)))",
-            "(assert (= x (_\tbv7\n;c\n 8 ;d\n)))",
-            "(assert (= x(_ bv7 8)))",
-            "(assert (= (_ bv9999999999999999999 64) (concat (concat x x) (_ bv1 48))))",
-            "(assert (= (_ bv1 72) ((_ zero_extend 64) x)))",
-            "(assert (let ((a x) (re x)) (= a re (_ bv1 8) re)))",
-            "(get-value ((_ bv3 8) x (select a (_ bv2 32)) a (select a (_ bv2 32))))",
-        ];
-        for cmd in taken {
-            assert!(both(DECLS, cmd).is_some(), "fast path gave up on {cmd}");
-        }
-        for cmd in [
-            "(assert (= x (_ bv 8)))",
-            "(assert (= x (_ bv1a 8)))",
-            "(assert (= x (_ bv1|a| 8)))",
-            "(assert (= x (_ bv1 8a)))",
-            "(assert (= x (_ bv1 0)))",
-            "(assert (= x (_ bv1 4294967296)))",
-            "(assert (= x (_ bv10000000000000000000 8)))",
-            "(assert (= x (_ bv1 8 8)))",
-            "(assert (= x (_ bv1)))",
-            "(assert (= x (_ bv1 8)",
-            "(assert (= x (_ bv-1 8)))",
-            "(assert (= x (_ BV1 8)))",
-            "(assert (= x (_ +oo 8)))",
-            "(assert (= x (_(bv1) 8)))",
-            "(assert (= x (_bv1 8)))",
-        ] {
-            assert_eq!(both(DECLS, cmd), None, "fast path answered {cmd}");
-        }
-    }
-
-    /// Random well- and ill-sorted assertions over lets that rebind declared names,
-    /// `true`, and each other under other sorts: wherever the general parser accepts one,
-    /// the fast path takes it with the same term, and it never takes one the general parser
-    /// refuses.
-    #[test]
-    fn random_lets_agree_with_the_general_parser() {
-        let decls = "(declare-fun x () (_ BitVec 8))
-(declare-fun p () Bool)
-(declare-fun f ((_ BitVec 8)) Bool)
-(define-fun m ((y (_ BitVec 8)) (c Bool)) (_ BitVec 8) (ite c y x))";
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let (mut ok, mut refused) = (0, 0);
-        for _ in 0..3000 {
-            let mut g = Gen {
-                state: &mut state,
-                env: vec![("x", false), ("p", true)],
-            };
-            let cmd = format!("(assert {})", g.term(true, 0));
-            let (mut store, sig) = declared(decls);
-            let mut trace = Some(Trace::default());
-            let fast = command(&mut store, &sig, &mut trace, &cmd);
-            let (general, gtrace) = parse_command_general(&mut store, &sig, &cmd);
-            match (fast, general) {
-                (Some(c), Ok(g)) => {
-                    assert_eq!(c, g, "{cmd}");
-                    assert_eq!(trace.unwrap(), gtrace, "{cmd}");
-                    ok += 1;
-                }
-                (None, Err(_)) => refused += 1,
-                (f, g) => panic!("{cmd}\nfast: {f:?}\ngeneral: {g:?}"),
-            }
-        }
-        assert!(
-            ok > 500 && refused > 500,
-            "{ok} accepted, {refused} refused"
-        );
-    }
-
-    /// Random terms for `random_lets_agree_with_the_general_parser`: Bool when `boolean`,
-    /// else 8-bit vectors; one time in ten a name is used whatever its sort.
-    struct Gen<'r> {
-        state: &'r mut u64,
-        /// Names in scope and whether each is Bool.
-        env: Vec<(&'static str, bool)>,
-    }
-
-    impl Gen<'_> {
-        fn below(&mut self, n: u64) -> u64 {
-            crate::test_rng::xorshift(self.state) % n
-        }
-        fn name(&mut self, boolean: bool) -> String {
-            let any = self.below(10) == 0;
-            let fit: Vec<_> = self
-                .env
-                .iter()
-                .filter(|(_, b)| any || *b == boolean)
-                .map(|(n, _)| *n)
-                .collect();
-            match fit.len() {
-                0 if boolean => "true".into(),
-                0 => "#x2a".into(),
-                n => fit[self.below(n as u64) as usize].into(),
-            }
-        }
-        fn term(&mut self, boolean: bool, depth: u32) -> String {
-            let leaf = depth > 4 || self.below(3) == 0;
-            if leaf {
-                return match (boolean, self.below(4)) {
-                    (true, 0) => ["true", "false"][self.below(2) as usize].into(),
-                    (false, 0) => format!("(_ bv{} 8)", self.below(300)),
-                    (false, 1) => format!("#b{:08b}", self.below(256)),
-                    _ => self.name(boolean),
-                };
-            }
-            let d = depth + 1;
-            match self.below(6) {
-                0 | 1 => {
-                    let n = 1 + self.below(3) as usize;
-                    let names = ["x", "y", "p", "true", "z"];
-                    let mut binds = Vec::new();
-                    for _ in 0..n {
-                        let name = names[self.below(5) as usize];
-                        let b = self.below(2) == 0;
-                        binds.push((name, b, self.term(b, d)));
-                    }
-                    let text: Vec<_> = binds.iter().map(|(n, _, t)| format!("({n} {t})")).collect();
-                    let saved = self.env.len();
-                    self.env.extend(binds.iter().map(|(n, b, _)| (*n, *b)));
-                    let body = self.term(boolean, d);
-                    self.env.truncate(saved);
-                    format!("(let ({}) {body})", text.join(" "))
-                }
-                2 if boolean => format!("(= {} {})", self.term(false, d), self.term(false, d)),
-                2 => format!("(bvadd {} {})", self.term(false, d), self.term(false, d)),
-                3 if boolean => {
-                    format!("(and {} (not {}))", self.term(true, d), self.term(true, d))
-                }
-                3 => format!(
-                    "((_ extract 7 0) ((_ zero_extend 4) {}))",
-                    self.term(false, d)
-                ),
-                4 if boolean => format!("(f {})", self.term(false, d)),
-                4 => format!("(m {} {})", self.term(false, d), self.term(true, d)),
-                _ => format!(
-                    "(ite {} {} {})",
-                    self.term(true, d),
-                    self.term(boolean, d),
-                    self.term(boolean, d)
-                ),
-            }
-        }
-    }
 }

@@ -1,31 +1,16 @@
-//! Tokens of SMT-LIB v2.6 (nom) and the s-expression tree of one command. The tree is a
-//! flat arena built with an explicit stack, so nesting depth costs heap, not call stack,
-//! and dropping it is not recursive. Every node records its byte offset in the command
-//! text, for error positions.
+//! The s-expression tree of one command, its atoms scanned by the lexical rules of `lex`.
+//! The tree is a flat arena built with an explicit stack, so nesting depth costs heap, not
+//! call stack, and dropping it is not recursive. Every node records its byte offset in the
+//! command text, for error positions.
+//!
+//! Invariants: `Sexps::parse` accepts a text exactly when it is a sequence of balanced
+//! s-expressions of well-formed atoms (each simple token ending at a delimiter, string
+//! literals and quoted symbols terminated, no `\` in a quoted symbol), and otherwise gives
+//! the offset of the first error. It agrees with the framers on where literals, comments and
+//! lists end, since all of them scan with `lex`.
 
-use crate::term::symbol::SYMBOL_BYTE;
-use nom::{
-    branch::alt,
-    bytes::complete::{tag, take_while1},
-    character::complete::{char, digit1},
-    combinator::{opt, recognize},
-    sequence::{pair, preceded},
-    IResult,
-};
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Tok {
-    Numeral,
-    Decimal,
-    Hex,
-    Binary,
-    /// A string literal; the atom text is the raw text with quotes (unescape with `unescape_string`).
-    Str,
-    Symbol,
-    /// `|quoted|`; the atom text is the content without bars.
-    Quoted,
-    Keyword,
-}
+use super::lex;
+pub use super::lex::{unescape_string, Tok};
 
 #[derive(Clone, Copy, Debug)]
 pub enum SNode {
@@ -57,102 +42,6 @@ pub struct LexError {
     pub msg: String,
 }
 
-/// A character of simple symbols (`term::symbol::SYMBOL_BYTE`; on the hot path of every
-/// token).
-fn is_simple_sym_char(c: char) -> bool {
-    (c as u32) < 128 && SYMBOL_BYTE[c as usize]
-}
-
-/// Length of the run of simple-symbol bytes at the start of `b` (all ASCII).
-#[inline]
-pub(super) fn sym_run(b: &[u8]) -> usize {
-    b.iter()
-        .position(|&c| !SYMBOL_BYTE[c as usize])
-        .unwrap_or(b.len())
-}
-
-fn token<'a>(i: &'a str) -> IResult<&'a str, (Tok, &'a str)> {
-    // Dispatch on the first byte, then recognise the token of that class (simple symbols
-    // and plain numerals, most of every command, by a byte loop; the rest with nom).
-    let b = i.as_bytes();
-    match b.first() {
-        Some(c) if !c.is_ascii_digit() && *c != b'#' && *c != b':' => {
-            let n = sym_run(b);
-            if n > 0 {
-                return Ok((&i[n..], (Tok::Symbol, &i[..n])));
-            }
-        }
-        Some(c) if c.is_ascii_digit() => {
-            let n = b
-                .iter()
-                .position(|c| !c.is_ascii_digit())
-                .unwrap_or(b.len());
-            if b.get(n) != Some(&b'.') {
-                return Ok((&i[n..], (Tok::Numeral, &i[..n])));
-            }
-        }
-        _ => {}
-    }
-    match b.first() {
-        Some(c) if c.is_ascii_digit() => {
-            let (r, s) = recognize(pair(digit1, opt(pair(char('.'), digit1))))(i)?;
-            // Numerals with leading zeros are accepted leniently, as z3 does.
-            Ok((
-                r,
-                (
-                    if s.contains('.') {
-                        Tok::Decimal
-                    } else {
-                        Tok::Numeral
-                    },
-                    s,
-                ),
-            ))
-        }
-        Some(b'#') => alt((
-            |i: &'a str| -> IResult<&'a str, (Tok, &'a str)> {
-                let (r, s) = recognize(preceded(
-                    tag("#x"),
-                    take_while1(|c: char| c.is_ascii_hexdigit()),
-                ))(i)?;
-                Ok((r, (Tok::Hex, s)))
-            },
-            |i: &'a str| -> IResult<&'a str, (Tok, &'a str)> {
-                let (r, s) = recognize(preceded(
-                    tag("#b"),
-                    take_while1(|c: char| c == '0' || c == '1'),
-                ))(i)?;
-                Ok((r, (Tok::Binary, s)))
-            },
-        ))(i),
-        Some(b':') => {
-            let (r, s) = recognize(preceded(char(':'), take_while1(is_simple_sym_char)))(i)?;
-            Ok((r, (Tok::Keyword, s)))
-        }
-        _ => {
-            let (r, s) = take_while1(is_simple_sym_char)(i)?;
-            Ok((r, (Tok::Symbol, s)))
-        }
-    }
-}
-
-/// Skip white space and comments.
-pub(super) fn skip_ws(text: &str, mut pos: usize) -> usize {
-    let b = text.as_bytes();
-    while pos < b.len() {
-        match b[pos] {
-            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => pos += 1,
-            b';' => {
-                while pos < b.len() && b[pos] != b'\n' {
-                    pos += 1;
-                }
-            }
-            _ => break,
-        }
-    }
-    pos
-}
-
 impl<'a> Sexps<'a> {
     /// Parse all s-expressions in `text`.
     pub fn parse(text: &'a str) -> Result<Sexps<'a>, LexError> {
@@ -169,7 +58,7 @@ impl<'a> Sexps<'a> {
         let b = text.as_bytes();
         let mut pos = 0usize;
         loop {
-            pos = skip_ws(text, pos);
+            pos = lex::skip_space(b, pos);
             if pos >= b.len() {
                 break;
             }
@@ -201,73 +90,48 @@ impl<'a> Sexps<'a> {
                     (s.nodes.len() - 1) as u32
                 }
                 b'"' => {
-                    let mut p = pos + 1;
-                    loop {
-                        match b.get(p) {
-                            None => {
-                                return Err(LexError {
-                                    offset: pos,
-                                    msg: "unterminated string literal".into(),
-                                })
-                            }
-                            Some(b'"') if b.get(p + 1) == Some(&b'"') => p += 2,
-                            Some(b'"') => break,
-                            Some(_) => p += 1,
-                        }
-                    }
+                    let Some(end) = lex::string_end(b, pos) else {
+                        return Err(LexError {
+                            offset: pos,
+                            msg: "unterminated string literal".into(),
+                        });
+                    };
                     s.nodes.push(SNode::Atom {
                         tok: Tok::Str,
                         start,
-                        end: (p + 1) as u32,
+                        end: end as u32,
                     });
-                    pos = p + 1;
+                    pos = end;
                     (s.nodes.len() - 1) as u32
                 }
                 b'|' => {
-                    let Some(len) = text[pos + 1..].find(['|', '\\']) else {
+                    let Some(stop) = lex::quoted_stop(b, pos + 1) else {
                         return Err(LexError {
                             offset: pos,
                             msg: "unterminated quoted symbol".into(),
                         });
                     };
-                    if b[pos + 1 + len] == b'\\' {
+                    if b[stop] == b'\\' {
                         return Err(LexError {
-                            offset: pos + 1 + len,
+                            offset: stop,
                             msg: "'\\' is not allowed in a quoted symbol".into(),
                         });
                     }
                     s.nodes.push(SNode::Atom {
                         tok: Tok::Quoted,
                         start: start + 1,
-                        end: (pos + 1 + len) as u32,
+                        end: stop as u32,
                     });
-                    pos = pos + len + 2;
+                    pos = stop + 1;
                     (s.nodes.len() - 1) as u32
                 }
-                _ => match token(&text[pos..]) {
-                    Ok((rest, (tok, t))) => {
-                        let end = pos + t.len();
-                        // A token must end at a delimiter.
-                        let delimited = match rest.as_bytes().first() {
-                            None => true,
-                            Some(&c) if c < 128 => {
-                                matches!(
-                                    c,
-                                    b' ' | b'\t'
-                                        | b'\n'
-                                        | b'\r'
-                                        | 0x0b
-                                        | 0x0c
-                                        | b'('
-                                        | b')'
-                                        | b';'
-                                        | b'"'
-                                        | b'|'
-                                ) || (c as char).is_whitespace()
-                            }
-                            Some(_) => false,
-                        };
-                        if let Some(c) = rest.chars().next().filter(|_| !delimited) {
+                _ => match lex::token(&b[pos..]) {
+                    Some((tok, n)) => {
+                        let end = pos + n;
+                        // A token must end at a delimiter. (A non-ASCII white space is let
+                        // through here, to be refused as the next token.)
+                        if !lex::ends_token(b.get(end)) {
+                            let c = text[end..].chars().next().unwrap_or('?');
                             if !c.is_whitespace() {
                                 return Err(LexError {
                                     offset: end,
@@ -283,7 +147,7 @@ impl<'a> Sexps<'a> {
                         pos = end;
                         (s.nodes.len() - 1) as u32
                     }
-                    Err(_) => {
+                    None => {
                         let c = text[pos..].chars().next().unwrap_or('?');
                         return Err(LexError {
                             offset: pos,
@@ -396,60 +260,6 @@ impl Sexps<'_> {
     }
 }
 
-/// Skip whitespace and `;` comments at the start of `s`.
-pub fn skip_ws_comments(mut s: &str) -> &str {
-    loop {
-        s = s.trim_start();
-        if let Some(rest) = s.strip_prefix(';') {
-            s = match rest.find(['\n', '\r']) {
-                Some(i) => &rest[i..],
-                None => "",
-            };
-        } else {
-            return s;
-        }
-    }
-}
-
-/// The leading symbol of a command text `( head ...`, after whitespace/comments.
-pub fn command_head(text: &str) -> Option<&str> {
-    let b = text.as_bytes();
-    if b.first() == Some(&b'(') && b.get(1).is_some_and(|c| c.is_ascii_graphic() && *c != b';') {
-        // The common case, `(head`, by bytes: the delimiters are ASCII, so the end found
-        // is where the general path below finds it.
-        let end = b[1..]
-            .iter()
-            .position(|&c| c.is_ascii_whitespace() || matches!(c, b'(' | b')' | b'"' | b';'))
-            .map_or(b.len(), |n| n + 1);
-        return (end > 1).then(|| &text[1..end]);
-    }
-    command_head_general(text)
-}
-
-/// `command_head` by chars: whitespace and comments skipped before and after `(`.
-fn command_head_general(text: &str) -> Option<&str> {
-    let s = skip_ws_comments(text);
-    let s = s.strip_prefix('(')?;
-    let s = skip_ws_comments(s);
-    let end = s
-        .find(|c: char| c.is_ascii_whitespace() || matches!(c, '(' | ')' | '"' | ';'))
-        .unwrap_or(s.len());
-    if end == 0 {
-        None
-    } else {
-        Some(&s[..end])
-    }
-}
-
-/// The content of a string literal's raw text (`"a""b"` -> `a"b`).
-pub fn unescape_string(raw: &str) -> String {
-    let inner = raw
-        .strip_prefix('"')
-        .and_then(|s| s.strip_suffix('"'))
-        .unwrap_or(raw);
-    inner.replace("\"\"", "\"")
-}
-
 /// Line and column (1-based) of a byte offset.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
@@ -461,28 +271,6 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// `command_head` by bytes agrees with the general path (whitespace, comments and
-    /// delimiters skipped by chars) on every string of up to four symbols of a small
-    /// alphabet.
-    #[test]
-    fn command_head_by_bytes_agrees_with_the_general_path() {
-        let alphabet = [
-            "(", ")", " ", "\n", ";", "\"", "a", "-", "\u{a0}", "\u{e9}", "|",
-        ];
-        let mut texts = vec![String::new()];
-        for _ in 0..4 {
-            let longer: Vec<String> = texts
-                .iter()
-                .flat_map(|t| alphabet.iter().map(move |a| format!("{t}{a}")))
-                .collect();
-            texts.extend(longer);
-        }
-        for t in &texts {
-            assert_eq!(command_head(t), command_head_general(t), "{t:?}");
-        }
-        assert_eq!(command_head("(get-value ((x)))"), Some("get-value"));
-    }
 
     #[test]
     fn atoms_and_lists() {

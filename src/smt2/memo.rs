@@ -16,7 +16,7 @@
 //! * Memory is bounded: the memo is emptied when its texts exceed `MEMO_BYTES`.
 
 use super::command::Command;
-use super::lexer::command_head;
+use super::lex::command_head;
 use super::parser::{parse_command, parse_command_traced, ParseError, Trace};
 use crate::term::signature::Signature;
 use crate::term::TermStore;

@@ -1,14 +1,23 @@
-//! SMT-LIB v2.6: streaming command framing (`reader`), tokens and s-expressions (`lexer`,
-//! nom), commands parsed into the term store (`parser`, `command`; assertions in the
-//! common KLEE subset in one pass, `fast`; repeated assertions from a memo, `memo`), the
-//! printer whose output parses back to the same term ids (`printer`), the formatting of
+//! SMT-LIB v2.6. The lexical rules, for every place that scans SMT-LIB bytes (`lex`);
+//! streaming command framing (`reader`); the s-expression tree of a command (`lexer`);
+//! commands parsed into the term store (`parser`: the one-pass fast path for the common
+//! KLEE subset, `fast`, then the general parser over the tree, `general`, sharing the
+//! vocabulary of `ops`; repeated assertions from a memo, `memo`; the commands, `command`);
+//! the printer whose output parses back to the same term ids (`printer`), the formatting of
 //! answers (`response`), and what a strict solver's `set-logic` lets it take (`logic`).
+//!
+//! Dependencies run one way: `lex` (which uses nothing in the crate but `term::symbol`) is
+//! used by `reader`, `lexer`, `ops`, `fast`, `printer`; `fast` and `general` use `ops`;
+//! `parser` uses both; `memo` uses `parser`. No module uses one that uses it back.
 
 pub mod command;
 mod fast;
+mod general;
+pub mod lex;
 pub mod lexer;
 pub mod logic;
 pub mod memo;
+mod ops;
 pub mod parser;
 pub mod printer;
 pub mod reader;

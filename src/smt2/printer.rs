@@ -18,6 +18,9 @@ use std::fmt::Write;
 /// so that sort names are written by the same rule.
 pub use crate::term::symbol::{is_simple_symbol, quote_symbol};
 
+/// String literals are written by the lexical layer's rule.
+pub use super::lex::{string_body, string_literal};
+
 /// The backend name of a store symbol: internal symbols (leading NUL) become `sp!<n>!<base>`;
 /// client names starting with `sp!` get one more `!`.
 pub fn backend_name(name: &str) -> Cow<'_, str> {
@@ -273,24 +276,6 @@ fn bv_u64_digits(v: u64, width: u32, prefix: &str, bits: u32, out: &mut String) 
         let d = ((v >> (k as u32 * bits)) & mask) as u8;
         out.push(char::from(if d < 10 { b'0' + d } else { b'a' + d - 10 }));
     }
-}
-
-/// `s` as an SMT-LIB string literal: in double quotes, each `"` doubled.
-pub fn string_literal(s: &str, out: &mut String) {
-    out.push('"');
-    string_body(s, out);
-    out.push('"');
-}
-
-/// The inside of `string_literal`: `s` with every `"` doubled.
-pub fn string_body(s: &str, out: &mut String) {
-    let mut rest = s;
-    while let Some(i) = rest.find('"') {
-        out.push_str(&rest[..=i]);
-        out.push('"');
-        rest = &rest[i + 1..];
-    }
-    out.push_str(rest);
 }
 
 /// Print `t` with `let` for shared subterms.

@@ -1,7 +1,8 @@
 //! Streaming command framing: reads one top-level s-expression at a time from a byte
 //! stream, returning as soon as its closing parenthesis arrives (a client waits for each
-//! answer before it sends more, so we must never wait for EOF). Strings, quoted symbols and
-//! comments are respected while counting parentheses. Each command carries the line and
+//! answer before it sends more, so we must never wait for EOF). White space, comments,
+//! strings, quoted symbols and the nesting of parentheses follow the lexical rules of
+//! `lex` (`skip_space_from` between commands, `Balance` inside one). Each command carries the line and
 //! column where it starts, for error messages, and the exact text between the previous
 //! frame and it (whitespace and comments, up to [`GAP_KEEP`] bytes) with the position where
 //! that begins, so passthrough can give the solver the client's stream as it was. Invalid
@@ -9,7 +10,13 @@
 //! command. `next_frame_with` calls a hook before every read that needs new bytes (one
 //! that may block on the client), so a caller that sent commands ahead can answer them
 //! first.
+//!
+//! Invariants: the frames, their text, positions and gaps, do not depend on how the input
+//! is split into reads (each byte is scanned once, in whichever read brings it); a frame
+//! that is a command is one balanced s-expression starting with `(`; columns count
+//! characters, not bytes.
 
+use super::lex::{self, Balance};
 use std::io::BufRead;
 
 /// Longest text between two commands that is kept for [`RawCommand::gap`].
@@ -49,35 +56,13 @@ pub enum Frame {
     },
 }
 
-/// Bytes the fast path inside a command stops at: parentheses, string and quoted-symbol
-/// delimiters, comment starts, newlines (line counting), and every non-ASCII byte (so that
-/// a fast run is ASCII and its length is its column count; UTF-8 text takes the byte-wise
-/// path, which counts characters).
-const FRAMING: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0x80;
-    while b < 256 {
-        t[b] = true;
-        b += 1;
-    }
-    t[b'(' as usize] = true;
-    t[b')' as usize] = true;
-    t[b'"' as usize] = true;
-    t[b'|' as usize] = true;
-    t[b';' as usize] = true;
-    t[b'\n' as usize] = true;
-    t
-};
-
+/// Where the framing is, between two bytes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
-    Top,
-    TopComment,
-    /// Inside a command at this depth.
-    In,
-    Str,
-    Quoted,
-    Comment,
+    /// Between commands: in white space, or in a comment.
+    Gap { in_comment: bool },
+    /// Inside a command.
+    In(Balance),
     /// A stray atom at top level.
     Stray,
 }
@@ -120,8 +105,7 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
         if self.eof {
             return None;
         }
-        let mut state = State::Top;
-        let mut depth = 0usize;
+        let mut state = State::Gap { in_comment: false };
         let mut cmd = std::mem::take(&mut self.cmd_buf);
         cmd.clear();
         let (mut start_line, mut start_col) = (self.line, self.col);
@@ -148,9 +132,9 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
             if chunk.is_empty() {
                 self.eof = true;
                 return match state {
-                    State::Top | State::TopComment => None,
+                    State::Gap { .. } => None,
                     State::Stray => Some(self.finish_stray(cmd, start_line, start_col)),
-                    _ => Some(Frame::Error {
+                    State::In(_) => Some(Frame::Error {
                         msg: "unexpected end of input: unbalanced parentheses or unterminated literal".into(),
                         line: start_line,
                         col: start_col,
@@ -159,159 +143,69 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
             }
             let mut used = 0;
             let mut done = false;
-            while used < chunk.len() {
-                if state == State::In {
-                    // Fast path: run over bytes that cannot change the framing state, and
-                    // over parentheses that do not close the command (copied in one go).
-                    let start = used;
-                    let mut closed = false;
-                    while used < chunk.len() {
-                        let c = chunk[used];
-                        if !FRAMING[c as usize] {
-                            used += 1;
-                            continue;
-                        }
-                        match c {
-                            b'(' => depth += 1,
-                            b')' => {
-                                depth -= 1;
-                                if depth == 0 {
-                                    used += 1;
-                                    closed = true;
-                                    break;
-                                }
-                            }
-                            _ => break,
-                        }
-                        used += 1;
-                    }
-                    if used > start {
-                        // ASCII only (see FRAMING): one column per byte.
-                        self.col += used - start;
-                        cmd.extend_from_slice(&chunk[start..used]);
-                    }
-                    if closed {
-                        done = true;
-                        break;
-                    }
-                    if used == chunk.len() {
-                        break;
-                    }
-                }
-                if state == State::TopComment {
-                    // The rest of a comment line between commands, in one go.
-                    let rest = &chunk[used..];
-                    let n = line_end(rest, 0);
-                    if n > 0 {
-                        let run = &rest[..n];
-                        if n == rest.len() {
-                            // The line goes on in the next chunk (a newline in this one
-                            // resets the column, so then the count would not be seen).
-                            self.col += chars_in(run);
-                        }
+            while used < chunk.len() && !done {
+                match &mut state {
+                    State::Gap { in_comment } => {
+                        let (end, comment) = lex::skip_space_from(chunk, used, *in_comment);
+                        *in_comment = comment;
+                        let run = &chunk[used..end];
+                        advance(&mut self.line, &mut self.col, run);
                         if gap_kept {
-                            if self.gap_buf.len() + n <= GAP_KEEP {
+                            if self.gap_buf.len() + run.len() <= GAP_KEEP {
                                 self.gap_buf.extend_from_slice(run);
                             } else {
                                 gap_kept = false;
                             }
                         }
+                        used = end;
+                        if let Some(&b) = chunk.get(used) {
+                            // A command, or a stray atom, starts here.
+                            (start_line, start_col) = (self.line, self.col);
+                            advance(&mut self.line, &mut self.col, &chunk[used..=used]);
+                            used += 1;
+                            cmd.push(b);
+                            state = if b == b'(' {
+                                State::In(Balance::opened())
+                            } else {
+                                State::Stray
+                            };
+                        }
+                    }
+                    State::In(scan) => {
+                        // Up to the closing parenthesis, copied in one go.
+                        let rest = &chunk[used..];
+                        let n = match scan.scan(rest) {
+                            Some(n) => {
+                                done = true;
+                                n
+                            }
+                            None => rest.len(),
+                        };
+                        cmd.extend_from_slice(&rest[..n]);
+                        if scan.plain() {
+                            // One line of ASCII: a column per byte.
+                            self.col += n;
+                        } else {
+                            advance(&mut self.line, &mut self.col, &rest[..n]);
+                        }
                         used += n;
-                        if used == chunk.len() {
-                            break;
-                        }
-                    }
-                }
-                let b = chunk[used];
-                used += 1;
-                let (line, col) = (self.line, self.col);
-                if b == b'\n' {
-                    self.line += 1;
-                    self.col = 1;
-                } else if (b & 0xC0) != 0x80 {
-                    self.col += 1;
-                }
-                if gap_kept && (state == State::TopComment || (state == State::Top && b != b'(')) {
-                    if self.gap_buf.len() < GAP_KEEP {
-                        self.gap_buf.push(b);
-                    } else {
-                        gap_kept = false;
-                    }
-                }
-                match state {
-                    State::Top => match b {
-                        b'(' => {
-                            state = State::In;
-                            depth = 1;
-                            start_line = line;
-                            start_col = col;
-                            cmd.push(b);
-                        }
-                        b';' => state = State::TopComment,
-                        b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {}
-                        _ => {
-                            state = State::Stray;
-                            start_line = line;
-                            start_col = col;
-                            cmd.push(b);
-                        }
-                    },
-                    State::TopComment => {
-                        if b == b'\n' {
-                            state = State::Top;
-                        }
                     }
                     State::Stray => {
-                        if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'(' | b')' | b';') {
-                            // Give the delimiter back only if it starts something.
-                            if b == b'(' || b == b';' {
-                                used -= 1;
-                                self.col -= 1;
-                            }
-                            done = true;
-                            break;
-                        }
-                        cmd.push(b);
-                    }
-                    State::In => {
-                        cmd.push(b);
-                        match b {
-                            b'(' => depth += 1,
-                            b')' => {
-                                depth -= 1;
-                                if depth == 0 {
-                                    done = true;
-                                    break;
-                                }
-                            }
-                            b'"' => state = State::Str,
-                            b'|' => state = State::Quoted,
-                            b';' => state = State::Comment,
-                            _ => {}
-                        }
-                    }
-                    State::Str => {
-                        cmd.push(b);
-                        if b == b'"' {
-                            // `""` is an escaped quote: the next byte decides; treat the
-                            // closing quote as closing, and a following `"` reopens.
-                            state = State::In;
-                        }
-                    }
-                    State::Quoted => {
-                        cmd.push(b);
-                        // `\` may not occur in a quoted symbol: the symbol is malformed (the
-                        // parser reports it); framing goes on as if it had ended, as z3 does,
-                        // so a stray `|` cannot swallow the rest of the session.
-                        if b == b'|' || b == b'\\' {
-                            state = State::In;
-                        }
-                    }
-                    State::Comment => {
-                        cmd.push(b);
-                        if b == b'\n' {
-                            state = State::In;
-                        }
+                        // Up to white space, a parenthesis or a comment; the delimiter is
+                        // given back if it starts something.
+                        let rest = &chunk[used..];
+                        let end = rest
+                            .iter()
+                            .position(|&c| lex::is_space(c) || matches!(c, b'(' | b')' | b';'));
+                        let n = end.unwrap_or(rest.len());
+                        cmd.extend_from_slice(&rest[..n]);
+                        let n = match end {
+                            Some(k) if rest[k] != b'(' && rest[k] != b';' => k + 1,
+                            _ => n,
+                        };
+                        advance(&mut self.line, &mut self.col, &rest[..n]);
+                        used += n;
+                        done = end.is_some();
                     }
                 }
             }
@@ -358,29 +252,36 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
 /// The largest command buffer kept for the next command (a huge one is freed).
 const CMD_BUF_KEEP: usize = 1 << 20;
 
-/// The position of the newline that ends the line `i` is on (the end of `b` if none).
-fn line_end(b: &[u8], i: usize) -> usize {
-    b[i..]
-        .iter()
-        .position(|&c| c == b'\n')
-        .map_or(b.len(), |n| i + n)
-}
-
-/// Characters in `b` (bytes that do not continue a UTF-8 sequence), for column numbers.
-/// Eight bytes at a time: a continuation byte has its top bits `10`.
-fn chars_in(b: &[u8]) -> usize {
+/// Move the position (`line`, `col`) over the bytes `b`: a line feed starts a new line,
+/// the column counts characters (bytes that do not continue a UTF-8 sequence, whose top
+/// bits are `10`). Eight bytes at a time, byte by byte only in a word with a line feed.
+#[inline]
+fn advance(line: &mut usize, col: &mut usize, b: &[u8]) {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let step = |line: &mut usize, col: &mut usize, c: u8| {
+        if c == b'\n' {
+            *line += 1;
+            *col = 1;
+        } else if c & 0xC0 != 0x80 {
+            *col += 1;
+        }
+    };
     let mut words = b.chunks_exact(8);
-    let mut cont = 0;
     for w in &mut words {
         let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-        cont += (w & !(w << 1) & 0x8080_8080_8080_8080).count_ones() as usize;
+        let nl = w ^ (LO * u64::from(b'\n'));
+        if nl.wrapping_sub(LO) & !nl & HI != 0 {
+            for c in w.to_le_bytes() {
+                step(line, col, c);
+            }
+        } else {
+            *col += 8 - (w & !(w << 1) & HI).count_ones() as usize;
+        }
     }
-    cont += words
-        .remainder()
-        .iter()
-        .filter(|&&c| c & 0xC0 == 0x80)
-        .count();
-    b.len() - cont
+    for &c in words.remainder() {
+        step(line, col, c);
+    }
 }
 
 /// Input whose already-read bytes can be inspected without blocking.
@@ -406,36 +307,8 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
     pub fn next_ready(&self) -> bool {
         let b = self.inner.buffered();
         let b = &b[..b.len().min(1 << 20)];
-        let mut depth = 0usize;
-        let mut i = 0;
-        while i < b.len() {
-            match b[i] {
-                b';' => i = line_end(b, i),
-                b'"' => {
-                    i += 1;
-                    while i < b.len() && b[i] != b'"' {
-                        i += 1;
-                    }
-                }
-                b'|' => {
-                    i += 1;
-                    while i < b.len() && b[i] != b'|' && b[i] != b'\\' {
-                        i += 1;
-                    }
-                }
-                b'(' => depth += 1,
-                b')' => {
-                    if depth <= 1 {
-                        return depth == 1;
-                    }
-                    depth -= 1;
-                }
-                c if depth == 0 && !c.is_ascii_whitespace() => return false,
-                _ => {}
-            }
-            i += 1;
-        }
-        false
+        let i = lex::skip_space(b, 0);
+        b.get(i) == Some(&b'(') && Balance::opened().scan(&b[i + 1..]).is_some()
     }
 }
 
@@ -445,17 +318,7 @@ impl CommandReader<&[u8]> {
     /// one then ends the input as an error frame). Unlike `next_ready` it does not scan
     /// the next command, only what precedes it.
     pub fn more_in_memory(&self) -> bool {
-        let b = self.inner;
-        let mut i = 0;
-        while i < b.len() {
-            match b[i] {
-                b';' => i = line_end(b, i),
-                c if c.is_ascii_whitespace() => {}
-                _ => return true,
-            }
-            i += 1;
-        }
-        false
+        lex::skip_space(self.inner, 0) < self.inner.len()
     }
 }
 
@@ -598,19 +461,38 @@ mod tests {
     }
 
     #[test]
-    fn chars_in_counts_what_a_byte_walk_counts() {
+    fn advance_counts_what_a_byte_walk_counts() {
+        let walk = |b: &[u8]| {
+            let (mut line, mut col) = (3, 5);
+            for &c in b {
+                if c == b'\n' {
+                    (line, col) = (line + 1, 1);
+                } else if (c & 0xC0) != 0x80 {
+                    col += 1;
+                }
+            }
+            (line, col)
+        };
+        let words = |b: &[u8]| {
+            let (mut line, mut col) = (3, 5);
+            advance(&mut line, &mut col, b);
+            (line, col)
+        };
         let mut state = 0x2545_f491_4f6c_dd1du64;
-        for len in 0..200 {
+        for len in 0..300 {
             crate::test_rng::xorshift(&mut state);
             let b: Vec<u8> = (0..len)
-                .map(|k| {
-                    (state.rotate_left(k as u32 * 7) as u8) | if k % 3 == 0 { 0x80 } else { 0 }
+                .map(|k| match state.rotate_left(k as u32 * 7) % 11 {
+                    0 => b'\n',
+                    1 => 0x0a ^ 0x80,
+                    2 => 0x09,
+                    r => (state.rotate_left(k as u32 * 5) as u8) | if r < 6 { 0x80 } else { 0 },
                 })
                 .collect();
-            let walk = b.iter().filter(|&&c| (c & 0xC0) != 0x80).count();
-            assert_eq!(chars_in(&b), walk, "{b:?}");
+            assert_eq!(words(&b), walk(&b), "{b:?}");
         }
-        assert_eq!(chars_in("\u{e9}t\u{e9} (x) \u{1F600}".as_bytes()), 9);
+        assert_eq!(words("\u{e9}t\u{e9} (x) \u{1F600}".as_bytes()), (3, 14));
+        assert_eq!(words("ab\ncd\u{e9}\n\nxyz01234567".as_bytes()), (6, 12));
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! is a multiple of 4, cvc5 and yices always in binary; z3 writes a fraction `(/ 1.0 2.0)`,
 //! cvc5 and yices `(/ 1 2)`).
 
-use super::printer::{string_body, string_literal, ValueNames};
+use super::lex::{string_body, string_literal};
+use super::printer::ValueNames;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {

@@ -1,6 +1,8 @@
 //! Sorts, interned: every distinct sort is one `SortId`, so sort equality is id equality.
 //! `Unknown` is the sort of a term built from an operator smtproxy does not model; such a
-//! term can be printed and forwarded but never evaluated, canonicalised or cached.
+//! term can be printed and forwarded but never evaluated, canonicalised or cached. A sort's
+//! text is made once, when it is interned, with names spelled by `symbol::quote_symbol`
+//! (the printer's rule), so it reads back as the same sort.
 
 use rustc_hash::FxHashMap;
 
