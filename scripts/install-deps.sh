@@ -128,7 +128,7 @@ if [ "$solvers_only" -eq 0 ] && ! command -v redis-server >/dev/null 2>&1; then
     installed "redis-server ($(redis-server --version 2>/dev/null | head -n1), Debian) at $(command -v redis-server)"
 fi
 
-# yosys + yosys-smtbmc (tests/client_yosys.rs; skipped there when missing)
+# yosys + yosys-smtbmc (tests/client_yosys.rs, which fails without them)
 if [ "$solvers_only" -eq 0 ] && ! command -v yosys-smtbmc >/dev/null 2>&1; then
     apt_install yosys
     installed "yosys ($(yosys -V 2>/dev/null | head -n1), Debian) at $(command -v yosys-smtbmc)"

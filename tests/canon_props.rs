@@ -2,14 +2,16 @@
 //! flips (proptest), sensitivity to operator/constant changes, equivalence of the canonical
 //! form to the input (z3), and deep terms.
 
+mod common;
+
+use common::rng::Rng;
+use common::z3pipe::Z3Pipe;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use rustc_hash::FxHashMap;
 use smtproxy::query::{canon, key, slice, view};
 use smtproxy::smt2::printer::{backend_name, print_term, quote_symbol, BackendNames};
 use smtproxy::term::{Op, SortStore, TermId, TermStore};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command as Proc, Stdio};
 
 #[derive(Clone, Debug)]
 enum E {
@@ -65,20 +67,6 @@ fn a_strat() -> impl Strategy<Value = A> {
             (inner.clone(), inner).prop_map(|(a, b)| A::Or(Box::new(a), Box::new(b))),
         ]
     })
-}
-
-/// Deterministic little RNG for the transformations.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn coin(&mut self) -> bool {
-        self.next() & 1 == 1
-    }
 }
 
 /// Renders the AST into a store, applying random meaning-preserving transformations when
@@ -342,14 +330,7 @@ proptest! {
 /// `(distinct input canon)` unsat), for many random queries.
 #[test]
 fn canon_equivalent_to_input_z3() {
-    let mut child = Proc::new("z3")
-        .arg("-in")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut inp = child.stdin.take().unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut z3 = Z3Pipe::new();
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     let strat = prop::collection::vec(a_strat(), 1..5);
     for case in 0..300 {
@@ -378,23 +359,17 @@ fn canon_equivalent_to_input_z3() {
             }
         }
         script += &format!(
-            "(assert (distinct {} {}))\n(check-sat)\n",
+            "(assert (distinct {} {}))\n(check-sat)",
             print_term(&s, lhs, &BackendNames),
             print_term(&s, rhs, &BackendNames)
         );
-        inp.write_all(script.as_bytes()).unwrap();
-        inp.flush().unwrap();
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
         assert_eq!(
-            line.trim(),
+            z3.check(&script),
             "unsat",
             "not equivalent:\n{script}\ncanonical:\n{}",
             can.text
         );
     }
-    drop(inp);
-    let _ = child.wait();
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::corpus;
 use common::z3pipe::Z3Pipe;
 use flate2::read::GzDecoder;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -14,6 +15,7 @@ use smtproxy::smt2::reader::{CommandReader, Frame};
 use smtproxy::term::signature::{DeclKind, FunDef, Signature};
 use smtproxy::term::{Op, TermId, TermStore};
 use std::io::Read;
+use std::path::Path;
 
 /// z3 on a script in a fresh context (`QF_AUFBV`).
 struct Z3(Z3Pipe);
@@ -28,7 +30,7 @@ impl Z3 {
     }
 }
 
-fn records(path: &str, max: usize) -> Vec<String> {
+fn records(path: &Path, max: usize) -> Vec<String> {
     let mut text = String::new();
     GzDecoder::new(std::fs::File::open(path).unwrap())
         .read_to_string(&mut text)
@@ -102,13 +104,8 @@ fn script(store: &TermStore, ts: &[TermId]) -> String {
     s
 }
 
-/// A log of the repository's copy of the corpus (`smt2-corpus/`).
-fn corpus(rel: &str) -> String {
-    format!("{}/smt2-corpus/{rel}", env!("CARGO_MANIFEST_DIR"))
-}
-
 /// Returns how many components were decided by enumeration, and how many guessed.
-fn run_corpus(path: &str, max: usize) -> (usize, usize) {
+fn run_corpus(path: &Path, max: usize) -> (usize, usize) {
     let mut z3 = Z3::new();
     let mut store = TermStore::new();
     let (mut n_comp, mut n_multi, mut n_unsat, mut n_small) = (0, 0, 0, 0);
@@ -261,7 +258,7 @@ fn run_corpus(path: &str, max: usize) -> (usize, usize) {
         }
         assert_eq!(whole == "sat", all_sat, "query sat iff all components sat");
     }
-    eprintln!("{path}: {n_comp} components, {n_multi} multi-component queries, {n_unsat} unsat components, {n_small} decided by enumeration, {n_guessed} guessed");
+    eprintln!("{}: {n_comp} components, {n_multi} multi-component queries, {n_unsat} unsat components, {n_small} decided by enumeration, {n_guessed} guessed", path.display());
     let _ = FxHashMap::<u8, u8>::default();
     (n_small, n_guessed)
 }

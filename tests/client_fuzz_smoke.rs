@@ -7,7 +7,7 @@
 //! * `fuzz_smoke_lex`: ~5k mutated inputs through the lexical layer and both framers (whole
 //!   and in pieces), capped at 30 s.
 //! * `fuzz_smoke_engine`: ~100 short mutated inputs through the whole engine with the real
-//!   z3 (hybrid vs passthrough answers), capped at 30 s; skipped without z3.
+//!   z3 (hybrid vs passthrough answers), capped at 30 s.
 //! * `fuzz_smoke_engine_mock`: ~600 mutated inputs through the whole engine behind the mock
 //!   solver (`fuzz/src/mock_solver.rs`), every strategy, capped at 30 s.
 //! * `fuzz_regressions`: replays every saved crash input in `fuzz/regressions/`.
@@ -19,19 +19,30 @@
 #[path = "../fuzz/src/targets.rs"]
 mod targets;
 
+mod common;
+
+use common::rng::Rng;
+use common::root;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn env_num(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// The files of a directory, in name order.
+fn sorted_files(rd: std::fs::ReadDir) -> Vec<PathBuf> {
+    let mut files: Vec<_> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
 }
 
 fn seeds() -> Vec<Vec<u8>> {
@@ -44,13 +55,7 @@ fn seeds() -> Vec<Vec<u8>> {
         let Ok(rd) = std::fs::read_dir(&dir) else {
             continue;
         };
-        let mut files: Vec<_> = rd
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file())
-            .collect();
-        files.sort();
-        for f in files {
+        for f in sorted_files(rd) {
             if let Ok(b) = std::fs::read(&f) {
                 out.push(b);
             }
@@ -58,26 +63,6 @@ fn seeds() -> Vec<Vec<u8>> {
     }
     assert!(!out.is_empty(), "no seeds found under smt2-corpus/hand");
     out
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
 }
 
 const DICT: &[&str] = &[
@@ -174,57 +159,57 @@ const DICT: &[&str] = &[
 ];
 
 fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], input: &mut Vec<u8>) {
-    let n_ops = 1 + rng.below(4);
+    let n_ops = 1 + rng.index(4);
     for _ in 0..n_ops {
         let len = input.len();
-        match rng.below(9) {
+        match rng.index(9) {
             0 if len > 0 => {
-                let i = rng.below(len);
-                input[i] ^= 1 << rng.below(8);
+                let i = rng.index(len);
+                input[i] ^= 1 << rng.index(8);
             }
             1 if len > 0 => {
-                let a = rng.below(len);
-                let b = (a + 1 + rng.below(32)).min(len);
+                let a = rng.index(len);
+                let b = (a + 1 + rng.index(32)).min(len);
                 input.drain(a..b);
             }
             2 if len > 0 => {
-                let a = rng.below(len);
-                let b = (a + 1 + rng.below(64)).min(len);
+                let a = rng.index(len);
+                let b = (a + 1 + rng.index(64)).min(len);
                 let chunk = input[a..b].to_vec();
-                let at = rng.below(input.len() + 1);
+                let at = rng.index(input.len() + 1);
                 input.splice(at..at, chunk);
             }
             3 | 4 => {
-                let tok = DICT[rng.below(DICT.len())].as_bytes();
-                let at = rng.below(len + 1);
+                let tok = DICT[rng.index(DICT.len())].as_bytes();
+                let at = rng.index(len + 1);
                 input.splice(at..at, tok.iter().copied());
             }
             5 => {
                 // splice in a piece of another seed
-                let s = &seeds[rng.below(seeds.len())];
+                let s = &seeds[rng.index(seeds.len())];
                 if !s.is_empty() {
-                    let a = rng.below(s.len());
-                    let b = (a + 1 + rng.below(256)).min(s.len());
-                    let at = rng.below(len + 1);
+                    let a = rng.index(s.len());
+                    let b = (a + 1 + rng.index(256)).min(s.len());
+                    let at = rng.index(len + 1);
                     input.splice(at..at, s[a..b].iter().copied());
                 }
             }
             6 if len > 0 => {
-                input.truncate(rng.below(len));
+                input.truncate(rng.index(len));
             }
             7 => {
                 // unbalance or deepen
-                let at = rng.below(len + 1);
-                let cap = if rng.below(20) == 0 { 5000 } else { 8 };
-                let k = 1 + rng.below(cap);
-                let c = if rng.below(2) == 0 { b'(' } else { b')' };
+                let at = rng.index(len + 1);
+                let cap = if rng.index(20) == 0 { 5000 } else { 8 };
+                let k = 1 + rng.index(cap);
+                let c = if rng.index(2) == 0 { b'(' } else { b')' };
                 input.splice(at..at, std::iter::repeat_n(c, k));
             }
             _ if len > 0 => {
                 // replace a byte with an interesting one
-                let i = rng.below(len);
+                let i = rng.index(len);
                 const BYTES: &[u8] = b"()|\";\\ \n#_!:0-";
-                input[i] = BYTES[rng.below(BYTES.len())];
+                input[i] = BYTES[rng.index(BYTES.len())];
             }
             _ => {}
         }
@@ -298,10 +283,10 @@ fn fuzz_loop(
         let input = if let Some(q) = queue.pop() {
             q
         } else {
-            let s = &seeds[rng.below(seeds.len())];
+            let s = &seeds[rng.index(seeds.len())];
             // a window of the seed, so short inputs reach commands deep in long seeds
             let mut start = if s.len() > max_len {
-                rng.below(s.len() - max_len / 2)
+                rng.index(s.len() - max_len / 2)
             } else {
                 0
             };
@@ -377,16 +362,9 @@ fn fuzz_smoke_lex() {
     report(&crashes);
 }
 
-fn have_z3() -> bool {
-    smtproxy::driver::SolverSpec::resolve(Some("z3")).is_ok()
-}
-
 #[test]
 fn fuzz_smoke_engine() {
-    if !have_z3() {
-        eprintln!("SKIPPED fuzz_smoke_engine: z3 not installed");
-        return;
-    }
+    common::require("z3");
     let iters = env_num("SMTPROXY_FUZZ_ENGINE_ITERS", 150);
     let secs = env_num("SMTPROXY_FUZZ_SECS", 30);
     let (_, crashes) = fuzz_loop(
@@ -444,21 +422,14 @@ fn fuzz_smoke_engine_mock() {
 /// by (the lexical and reader targets take every input).
 #[test]
 fn fuzz_regressions() {
+    common::require("z3");
     let dir = root().join("fuzz/regressions");
-    let Ok(rd) = std::fs::read_dir(&dir) else {
-        return;
-    };
-    let mut files: Vec<_> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
+    let rd = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut failures = Vec::new();
-    for f in files {
+    for f in sorted_files(rd) {
         let data = std::fs::read(&f).unwrap();
         let name = f.file_name().unwrap().to_string_lossy().to_string();
-        let run_engine = !name.starts_with("reader-") && !name.starts_with("lex-") && have_z3();
+        let run_engine = !name.starts_with("reader-") && !name.starts_with("lex-");
         // engine_mock-* inputs carry the strategy and the mock's seed in their first bytes.
         let mock = name.starts_with("engine_mock").then(mock_solver);
         let raw = name.starts_with("engine_mock_raw-");

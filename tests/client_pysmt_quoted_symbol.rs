@@ -4,45 +4,31 @@
 //! the bad characters, then the remaining commands); smtproxy must not wait for more input
 //! forever, because an interactive client waits for the answer before sending more.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-use std::sync::mpsc::channel;
+mod common;
+
+use common::Session;
+use std::io::Write;
 use std::time::Duration;
 
 #[test]
 fn bad_quoted_symbol_does_not_hang_an_interactive_client() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_smtproxy"))
-        .args(["-in", "-smt2", "--solver", "z3", "--cache", "none"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        for l in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(l).is_err() {
-                break;
-            }
-        }
-    });
+    common::require("z3");
+    let mut s = Session::start(&["-in", "-smt2", "--solver", "z3", "--cache", "none"]);
     // stdin stays open, as pySMT's does.
+    let stdin = s.stdin.as_mut().expect("stdin");
     stdin
         .write_all(b"(set-option :print-success true)\n(declare-fun |\\|#somesolverskeepthe\\|\\|| () Bool)\n(check-sat)\n")
         .unwrap();
     stdin.flush().unwrap();
     let mut got = Vec::new();
-    while let Ok(l) = rx.recv_timeout(Duration::from_secs(5)) {
+    while let Some(l) = s.line(Duration::from_secs(5)) {
         let done = l == "sat" || l == "unsat" || l == "unknown";
         got.push(l);
         if done {
             break;
         }
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(s);
     assert_eq!(
         got.first().map(String::as_str),
         Some("success"),

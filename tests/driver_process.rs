@@ -1,6 +1,9 @@
-//! Real solver processes behind `smtproxy::driver` (no mocks). Tests for a solver
-//! that is not installed are skipped with a message.
+//! Real solver processes behind `smtproxy::driver` (no mocks). A solver that is not
+//! installed fails the tests that use it (the test command installs every solver).
 
+mod common;
+
+use common::group_members;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -11,9 +14,9 @@ const T: Option<Duration> = Some(Duration::from_secs(20));
 
 /// The solver `name` as smtproxy would run it (the test command installs every solver:
 /// a missing one fails the test).
-fn spec(name: &str) -> Option<SolverSpec> {
+fn spec(name: &str) -> SolverSpec {
     match SolverSpec::resolve(Some(name)) {
-        Ok(spec) => Some(spec),
+        Ok(spec) => spec,
         Err(DriverError::NotInstalled { .. }) => {
             panic!("{name} is not installed (scripts/install-deps.sh installs it)")
         }
@@ -21,40 +24,14 @@ fn spec(name: &str) -> Option<SolverSpec> {
     }
 }
 
-fn start(name: &str) -> Option<Solver> {
-    let spec = spec(name)?;
-    Some(Solver::start(&spec).unwrap_or_else(|e| panic!("start {name}: {e}")))
+fn start(name: &str) -> Solver {
+    let spec = spec(name);
+    Solver::start(&spec).unwrap_or_else(|e| panic!("start {name}: {e}"))
 }
 
 fn cmd(s: &mut Solver, text: &str) -> Response {
     s.command(text, T)
         .unwrap_or_else(|e| panic!("{}: {text}: {e}", s.spec().name()))
-}
-
-/// Live (non-zombie) processes whose process group is `pgid` (from /proc/*/stat).
-/// SIGKILL is delivered asynchronously, so callers poll briefly.
-fn group_members(pgid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for e in rd.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // pid (comm) state ppid pgrp ...
-        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let f: Vec<&str> = after.split_whitespace().collect();
-        if f.first() != Some(&"Z") && f.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid) {
-            out.push(pid);
-        }
-    }
-    out
 }
 
 fn assert_gone(pid: u32) {
@@ -75,7 +52,7 @@ fn assert_gone(pid: u32) {
 }
 
 fn basic_session(name: &str) {
-    let Some(mut s) = start(name) else { return };
+    let mut s = start(name);
     assert!(s.is_alive());
     // cvc5 runs as `cvc5 --incremental`: models only when asked for.
     assert_eq!(
@@ -198,7 +175,8 @@ fn yices_session() {
 fn odd_answers() {
     // z3: unknown get-info key -> `unsupported` followed by `;` comment lines on
     // stdout; the next answer must still line up.
-    if let Some(mut s) = start("z3") {
+    {
+        let mut s = start("z3");
         assert_eq!(
             cmd(&mut s, "(get-info :no-such-key)"),
             Response::Unsupported
@@ -213,7 +191,8 @@ fn odd_answers() {
         assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
     }
     // cvc5: parse error -> `(error ...)` then it exits; the next call reports Died.
-    if let Some(mut s) = start("cvc5") {
+    {
+        let mut s = start("cvc5");
         assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
         // cvc5 warns about the missing set-logic on stderr
         std::thread::sleep(Duration::from_millis(50));
@@ -233,7 +212,8 @@ fn odd_answers() {
         assert!(!s.is_alive());
     }
     // yices (--interactive): syntax error is reported and it keeps going.
-    if let Some(mut s) = start("yices") {
+    {
+        let mut s = start("yices");
         assert_eq!(cmd(&mut s, "(set-logic QF_LIA)"), Response::Success);
         assert!(matches!(cmd(&mut s, "(foo bar)"), Response::Error(_)));
         assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
@@ -253,7 +233,7 @@ const HARD: &[&str] = &[
 ];
 
 fn timeout_kills(name: &str) {
-    let Some(mut s) = start(name) else { return };
+    let mut s = start(name);
     let cmds: Vec<String> = HARD.iter().map(|c| c.to_string()).collect();
     let rs = s.batch(&cmds, T).expect("batch");
     assert!(rs.iter().all(|r| *r == Response::Success), "{rs:?}");
@@ -323,7 +303,7 @@ fn sigterm_ignoring_solver_is_killed() {
 
 #[test]
 fn killed_solver_reports_died() {
-    let Some(mut s) = start("z3") else { return };
+    let mut s = start("z3");
     assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
     let pid = s.pid();
     // SAFETY: kill(2) on our own child.
@@ -345,7 +325,7 @@ fn killed_solver_reports_died() {
 
 #[test]
 fn is_alive_notices_exit_without_a_call() {
-    let Some(mut s) = start("z3") else { return };
+    let mut s = start("z3");
     let pid = s.pid();
     assert!(s.is_alive());
     // SAFETY: kill(2) on our own child.
@@ -360,7 +340,7 @@ fn is_alive_notices_exit_without_a_call() {
 
 #[test]
 fn drop_kills() {
-    let Some(s) = start("z3") else { return };
+    let s = start("z3");
     let pid = s.pid();
     drop(s);
     assert_gone(pid);
@@ -368,7 +348,7 @@ fn drop_kills() {
 
 #[test]
 fn big_model_is_fast() {
-    let Some(mut s) = start("z3") else { return };
+    let mut s = start("z3");
     let n = 20_000;
     let mut cmds = Vec::new();
     for i in 0..n {
@@ -487,7 +467,7 @@ fn resolve_prefers_real_binaries_over_scripts() {
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .expect("chmod");
     let Some(real) = find_in_path("z3", &std::env::var_os("PATH").unwrap_or_default(), None) else {
-        return;
+        panic!("z3 is not installed (scripts/install-deps.sh installs it)");
     };
     // resolve() itself never returns a shell script when a binary exists
     let head = std::fs::read(&real).expect("read");
@@ -504,14 +484,14 @@ fn resolve_prefers_real_binaries_over_scripts() {
 
 #[test]
 fn resolve_forms() {
-    let Ok(spec) = SolverSpec::resolve(None) else {
-        return;
-    };
+    let default = SolverSpec::resolve(None)
+        .expect("a solver on PATH (scripts/install-deps.sh installs them)");
     assert!(matches!(
-        spec.kind,
+        default.kind,
         SolverKind::Z3 | SolverKind::Cvc5 | SolverKind::Yices
     ));
-    if let Ok(z) = SolverSpec::resolve(Some("z3")) {
+    {
+        let z = spec("z3");
         eprintln!("z3 resolves to {}", z.command_line());
         assert_eq!(z.name(), "z3");
         // a full command line: kind guessed from the file name, args as given
@@ -522,7 +502,8 @@ fn resolve_forms() {
         let mut s = Solver::start(&c).expect("start");
         assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
     }
-    if let Ok(y) = SolverSpec::resolve(Some("yices")) {
+    {
+        let y = spec("yices");
         assert_eq!(y.name(), "yices");
         assert!(y.program.ends_with("yices-smt2"));
     }
@@ -571,7 +552,7 @@ fn non_solver_fails_to_start_cleanly() {
 #[test]
 fn detached_check_never_answers_another_command() {
     use smtproxy::session::backend::SolverHandle;
-    let Some(spec) = spec("z3") else { return };
+    let spec = spec("z3");
     let mut h = SolverHandle::new(spec, T);
     let script = |body: &[&str]| -> Vec<String> {
         let mut v = vec!["(reset)".to_string(), "(set-logic QF_BV)".to_string()];
@@ -631,7 +612,7 @@ fn detached_check_never_answers_another_command() {
 /// through a wrapper (a shell that stays its parent) is measured, not the idle shell.
 #[test]
 fn cpu_time_counts_a_wrapped_solver() {
-    let Some(z3) = spec("z3") else { return };
+    let z3 = spec("z3");
     let direct = z3.clone();
     // `sh -c 'z3 -in; true'`: the shell waits for z3 (no exec), so z3 is its child.
     let wrapped = SolverSpec {

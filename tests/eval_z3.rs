@@ -1,7 +1,7 @@
 //! Cross-check of the model evaluator against the real z3: random terms over constants
 //! with fixed values are evaluated by smtproxy and by one `z3 -in` process (`get-value`
 //! after asserting the constants' values), and the answers must agree exactly.
-//! Skipped (with a message) when no `z3` is on PATH.
+//! A missing `z3` fails the tests (the test command installs it).
 
 mod common;
 
@@ -13,25 +13,7 @@ use smtproxy::smt2::lexer::Sexps;
 use smtproxy::smt2::parser::{parse_command, parse_term};
 use smtproxy::term::signature::{DeclKind, FunDef, Signature};
 use smtproxy::term::{TermId, TermStore};
-use std::io::Write;
-use std::process::{Command as Proc, Stdio};
-
-fn run_z3(script: &str) -> String {
-    let mut child = Proc::new("z3")
-        .arg("-in")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn z3");
-    // Write from another thread: z3 answers while it reads, and a full stdout pipe would
-    // otherwise block both sides.
-    let mut stdin = child.stdin.take().expect("stdin");
-    let text = script.to_string();
-    let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
-    let out = child.wait_with_output().expect("z3 output");
-    writer.join().expect("writer thread").expect("write z3");
-    String::from_utf8(out.stdout).expect("utf8")
-}
+use std::time::Duration;
 
 /// A test context: the store, the signature, the declarations as text, the model (both as
 /// `Model` and as z3 assertions).
@@ -114,7 +96,9 @@ fn cross_check(mut ctx: Ctx, terms: &[String]) -> usize {
         script.push_str(&format!("(get-value ({}))\n", chunk.join(" ")));
     }
     script.push_str("(exit)\n");
-    let out = run_z3(&script);
+    let z3 = common::run_prog("z3", &["-in"], script.as_bytes(), Duration::from_secs(300));
+    assert!(!z3.timed_out, "z3 hung on:\n{script}");
+    let out = z3.stdout_str();
     let sx = Sexps::parse(&out).unwrap_or_else(|e| panic!("z3 output: {e:?}\n{out}"));
     assert!(
         !sx.roots.is_empty() && sx.source(sx.roots[0]) == "sat",

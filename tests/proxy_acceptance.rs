@@ -23,6 +23,7 @@
 
 mod common;
 
+use common::replies::normalise;
 use common::{run_prog, run_under};
 use std::time::Duration;
 
@@ -71,18 +72,6 @@ const MEANING: &[&str] = &[
     "(assert (= (+ x a) 5)) (assert a) (assert (= x 5))",
 ];
 
-/// The replies, each `(error "...")` (possibly over several lines) as `(error)`.
-fn normalise(out: &str) -> Vec<String> {
-    let sx = smtproxy::smt2::lexer::Sexps::parse(out).expect("replies are s-expressions");
-    sx.roots
-        .iter()
-        .map(|&r| match sx.list(r).and_then(|l| l.first()) {
-            Some(&h) if sx.is_symbol(h, "error") => "(error)".to_string(),
-            _ => sx.source(r).to_string(),
-        })
-        .collect()
-}
-
 fn scripts(logic: &str, real: &str) -> Vec<String> {
     let head = format!(
         "(set-option :print-success true)\n(set-logic {logic})\n(declare-fun a () Bool)\n\
@@ -111,12 +100,11 @@ struct Direct<'a> {
 }
 
 impl<'a> Direct<'a> {
-    /// The solver run as `cmd`, if its program is installed (else a note, and the caller
-    /// skips it).
-    fn installed(cmd: &'a [&'a str]) -> Option<Direct<'a>> {
+    /// The solver run as `cmd` (the test fails if its program is not installed).
+    fn new(cmd: &'a [&'a str]) -> Direct<'a> {
         let (prog, args) = cmd.split_first().expect("a command");
         common::require(prog);
-        Some(Direct { prog, args })
+        Direct { prog, args }
     }
 
     /// What it prints for `script`.
@@ -126,9 +114,7 @@ impl<'a> Direct<'a> {
 }
 
 fn as_the_solver(solver: &str, cmd: &[&str], logic: &str, real: &str) {
-    let Some(direct) = Direct::installed(cmd) else {
-        return;
-    };
+    let direct = Direct::new(cmd);
     let mut failures = Vec::new();
     for s in scripts(logic, real) {
         let want = normalise(&direct.says(&s));
@@ -244,9 +230,7 @@ fn masked(out: &str, sort_models: bool) -> String {
 /// checked) look as the solver's own: its layout, its bit-vector literals (z3: hex when
 /// the width is a multiple of 4; cvc5 and yices: binary), its wrapping of a model.
 fn values_as_the_solver(solver: &str, cmd: &[&str], terms: &str) {
-    let Some(direct) = Direct::installed(cmd) else {
-        return;
-    };
+    let direct = Direct::new(cmd);
     let script = values_script(terms);
     let sort_models = solver == "z3";
     let want = masked(&direct.says(&script), sort_models);
@@ -326,9 +310,7 @@ const OUTSIDE_LOGIC: &[(&str, &str)] = &[
 /// its first error; smtproxy goes on (its later answers are the solver's own, from
 /// passthrough), so only as much of its output as the solver's is compared.
 fn logic_as_the_solver(solver: &str, cmd: &[&str]) {
-    let Some(direct) = Direct::installed(cmd) else {
-        return;
-    };
+    let direct = Direct::new(cmd);
     let mut failures = Vec::new();
     for (logic, cmds) in OUTSIDE_LOGIC {
         let script = format!("(set-logic {logic})\n{cmds}\n(check-sat)\n");
@@ -380,9 +362,7 @@ fn errors_name_the_clients_line_under_passthrough() {
         ("yices", &["yices-smt2", "--incremental"]),
     ];
     for (solver, cmd) in cases {
-        let Some(direct) = Direct::installed(cmd) else {
-            continue;
-        };
+        let direct = Direct::new(cmd);
         let want = direct.says(script);
         let first = want.lines().next().unwrap_or_default().to_string();
         // (cvc5 counts lines its own way: `<stdin>:2.29` here.)
@@ -420,9 +400,7 @@ fn fractions_look_as_each_solver_prints_them() {
         ),
     ];
     for (solver, cmd) in cases {
-        let Some(direct) = Direct::installed(cmd) else {
-            continue;
-        };
+        let direct = Direct::new(cmd);
         let want = direct.says(&script);
         assert!(want.contains("(x "), "{solver}: {want}");
         for strategy in ["hybrid", "cache", "stack"] {

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{root, run, summary};
+use common::{root, run_z3, summary};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(120);
@@ -45,11 +45,7 @@ fn client_names_like_internal_ones() {
     let script =
         std::fs::read(root().join("smt2-corpus/hand/adversarial-internal-names.smt2")).unwrap();
     for s in STRATEGIES {
-        let out = run(
-            &["--solver", "z3", "--strategy", s, "--cache", "none"],
-            &script,
-            T,
-        );
+        let out = run_z3(s, &[], &script, T);
         out.assert_no_panic_no_hang(s);
         let text = out.stdout_str();
         let answers: Vec<&str> = text
@@ -89,19 +85,7 @@ fn many_conjuncts_share_scopes() {
         parts.join(" ")
     );
     for s in ["stack", "stack-cse"] {
-        let out = run(
-            &[
-                "--solver",
-                "z3",
-                "--strategy",
-                s,
-                "--cache",
-                "none",
-                "--stats",
-            ],
-            script.as_bytes(),
-            T,
-        );
+        let out = run_z3(s, &["--stats"], script.as_bytes(), T);
         out.assert_no_panic_no_hang(s);
         assert_eq!(out.stdout_str(), "sat\nunsat\n", "{s}");
         let stats = summary(&out.stderr_str());

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{run, Out};
+use common::run_z3;
 use std::time::Duration;
 
 const STRATEGIES: &[&str] = &["passthrough", "fresh", "stack"];
@@ -23,14 +23,6 @@ enum Expect {
     ErrorOr(&'static [&'static str]),
 }
 
-fn proxy(strategy: &str, input: &[u8]) -> Out {
-    run(
-        &["--solver", "z3", "--strategy", strategy, "--cache", "none"],
-        input,
-        LIMIT,
-    )
-}
-
 /// PRELUDE + body + TAIL; the output must end with `sat`, `after`.
 fn case(name: &str, body: &[u8], expect: Expect) {
     common::require("z3");
@@ -39,9 +31,9 @@ fn case(name: &str, body: &[u8], expect: Expect) {
     input.extend_from_slice(TAIL.as_bytes());
     let mut failures = Vec::new();
     for s in STRATEGIES {
-        let out = proxy(s, &input);
+        let out = run_z3(s, &[], &input, LIMIT);
         let what = format!("{name} [--strategy {s}]");
-        if out.timed_out || out.code() == Some(101) || out.stderr_str().contains("panicked") {
+        if out.hung_or_panicked() {
             failures.push(format!(
                 "{what}: {} (status {:?}, after {:?})\nstderr:\n{}\nstdout:\n{}",
                 if out.timed_out { "HANG" } else { "PANIC" },
@@ -99,9 +91,9 @@ fn eof_case(name: &str, body: &[u8]) {
     input.extend_from_slice(body);
     let mut failures = Vec::new();
     for s in STRATEGIES {
-        let out = proxy(s, &input);
+        let out = run_z3(s, &[], &input, LIMIT);
         let what = format!("{name} [--strategy {s}]");
-        if out.timed_out || out.code() == Some(101) || out.stderr_str().contains("panicked") {
+        if out.hung_or_panicked() {
             failures.push(format!(
                 "{what}: hang or panic (status {:?}, {:?})\nstderr:\n{}",
                 out.status,
@@ -295,20 +287,7 @@ fn assertion_that_hangs_the_solver_times_out() {
         "passthrough",
     ] {
         let t0 = std::time::Instant::now();
-        let out = run(
-            &[
-                "--solver",
-                "z3",
-                "--strategy",
-                s,
-                "--cache",
-                "none",
-                "--timeout-ms",
-                "1000",
-            ],
-            &input,
-            LIMIT,
-        );
+        let out = run_z3(s, &["--timeout-ms", "1000"], &input, LIMIT);
         out.assert_no_panic_no_hang(s);
         let lines = out.lines();
         if s == "passthrough" {
@@ -345,7 +324,7 @@ fn sort_redefinition_is_an_error() {
     common::require("z3");
     let input = b"(define-sort U () Int)\n(define-sort U () U)\n(declare-sort U 0)\n(declare-const x U)\n(assert (= x 3))\n(check-sat)\n";
     for s in STRATEGIES {
-        let out = proxy(s, input);
+        let out = run_z3(s, &[], input, LIMIT);
         out.assert_no_panic_no_hang(s);
         let lines = out.lines();
         assert_eq!(lines.len(), 3, "{s}: {lines:?}");

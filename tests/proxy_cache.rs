@@ -6,12 +6,12 @@
 
 mod common;
 
-use common::corpus;
+use common::redis_server::{self, Server};
+use common::{corpus, field, KLEE_PROGRAMS};
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 struct Run {
     json: serde_json::Value,
@@ -40,12 +40,6 @@ fn replay(log: &Path, strategy: &str, cache: &str, xdg: &Path) -> Run {
     }
 }
 
-fn field(r: &Run, k: &str) -> u64 {
-    r.json[k]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no field {k} in {}", r.json))
-}
-
 #[test]
 fn second_run_is_answered_from_the_disk_store() {
     let dir = tempfile::tempdir().unwrap();
@@ -57,22 +51,22 @@ fn second_run_is_answered_from_the_disk_store() {
     ] {
         for strategy in ["cache", "hybrid"] {
             let cold = replay(&corpus(log), strategy, store, dir.path());
-            assert_eq!(field(&cold, "expected_mismatches"), 0);
-            assert_eq!(field(&cold, "unknown"), 0);
+            assert_eq!(field(&cold.json, "expected_mismatches"), 0);
+            assert_eq!(field(&cold.json, "unknown"), 0);
             let warm = replay(&corpus(log), strategy, store, dir.path());
             assert_eq!(
-                field(&warm, "expected_mismatches"),
+                field(&warm.json, "expected_mismatches"),
                 0,
                 "{log} {strategy} warm"
             );
-            assert_eq!(field(&warm, "unknown"), 0);
+            assert_eq!(field(&warm.json, "unknown"), 0);
             assert_eq!(
-                field(&warm, "solver_checks"),
+                field(&warm.json, "solver_checks"),
                 0,
                 "{log} {strategy}: warm run still asked the solver: {}",
                 warm.json
             );
-            assert_eq!(field(&warm, "queries"), field(&cold, "queries"));
+            assert_eq!(field(&warm.json, "queries"), field(&cold.json, "queries"));
         }
     }
 }
@@ -88,16 +82,16 @@ fn exact_keys_across_runs() {
     let store = store.to_str().unwrap();
     let log = corpus("klee/sbase-echo/solver-queries.smt2.gz");
     let cold = replay(&log, "cache", store, dir.path());
-    assert_eq!(field(&cold, "exact_hits"), 0, "{}", cold.json);
+    assert_eq!(field(&cold.json, "exact_hits"), 0, "{}", cold.json);
     let warm = replay(&log, "cache", store, dir.path());
-    assert_eq!(field(&warm, "expected_mismatches"), 0);
-    assert_eq!(field(&warm, "solver_checks"), 0, "{}", warm.json);
+    assert_eq!(field(&warm.json, "expected_mismatches"), 0);
+    assert_eq!(field(&warm.json, "solver_checks"), 0, "{}", warm.json);
     // Every store lookup that found something found it by the exact key (those not
     // asked of the store were answered by recent models and the session memo).
-    assert!(field(&warm, "exact_hits") > 0, "{}", warm.json);
+    assert!(field(&warm.json, "exact_hits") > 0, "{}", warm.json);
     assert_eq!(
-        field(&warm, "exact_hits"),
-        field(&warm, "disk_hits"),
+        field(&warm.json, "exact_hits"),
+        field(&warm.json, "disk_hits"),
         "a second run should find each component by its exact key: {}",
         warm.json
     );
@@ -142,19 +136,10 @@ fn eight_processes_share_one_disk_store() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("shared.sqlite3");
     let store_s = store.to_str().unwrap().to_string();
-    let logs: Vec<PathBuf> = [
-        "get_sign",
-        "regexp",
-        "sort",
-        "sbase-echo",
-        "sbase-basename",
-        "sbase-dirname",
-        "sbase-cut",
-        "sbase-expr",
-    ]
-    .iter()
-    .map(|p| corpus(&format!("klee/{p}/solver-queries.smt2.gz")))
-    .collect();
+    let logs: Vec<PathBuf> = KLEE_PROGRAMS
+        .iter()
+        .map(|p| corpus(&format!("klee/{p}/solver-queries.smt2.gz")))
+        .collect();
     // All eight at once.
     let children: Vec<(PathBuf, Child)> = logs
         .iter()
@@ -184,10 +169,15 @@ fn eight_processes_share_one_disk_store() {
     // the recorded answers without asking the solver.
     for log in &logs {
         let warm = replay(log, "cache", &store_s, dir.path());
-        assert_eq!(field(&warm, "expected_mismatches"), 0, "{}", log.display());
-        assert_eq!(field(&warm, "unknown"), 0);
         assert_eq!(
-            field(&warm, "solver_checks"),
+            field(&warm.json, "expected_mismatches"),
+            0,
+            "{}",
+            log.display()
+        );
+        assert_eq!(field(&warm.json, "unknown"), 0);
+        assert_eq!(
+            field(&warm.json, "solver_checks"),
             0,
             "{}: {}",
             log.display(),
@@ -196,70 +186,21 @@ fn eight_processes_share_one_disk_store() {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Redis(Child);
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_redis(port: u16) -> Option<Redis> {
-    let exe = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())?;
-    let child = Command::new(exe)
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let r = Redis(child);
-    let t0 = Instant::now();
-    while t0.elapsed() < Duration::from_secs(10) {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Some(r);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    None
-}
-
 #[test]
 fn two_processes_share_results_through_redis() {
-    let port = free_port();
-    let Some(_redis) = start_redis(port) else {
-        panic!("redis-server is required (scripts/install-deps.sh installs it)");
-    };
-    let url = format!("redis://127.0.0.1:{port}");
+    let redis = Server::start();
+    let url = redis.url();
     let log = corpus("klee/sort/solver-queries.smt2.gz");
     // Separate disk stores (separate cache homes): only Redis is shared.
     let a_home = tempfile::tempdir().unwrap();
     let b_home = tempfile::tempdir().unwrap();
     let a = replay(&log, "cache", &url, a_home.path());
-    assert!(field(&a, "solver_checks") > 0);
-    assert_eq!(field(&a, "expected_mismatches"), 0);
+    assert!(field(&a.json, "solver_checks") > 0);
+    assert_eq!(field(&a.json, "expected_mismatches"), 0);
     let b = replay(&log, "cache", &url, b_home.path());
-    assert_eq!(field(&b, "expected_mismatches"), 0);
+    assert_eq!(field(&b.json, "expected_mismatches"), 0);
     assert_eq!(
-        field(&b, "solver_checks"),
+        field(&b.json, "solver_checks"),
         0,
         "second process did not get the first one's results: {}",
         b.json
@@ -269,7 +210,7 @@ fn two_processes_share_results_through_redis() {
 
 #[test]
 fn redis_down_warns_once_and_goes_on() {
-    let port = free_port(); // nothing listens there
+    let port = redis_server::free_port(); // nothing listens there
     let home = tempfile::tempdir().unwrap();
     let run = replay(
         &corpus("klee/sbase-echo/solver-queries.smt2.gz"),
@@ -277,8 +218,8 @@ fn redis_down_warns_once_and_goes_on() {
         &format!("redis://127.0.0.1:{port}"),
         home.path(),
     );
-    assert_eq!(field(&run, "expected_mismatches"), 0);
-    assert_eq!(field(&run, "unknown"), 0);
+    assert_eq!(field(&run.json, "expected_mismatches"), 0);
+    assert_eq!(field(&run.json, "unknown"), 0);
     let warnings: Vec<&str> = run
         .stderr
         .lines()

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::field;
 use std::process::Stdio;
 
 /// `smtproxy replay --check --quiet --strategy hybrid --cache none` of `script`; the JSON
@@ -26,11 +27,6 @@ fn replay(script: &str) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("json parses")
-}
-
-fn field(j: &serde_json::Value, k: &str) -> u64 {
-    j[k].as_u64()
-        .unwrap_or_else(|| panic!("no field {k} in {j}"))
 }
 
 /// Four queries over 32-bit constants (too wide to enumerate), each one component, each

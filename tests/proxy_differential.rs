@@ -3,8 +3,8 @@
 //!
 //! Under passthrough stdout must equal z3's byte for byte: error messages with their line
 //! and column numbers, and the `;` comment lines z3 prints after some `unsupported`
-//! (also against z3 4.8.12 at `/usr/bin/z3` when it is installed). Under the other
-//! strategies the answers are compared after normalisation: every `(error "...")`
+//! (also against z3 4.8.12 at `/usr/bin/z3`, in a test run with `--ignored`). Under the
+//! other strategies the answers are compared after normalisation: every `(error "...")`
 //! response (possibly spanning lines) becomes `(error)` and `;` comment lines are dropped;
 //! the sequence of sat/unsat/unknown/success/(error) lines must equal z3's.
 //! Under stack, stack-cse and hybrid, scripts with push/pop that ask for no values must
@@ -13,7 +13,8 @@
 
 mod common;
 
-use common::{root, run, run_prog};
+use common::replies::normalise;
+use common::{root, run_prog, run_under};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -33,54 +34,6 @@ fn hand_scripts() -> Vec<PathBuf> {
     v.sort();
     assert!(v.len() >= 20, "hand corpus not found");
     v
-}
-
-/// Response lines with every `(error "...")` (possibly multi-line) collapsed to `(error)`.
-fn normalise(out: &str) -> Vec<String> {
-    let mut res = Vec::new();
-    let mut lines = out.lines();
-    while let Some(l) = lines.next() {
-        if l.starts_with("(error \"") {
-            let mut acc = l.to_string();
-            // The message string may contain line breaks: read on until `")` ends a line.
-            while !(acc.trim_end().ends_with("\")") && string_closed(&acc)) {
-                match lines.next() {
-                    Some(n) => {
-                        acc.push('\n');
-                        acc.push_str(n);
-                    }
-                    None => break,
-                }
-            }
-            res.push("(error)".to_string());
-        } else if l.starts_with(';') {
-            // z3 follows `unsupported` for an unknown get-info key with `; Supported ...`
-            // comment lines; comments are not answers, and smtproxy does not relay them.
-        } else {
-            res.push(l.to_string());
-        }
-    }
-    res
-}
-
-/// Does `(error "...")` text have its string literal closed (SMT-LIB `""` escapes)?
-fn string_closed(s: &str) -> bool {
-    let Some(start) = s.find('"') else {
-        return false;
-    };
-    let b = s.as_bytes();
-    let mut i = start + 1;
-    while i < b.len() {
-        if b[i] == b'"' {
-            if i + 1 < b.len() && b[i + 1] == b'"' {
-                i += 2;
-                continue;
-            }
-            return true;
-        }
-        i += 1;
-    }
-    false
 }
 
 fn answers(lines: &[String]) -> Vec<String> {
@@ -120,12 +73,8 @@ fn differential_with(z3: &str, strategy: &str) {
         let input = std::fs::read(&f).unwrap();
         let z = run_prog(z3, &["-in"], &input, Duration::from_secs(60));
         assert!(!z.timed_out, "{z3} -in < {name} hung");
-        let p = run(
-            &["--solver", z3, "--strategy", strategy, "--cache", "none"],
-            &input,
-            Duration::from_secs(60),
-        );
-        if p.timed_out || p.code() == Some(101) || p.stderr_str().contains("panicked") {
+        let p = run_under(z3, strategy, &input, Duration::from_secs(60));
+        if p.hung_or_panicked() {
             failures.push(format!(
                 "{name}: smtproxy hung or panicked (status {:?}, {:?})\nstderr:\n{}",
                 p.status,
@@ -198,14 +147,14 @@ fn normalise_multiline_errors() {
 fn hand_vs_z3_passthrough() {
     differential("passthrough");
 }
+/// The Debian z3 (4.8.12) numbers columns differently after a comment line: exact output
+/// needs the client's own text between commands. scripts/install-deps.sh installs it only
+/// when pip's z3 fails (and then it is the `z3` of every other test), so this one runs on
+/// request: `cargo test --test proxy_differential -- --ignored` fails without it.
 #[test]
+#[ignore = "needs the Debian z3 4.8.12 at /usr/bin/z3 beside the z3 on PATH"]
 fn hand_vs_z3_4_passthrough() {
-    // The Debian z3 (4.8.12) numbers columns differently after a comment line: exact
-    // output needs the client's own text between commands.
-    let old = "/usr/bin/z3";
-    if std::path::Path::new(old).exists() {
-        differential_with(old, "passthrough");
-    }
+    differential_with("/usr/bin/z3", "passthrough");
 }
 #[test]
 fn hand_vs_z3_fresh() {

@@ -213,10 +213,13 @@ p.stdin.close()
 p.wait()
 "#;
 
-/// Where smtproxy's own resolution finds `prog` (real binaries, not pyenv shims).
-fn real_program(prog: &str) -> Option<std::path::PathBuf> {
+/// Where smtproxy's own resolution finds `prog` (real binaries, not pyenv shims); a
+/// missing one fails the test (the test command installs it).
+fn real_program(prog: &str) -> std::path::PathBuf {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    smtproxy::driver::spec::find_in_path(prog, &path, None)
+    smtproxy::driver::spec::find_in_path(prog, &path, None).unwrap_or_else(|| {
+        panic!("{prog} is not installed (scripts/install-deps.sh installs the solvers)")
+    })
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -254,12 +257,9 @@ fn check_ab(what: &str, v: &str, want_b: Option<u64>) {
 /// A `--solver` command line running z3 under `KILL_WRAPPER`, which kills it at the first
 /// command containing `trigger` (`mode`: before, during, after or partial), in a temporary
 /// directory that also holds the marker files (`first-incarnation.fired` once it has
-/// fired). None, with a note, when python3 or z3 is missing.
-fn kill_wrapper_solver(trigger: &str, mode: &str) -> Option<(tempfile::TempDir, String)> {
-    let (Some(py), Some(z3)) = (real_program("python3"), real_program("z3")) else {
-        eprintln!("SKIPPED: python3 or z3 not installed");
-        return None;
-    };
+/// fired).
+fn kill_wrapper_solver(trigger: &str, mode: &str) -> (tempfile::TempDir, String) {
+    let (py, z3) = (real_program("python3"), real_program("z3"));
     let dir = tempfile::tempdir().unwrap();
     let wrapper = dir.path().join("kill_wrapper.py");
     std::fs::write(&wrapper, KILL_WRAPPER).unwrap();
@@ -271,7 +271,7 @@ fn kill_wrapper_solver(trigger: &str, mode: &str) -> Option<(tempfile::TempDir, 
         z3.display(),
         marker.display()
     );
-    Some((dir, solver))
+    (dir, solver)
 }
 
 fn solver_killed_at(strategy: &str, point: KillPoint) {
@@ -282,9 +282,7 @@ fn solver_killed_at(strategy: &str, point: KillPoint) {
         KillPoint::DuringGetValue => ("(get-value", "partial"),
         KillPoint::DuringGetModel => ("(get-model", "partial"),
     };
-    let Some((dir, solver)) = kill_wrapper_solver(trigger, mode) else {
-        return;
-    };
+    let (dir, solver) = kill_wrapper_solver(trigger, mode);
     let what = format!("{strategy}, solver killed {point:?}");
     let t0 = Instant::now();
     let mut s = Session::start(&[
@@ -361,9 +359,7 @@ fn solver_killed_at(strategy: &str, point: KillPoint) {
 /// restarted without the client's declarations and assertions.
 #[test]
 fn solver_killed_before_pipelined_commands_passthrough() {
-    let Some((dir, solver)) = kill_wrapper_solver("(check-sat", "after") else {
-        return;
-    };
+    let (dir, solver) = kill_wrapper_solver("(check-sat", "after");
     let mut s = Session::start(&[
         "--solver",
         &solver,

@@ -7,7 +7,9 @@
 
 mod common;
 
-use common::{alive, corpus, descendants_of, kill, root, run, run_prog, Session, FACTOR};
+use common::{
+    alive, corpus, descendants_of, kill, root, run_prog, run_under, run_z3, Session, FACTOR,
+};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(60);
@@ -41,18 +43,7 @@ fn klee_streams_byte_for_byte() {
     ] {
         let input = klee_stream(rel);
         let z = run_prog("z3", &["-in"], &input, T);
-        let p = run(
-            &[
-                "--solver",
-                "z3",
-                "--strategy",
-                "passthrough",
-                "--cache",
-                "none",
-            ],
-            &input,
-            T,
-        );
+        let p = run_z3("passthrough", &[], &input, T);
         assert!(!z.timed_out && !p.timed_out, "{rel}: hung");
         assert!(z.stdout.len() > 1000, "{rel}: z3 said too little");
         assert!(
@@ -63,18 +54,7 @@ fn klee_streams_byte_for_byte() {
         let mut ps = b"(set-option :print-success true)\n".to_vec();
         ps.extend_from_slice(&input);
         let z = run_prog("z3", &["-in"], &ps, T);
-        let p = run(
-            &[
-                "--solver",
-                "z3",
-                "--strategy",
-                "passthrough",
-                "--cache",
-                "none",
-            ],
-            &ps,
-            T,
-        );
+        let p = run_z3("passthrough", &[], &ps, T);
         assert!(
             z.stdout.windows(8).filter(|w| w == b"success\n").count() > 100,
             "{rel}: no success lines"
@@ -114,18 +94,7 @@ fn markers_never_reach_the_client() {
         common::require(bin);
         for s in &scripts {
             let input = std::fs::read(s).unwrap();
-            let p = run(
-                &[
-                    "--solver",
-                    solver,
-                    "--strategy",
-                    "passthrough",
-                    "--cache",
-                    "none",
-                ],
-                &input,
-                T,
-            );
+            let p = run_under(solver, "passthrough", &input, T);
             p.assert_no_panic_no_hang(&format!("{solver} < {}", s.display()));
             let out = p.stdout_str();
             // Text the client wrote itself may come back in an error message.
@@ -227,18 +196,7 @@ fn same_as_direct(solver: &str, direct: &[&str], prefix: &str, script: &str) {
     let mut input = prefix.as_bytes().to_vec();
     input.extend_from_slice(script.as_bytes());
     let d = run_prog(direct[0], &direct[1..], &input, T);
-    let p = run(
-        &[
-            "--solver",
-            solver,
-            "--strategy",
-            "passthrough",
-            "--cache",
-            "none",
-        ],
-        script.as_bytes(),
-        T,
-    );
+    let p = run_under(solver, "passthrough", script.as_bytes(), T);
     assert!(!d.timed_out && !p.timed_out);
     assert_eq!(
         p.stdout_str(),
@@ -338,20 +296,7 @@ fn deadline_in_the_middle_of_a_batch() {
     // follows it in the batch is sent again after the state is replayed.
     let input = format!("{FACTOR}(check-sat)\n(get-info :name)\n{EASY}");
     let t0 = Instant::now();
-    let p = run(
-        &[
-            "--solver",
-            "z3",
-            "--strategy",
-            "passthrough",
-            "--cache",
-            "none",
-            "--timeout-ms",
-            "300",
-        ],
-        input.as_bytes(),
-        T,
-    );
+    let p = run_z3("passthrough", &["--timeout-ms", "300"], input.as_bytes(), T);
     p.assert_no_panic_no_hang("deadline in a batch");
     let out = p.stdout_str();
     let lines: Vec<&str> = out.lines().collect();

@@ -4,12 +4,13 @@
 //! canonical renaming, or from a recent model -- are asserted next to the query in a fresh
 //! z3, which must say sat. Runs the engine in-process and captures each command's answer.
 
+mod common;
+
+use common::z3pipe::Z3Pipe;
 use smtproxy::corpus;
 use smtproxy::session::{engine_for, Strategy};
 use smtproxy::smt2::reader::{CommandReader, Frame};
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Default)]
@@ -29,52 +30,11 @@ impl Capture {
     }
 }
 
-/// One long-lived z3 that says sat/unsat for whole scripts.
-struct Z3 {
-    child: std::process::Child,
-    out: BufReader<std::process::ChildStdout>,
-}
-impl Z3 {
-    fn new() -> Z3 {
-        let mut child = Command::new("z3")
-            .args(["-in", "-smt2"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("z3 on PATH");
-        let out = BufReader::new(child.stdout.take().unwrap());
-        Z3 { child, out }
-    }
-    fn check(&mut self, script: &str) -> String {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "(reset)\n{script}\n(check-sat)").unwrap();
-        stdin.flush().unwrap();
-        let mut line = String::new();
-        loop {
-            line.clear();
-            self.out.read_line(&mut line).unwrap();
-            let l = line.trim();
-            if l == "sat" || l == "unsat" || l == "unknown" || l.starts_with("(error") {
-                return l.to_string();
-            }
-        }
-    }
-}
-impl Drop for Z3 {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn check_log(rel: &str, strategy: Strategy) -> usize {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("smt2-corpus")
-        .join(rel);
-    let log = corpus::load(&path).unwrap();
+    let log = corpus::load(&common::corpus(rel)).unwrap();
     let cap = Capture::default();
     let mut engine = engine_for(strategy, Some("z3"), None, None, Box::new(cap.clone())).unwrap();
-    let mut z3 = Z3::new();
+    let mut z3 = Z3Pipe::new();
     let mut record: Vec<String> = Vec::new(); // declarations and assertions of this query
     let mut pairs: Vec<(String, String)> = Vec::new();
     let mut checked = 0;
@@ -111,7 +71,7 @@ fn check_log(rel: &str, strategy: Strategy) -> usize {
                 for (t, v) in &pairs {
                     script.push_str(&format!("\n(assert (= {t} {v}))"));
                 }
-                let verdict = z3.check(&script);
+                let verdict = z3.check(&format!("(reset)\n{script}\n(check-sat)"));
                 assert_eq!(
                     verdict,
                     "sat",

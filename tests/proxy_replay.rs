@@ -9,30 +9,19 @@
 
 mod common;
 
-use common::{corpus, replay};
+use common::{corpus, replay, KLEE_PROGRAMS};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-const PROGRAMS: &[&str] = &[
-    "get_sign",
-    "regexp",
-    "sort",
-    "sbase-echo",
-    "sbase-basename",
-    "sbase-dirname",
-    "sbase-expr",
-    "sbase-cut",
-];
 
 /// Logs replayed with z3 under `strategy`.
 fn z3_logs(strategy: &str) -> Vec<PathBuf> {
     let incremental = matches!(strategy, "stack" | "stack-cse");
     let mut v = Vec::new();
-    for p in PROGRAMS {
+    for p in KLEE_PROGRAMS {
         v.push(corpus(&format!("klee/{p}/solver-queries.smt2.gz")));
     }
-    for p in PROGRAMS {
+    for p in KLEE_PROGRAMS {
         match *p {
             "regexp" => continue,
             "sbase-expr" | "sbase-cut" if !incremental => continue,
@@ -46,7 +35,7 @@ fn z3_logs(strategy: &str) -> Vec<PathBuf> {
 }
 
 fn cvc5_logs() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = PROGRAMS
+    let mut v: Vec<PathBuf> = KLEE_PROGRAMS
         .iter()
         .map(|p| corpus(&format!("klee/{p}/solver-queries.smt2.gz")))
         .collect();

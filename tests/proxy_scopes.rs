@@ -28,7 +28,7 @@
 mod common;
 
 use common::rng::Rng;
-use common::{root, run, run_prog, run_under};
+use common::{root, run_prog, run_under, run_z3};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -351,11 +351,7 @@ fn random_episode_values_satisfy() {
         let want = responses(&z3);
         assert_eq!(want.len(), 2 * eps.len(), "seed {seed}: z3 said {z3}");
         for strategy in ["hybrid", "cache", "stack", "stack-cse", "fresh"] {
-            let out = run(
-                &["--solver", "z3", "--strategy", strategy, "--cache", "none"],
-                text.as_bytes(),
-                t,
-            );
+            let out = run_z3(strategy, &[], text.as_bytes(), t);
             out.assert_no_panic_no_hang(&format!("seed {seed} under {strategy} (values)"));
             let got = responses(&out.stdout_str());
             assert_eq!(got.len(), want.len(), "seed {seed} under {strategy}");
@@ -525,11 +521,7 @@ fn reset_assertions_and_levels_as_z3() {
         "fresh",
         "passthrough",
     ] {
-        let got = run(
-            &["--solver", "z3", "--strategy", strategy, "--cache", "none"],
-            LEVELS.as_bytes(),
-            t,
-        );
+        let got = run_z3(strategy, &[], LEVELS.as_bytes(), t);
         assert_eq!(got.stdout_str(), want, "under {strategy}");
     }
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod redis_server;
+pub mod replies;
 pub mod rng;
 pub mod z3pipe;
 
@@ -24,6 +25,19 @@ pub fn root() -> PathBuf {
 pub fn corpus(rel: &str) -> PathBuf {
     root().join("smt2-corpus").join(rel)
 }
+
+/// The KLEE programs whose logs `smt2-corpus/klee/PROGRAM/` holds (`solver-queries.smt2.gz`,
+/// `all-queries.smt2.gz`).
+pub const KLEE_PROGRAMS: &[&str] = &[
+    "get_sign",
+    "regexp",
+    "sort",
+    "sbase-echo",
+    "sbase-basename",
+    "sbase-dirname",
+    "sbase-expr",
+    "sbase-cut",
+];
 
 /// `smtproxy replay --check --quiet --solver z3 --strategy STRATEGY --cache CACHE --json JSON
 /// LOG`: the summary goes to `json`; stdin is closed, stdout and stderr are the caller's to
@@ -94,6 +108,10 @@ impl Out {
     pub fn code(&self) -> Option<i32> {
         self.status.and_then(|s| s.code())
     }
+    /// Did the child hang (and get killed) or panic?
+    pub fn hung_or_panicked(&self) -> bool {
+        self.timed_out || self.code() == Some(101) || self.stderr_str().contains("panicked")
+    }
     /// Panic (test failure) on a hang or a Rust panic in the child.
     pub fn assert_no_panic_no_hang(&self, what: &str) {
         assert!(
@@ -142,8 +160,15 @@ pub fn summary(stderr: &str) -> serde_json::Value {
         .unwrap_or_else(|| panic!("no JSON summary on stderr:\n{}", tail(stderr)))
 }
 
-/// Pids of live (non-zombie) processes whose parent is `ppid`.
-pub fn children_of(ppid: u32) -> Vec<u32> {
+/// The number `k` of a JSON summary (panics when it is missing or not a number).
+pub fn field(v: &serde_json::Value, k: &str) -> u64 {
+    v[k].as_u64()
+        .unwrap_or_else(|| panic!("no field {k} in {v}"))
+}
+
+/// Pids of live (non-zombie) processes whose field `index` of /proc/PID/stat, counted
+/// after the command name (0 state, 1 parent, 2 process group), is `value`.
+fn processes_where(index: usize, value: u32) -> Vec<u32> {
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir("/proc") else {
         return out;
@@ -159,11 +184,23 @@ pub fn children_of(ppid: u32) -> Vec<u32> {
             continue;
         };
         let f: Vec<&str> = after.split_whitespace().collect();
-        if f.first() != Some(&"Z") && f.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(ppid) {
+        if f.first() != Some(&"Z")
+            && f.get(index).and_then(|p| p.parse::<u32>().ok()) == Some(value)
+        {
             out.push(pid);
         }
     }
     out
+}
+
+/// Pids of live (non-zombie) processes whose parent is `ppid`.
+pub fn children_of(ppid: u32) -> Vec<u32> {
+    processes_where(1, ppid)
+}
+
+/// Pids of live (non-zombie) processes in the process group `pgid`.
+pub fn group_members(pgid: u32) -> Vec<u32> {
+    processes_where(2, pgid)
 }
 
 /// Children and grand-children (the z3 on PATH may be a pyenv shim that forks).

@@ -38,17 +38,17 @@ pub struct Server {
 
 impl Server {
     /// Starts a throw-away server. A missing redis-server fails the test (the test command
-    /// installs it); the Option is kept for the callers' shape.
+    /// installs it).
     /// Other processes on this machine may grab the same port between our probe and
     /// redis' bind, so a start that does not yield *our* server is retried on a new port.
-    pub fn start() -> Option<Server> {
+    pub fn start() -> Server {
         assert!(
             redis_server().is_some(),
             "redis-server is not installed: scripts/install-deps.sh installs it"
         );
         for _ in 0..10 {
             if let Some(s) = Server::try_start_on(free_port()) {
-                return Some(s);
+                return s;
             }
         }
         panic!("could not start redis-server on any port");

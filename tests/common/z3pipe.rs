@@ -1,11 +1,11 @@
 //! One long-lived `z3 -in` answering `check-sat`s through pipes, for the tests that ask z3
-//! about many small scripts (`canon_z3`, `enumerate_z3`).
+//! about many small scripts (`canon_props`, `canon_z3`, `enumerate_z3`, `proxy_models`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 pub struct Z3Pipe {
-    _child: Child,
+    child: Child,
     inp: ChildStdin,
     out: BufReader<ChildStdout>,
 }
@@ -20,11 +20,7 @@ impl Z3Pipe {
             .expect("z3 on PATH (scripts/install-deps.sh installs it)");
         let inp = child.stdin.take().expect("z3 stdin");
         let out = BufReader::new(child.stdout.take().expect("z3 stdout"));
-        Z3Pipe {
-            _child: child,
-            inp,
-            out,
-        }
+        Z3Pipe { child, inp, out }
     }
 
     /// Send `text`, which ends in one `(check-sat)`, and return z3's answer, which must be
@@ -37,5 +33,12 @@ impl Z3Pipe {
         let r = line.trim().to_string();
         assert!(r == "sat" || r == "unsat", "z3 said {r:?} for:\n{text}");
         r
+    }
+}
+
+impl Drop for Z3Pipe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
