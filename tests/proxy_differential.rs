@@ -147,12 +147,10 @@ fn normalise_multiline_errors() {
 fn hand_vs_z3_passthrough() {
     differential("passthrough");
 }
-/// The Debian z3 (4.8.12) numbers columns differently after a comment line: exact output
-/// needs the client's own text between commands. scripts/install-deps.sh installs it only
-/// when pip's z3 fails (and then it is the `z3` of every other test), so this one runs on
-/// request: `cargo test --test proxy_differential -- --ignored` fails without it.
+/// The Debian z3 (4.8.12, installed at /usr/bin/z3 by scripts/install-deps.sh beside pip's)
+/// numbers columns differently after a comment line: exact output needs the client's own
+/// text between commands.
 #[test]
-#[ignore = "needs the Debian z3 4.8.12 at /usr/bin/z3 beside the z3 on PATH"]
 fn hand_vs_z3_4_passthrough() {
     differential_with("/usr/bin/z3", "passthrough");
 }
