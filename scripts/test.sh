@@ -63,6 +63,7 @@ check "hand-written corpus: z3/cvc5 statuses and z3 golden outputs" python3 scri
 check "pySMT test suite: same results through smtproxy (hybrid, stack) as with z3" bash scripts/test-pysmt.sh
 check "Manticore 0.3.7 solver tests: same results through smtproxy (hybrid, stack) as with z3 and yices" bash scripts/test-manticore.sh
 check "Manticore 0.3.7 on a native program: the same test cases through smtproxy as through z3" bash scripts/test-manticore-native.sh
+check "easy-smt 0.3.2's tests and examples: same results through smtproxy (hybrid, stack) as with z3 and cvc5" bash scripts/test-easy-smt.sh
 # check "example" bash scripts/some-check.sh
 # --- end of extra checks ----------------------------------------------------------------------------
 

@@ -1,0 +1,1 @@
+//! Empty: this package only pins easy-smt for scripts/test-easy-smt.sh.
