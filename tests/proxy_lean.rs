@@ -364,3 +364,70 @@ fn solver_killed_in_the_middle_of_a_batch() {
     assert!(!hung && !err.contains("panicked"), "{err}");
     assert_eq!(st.and_then(|s| s.code()), Some(0), "{err}");
 }
+
+/// The queries around a scoped optimisation: the same prefix, one more bound each, then a
+/// pop. The optimisation (z3's `minimize`) sends the session to passthrough; the pop of its
+/// level brings it back, so the later queries are the cache's and the models' again.
+fn scoped_optimisation(setup: &str, rounds: usize) -> String {
+    let mut s = String::from("(set-option :produce-models true)\n");
+    s.push_str(setup);
+    s.push_str("(declare-fun x () Int)\n(declare-fun y () Int)\n(assert (> x 0))\n");
+    s.push_str("(assert (< y 100))\n(check-sat)\n");
+    s.push_str("(push 1)\n(assert (> y x))\n(minimize y)\n(check-sat)\n(get-objectives)\n(pop 1)\n");
+    for i in 0..rounds {
+        s.push_str(&format!(
+            "(push 1)\n(assert (< x {}))\n(check-sat)\n(get-value (x))\n(pop 1)\n(check-sat)\n",
+            10 + i
+        ));
+    }
+    s
+}
+
+#[test]
+fn passthrough_ends_at_the_pop_of_its_level() {
+    common::require("z3");
+    let rounds = 12;
+    let input = scoped_optimisation("", rounds);
+    let direct = run_prog("z3", &["-in"], input.as_bytes(), T);
+    let out = run_z3("hybrid", &["--stats", "-in"], input.as_bytes(), T);
+    assert_eq!(out.stdout_str(), direct.stdout_str(), "{}", out.stderr_str());
+    let s = common::summary(&out.stderr_str());
+    let field = |k: &str| common::field(&s, k);
+    assert_eq!(field("fallbacks_passthrough"), 1, "{s}");
+    // 2 + 2 * rounds check-sats; in passthrough every one would reach z3.
+    assert_eq!(field("queries"), 2 + 2 * rounds as u64, "{s}");
+    assert!(
+        field("solver_checks") < field("queries") / 2,
+        "back on the modelled strategies after the pop: {s}"
+    );
+}
+
+#[test]
+fn passthrough_stays_while_the_pop_leaves_unmodelled_state() {
+    common::require("z3");
+    // Declarations that outlive their level, and an option smtproxy does not model: the
+    // pop keeps what sent the session to passthrough, so it stays there (every check-sat
+    // goes to z3), answering as z3 does.
+    for setup in [
+        "(set-option :global-declarations true)\n",
+        "(set-option :produce-unsat-cores true)\n",
+    ] {
+        let input = scoped_optimisation(setup, 4);
+        let direct = run_prog("z3", &["-in"], input.as_bytes(), T);
+        let out = run_z3("hybrid", &["--stats", "-in"], input.as_bytes(), T);
+        assert_eq!(out.stdout_str(), direct.stdout_str(), "{setup}: {}", out.stderr_str());
+        let s = common::summary(&out.stderr_str());
+        assert!(
+            common::field(&s, "solver_checks") >= common::field(&s, "queries"),
+            "{setup}: every check-sat reaches z3: {s}"
+        );
+    }
+    // A pop that does not reach below the optimisation's level keeps passthrough too.
+    let input = "(declare-fun x () Int)\n(push 1)\n(minimize x)\n(assert (> x 2))\n(push 1)\n\
+                 (assert (< x 5))\n(check-sat)\n(pop 1)\n(check-sat)\n(get-objectives)\n";
+    let direct = run_prog("z3", &["-in"], input.as_bytes(), T);
+    let out = run_z3("hybrid", &["--stats", "-in"], input.as_bytes(), T);
+    assert_eq!(out.stdout_str(), direct.stdout_str(), "{}", out.stderr_str());
+    let s = common::summary(&out.stderr_str());
+    assert_eq!(common::field(&s, "solver_checks"), 2, "{s}");
+}

@@ -303,6 +303,11 @@ pub(super) struct Lean {
     /// command since): a rebuilt backend runs it again after the replay, so that
     /// get-value / get-model still find a model.
     pub(super) model_check: Option<String>,
+    /// In a fall-back, the lowest assertion level that holds state smtproxy did not model:
+    /// the level of the command that sent the session to passthrough, lowered by every
+    /// state-changing command since (their assertions are kept as text only). A pop
+    /// below it leaves nothing unmodelled in the client's frames (`leave_at_pop`).
+    pub(super) unmodelled_from: Option<usize>,
 }
 
 impl Lean {
@@ -349,6 +354,12 @@ impl Engine {
         if head == "reset" && !(self.mode == Mode::Passthrough) {
             before = self.lean_sync();
             if self.leave_passthrough() {
+                before.push(self.command(&text, line, col));
+                return before;
+            }
+        } else if head == "pop" && self.mode == Mode::FallBack {
+            before = self.lean_sync();
+            if self.leave_at_pop(&text) {
                 before.push(self.command(&text, line, col));
                 return before;
             }
@@ -475,13 +486,59 @@ impl Engine {
         {
             return false;
         }
+        self.back_to_modelled("(reset)");
+        true
+    }
+
+    /// A `(pop n)` in a session that fell back to passthrough, with nothing in flight:
+    /// whether it takes away every level that holds state smtproxy did not model, so the
+    /// frames left are the modelled ones (declarations do not outlive their level, and no
+    /// option smtproxy does not model is set: options outlive a pop). If so, the lean
+    /// backend is stopped and the session is back on the modelled strategies (the caller
+    /// then runs the pop as the engine's own).
+    pub(super) fn leave_at_pop(&mut self, text: &str) -> bool {
+        if self.mode != Mode::FallBack
+            || !self.lean.inflight.is_empty()
+            || self.sig.global_declarations
+            || self
+                .client
+                .options
+                .iter()
+                .any(|(k, v)| unmodelled_option(k, v))
+        {
+            return false;
+        }
+        let Ok(Command::Pop(n)) = parse_command(&mut self.store, &self.sig, text) else {
+            return false;
+        };
+        let depth = self.client.depth();
+        let Ok(n) = usize::try_from(n) else {
+            return false;
+        };
+        if n == 0 || n > depth {
+            return false;
+        }
+        let after = depth - n;
+        if self.lean.unmodelled_from.is_some_and(|from| after >= from) {
+            return false;
+        }
+        self.back_to_modelled("(pop)");
+        true
+    }
+
+    fn back_to_modelled(&mut self, at: &str) {
         self.planner.main.kill();
         self.planner.main.lean = false;
         self.mode = Mode::Modelled;
         self.lean = Lean::default();
-        self.stats
-            .note("back from passthrough at (reset)".to_string());
-        true
+        self.stats.note(format!("back from passthrough at {at}"));
+    }
+
+    /// A state-changing command went to the lean backend at the current level.
+    fn note_unmodelled_state(&mut self) {
+        let depth = self.client.depth();
+        let from = self.lean.unmodelled_from.get_or_insert(depth);
+        *from = (*from).min(depth);
     }
 
     /// Kill, restart in lean mode and replay the client's state (its output discarded:
@@ -914,7 +971,8 @@ impl Engine {
             }
             "assert" if !failed => {
                 self.lean.model_check = None;
-                self.client.top().raw.push(c.text.clone())
+                self.client.top().raw.push(c.text.clone());
+                self.note_unmodelled_state();
             }
             // What changes the solver's state is what does not answer (with print-success off).
             _ if !failed && classify(head, false, self.dialect) != Kind::Answer => {
@@ -922,10 +980,30 @@ impl Engine {
                     Ok(Command::SetOption(k, v)) if k == ":print-success" => {
                         self.client.print_success = v == "true";
                     }
-                    Ok(cmd) => self.track(cmd, &c.text),
+                    Ok(cmd) => {
+                        // Levels and options are not state of a level (options are checked
+                        // when leaving).
+                        let (pops, resets) = (
+                            matches!(
+                                cmd,
+                                Command::Push(_)
+                                    | Command::Pop(_)
+                                    | Command::SetOption(..)
+                                    | Command::SetInfo(..)
+                            ),
+                            matches!(cmd, Command::Reset),
+                        );
+                        self.track(cmd, &c.text);
+                        if resets {
+                            self.lean.unmodelled_from = None;
+                        } else if !pops {
+                            self.note_unmodelled_state();
+                        }
+                    }
                     // The solver took what smtproxy cannot read: replay it as it is.
                     Err(_) if !matches!(head, "push" | "pop" | "reset" | "reset-assertions") => {
-                        self.client.top().raw.push(c.text.clone())
+                        self.client.top().raw.push(c.text.clone());
+                        self.note_unmodelled_state();
                     }
                     Err(_) => {}
                 }

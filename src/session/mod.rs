@@ -154,8 +154,9 @@ enum Mode {
     /// One lean backend, every command as the client wrote it (see `lean`): the
     /// passthrough strategy, or a flag smtproxy does not model. Nothing ends it.
     Passthrough,
-    /// Passthrough after a command smtproxy does not model; a `(reset)` that leaves
-    /// nothing unmodelled behind ends it (`Engine::leave_passthrough`).
+    /// Passthrough after a command smtproxy does not model; a `(reset)`, or a `(pop)` of
+    /// every level that holds what smtproxy did not model, ends it when nothing unmodelled
+    /// is left behind (`Engine::leave_passthrough`, `Engine::leave_at_pop`).
     FallBack,
 }
 
@@ -417,6 +418,7 @@ impl Engine {
         if self.mode == Mode::Modelled {
             self.mode = Mode::FallBack;
             self.lean.stale = true;
+            self.lean.unmodelled_from = Some(self.client.depth());
             self.stats.fallbacks_passthrough += 1;
             self.stats.note(format!("switched to passthrough: {why}"));
         }
