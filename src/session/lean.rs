@@ -346,7 +346,26 @@ impl Engine {
         let head = command_head(&text).unwrap_or("");
         // Answers of the commands before a reset, when it ends a fall-back.
         let mut before = Vec::new();
-        if head == "reset" && !(self.mode == Mode::Passthrough) {
+        if head == "reset" && self.mode == Mode::ByCost {
+            // The governor's window may end here; the reset then goes to whichever route
+            // it chooses (a lean one is not synced, so the pipeline runs on).
+            let q = self.stats.queries;
+            if self.governor.as_ref().is_some_and(|g| g.due(q)) {
+                before = self.lean_sync();
+                let wall = self.wall_now();
+                let g = self.governor.as_mut().expect("checked above");
+                let route = g.decide(wall, q);
+                self.stats.route_switches = g.switches;
+                if route == super::governor::Route::Modelled {
+                    if self.leave_passthrough() {
+                        before.push(self.command(&text, line, col));
+                        return before;
+                    }
+                    // Something the session keeps cannot be modelled: passthrough for good.
+                    self.governor = None;
+                }
+            }
+        } else if head == "reset" && self.mode == Mode::FallBack {
             before = self.lean_sync();
             if self.leave_passthrough() {
                 before.push(self.command(&text, line, col));
@@ -477,10 +496,12 @@ impl Engine {
         }
         self.planner.main.kill();
         self.planner.main.lean = false;
+        if self.mode == Mode::FallBack {
+            self.stats
+                .note("back from passthrough at (reset)".to_string());
+        }
         self.mode = Mode::Modelled;
         self.lean = Lean::default();
-        self.stats
-            .note("back from passthrough at (reset)".to_string());
         true
     }
 
