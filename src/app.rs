@@ -8,7 +8,7 @@ use crate::driver::DriverError;
 use crate::driver::SolverSpec;
 use crate::replay;
 use crate::session::Strategy;
-use crate::setup::{cache_config, make_engine, strategy};
+use crate::setup::{cache_config, governed, make_engine, strategy};
 use crate::smt2::reader::CommandReader;
 use anyhow::{bail, Context, Result};
 use std::io::{BufReader, Write};
@@ -148,6 +148,7 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
     }
     let out: Box<dyn Write + Send> = Box::new(std::io::stdout());
     let mut engine = make_engine(args, strat, out, cache_config(args))?;
+    engine.set_governed(governed(args));
     if let Err(e) = engine.start_backend() {
         if matches!(e, DriverError::Died { .. } | DriverError::Protocol(_)) {
             if let Some(code) = relay_refusal(engine.backend_spec()) {

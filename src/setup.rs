@@ -11,13 +11,19 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The strategy `--strategy` names.
+/// Whether the route is the governor's to choose (`session::governor`): no strategy named.
+pub fn governed(args: &EngineArgs) -> bool {
+    args.strategy.is_none()
+}
+
+/// The strategy `--strategy` names (hybrid when none is named).
 pub fn strategy(args: &EngineArgs) -> Result<Strategy> {
-    match Strategy::parse(&args.strategy) {
+    let name = args.strategy.as_deref().unwrap_or("hybrid");
+    match Strategy::parse(name) {
         Some(s) => Ok(s),
         None => bail!(
             "unknown strategy '{}' (expected one of: {})",
-            args.strategy,
+            name,
             Strategy::all()
                 .iter()
                 .map(|s| s.name())

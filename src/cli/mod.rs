@@ -43,14 +43,10 @@ pub struct EngineArgs {
     /// Backend: z3, cvc5, yices, or a full command line 'CMD ARGS'.
     #[arg(long, global = true, env = "SMTPROXY_SOLVER")]
     pub solver: Option<String>,
-    /// hybrid | stack | stack-cse | cache | passthrough | fresh
-    #[arg(
-        long,
-        global = true,
-        default_value = "hybrid",
-        env = "SMTPROXY_STRATEGY"
-    )]
-    pub strategy: String,
+    /// hybrid | stack | stack-cse | cache | passthrough | fresh (default: hybrid, or the
+    /// lean passthrough while that costs less per query)
+    #[arg(long, global = true, env = "SMTPROXY_STRATEGY")]
+    pub strategy: Option<String>,
     /// Result store: PATH, redis://HOST:PORT, or none.
     #[arg(long, global = true, env = "SMTPROXY_CACHE")]
     pub cache: Option<String>,
@@ -282,6 +278,6 @@ mod tests {
             "a.smt2",
         ]);
         assert!(matches!(c.cmd, Some(Sub::Replay { quiet: true, .. })));
-        assert_eq!(c.engine.strategy, "stack");
+        assert_eq!(c.engine.strategy.as_deref(), Some("stack"));
     }
 }

@@ -351,7 +351,26 @@ impl Engine {
         let head = command_head(&text).unwrap_or("");
         // Answers of the commands before a reset, when it ends a fall-back.
         let mut before = Vec::new();
-        if head == "reset" && !(self.mode == Mode::Passthrough) {
+        if head == "reset" && self.mode == Mode::ByCost {
+            // The governor's window may end here; the reset then goes to whichever route
+            // it chooses (a lean one is not synced, so the pipeline runs on).
+            let q = self.stats.queries;
+            if self.governor.as_ref().is_some_and(|g| g.due(q)) {
+                before = self.lean_sync();
+                let wall = self.wall_now();
+                let g = self.governor.as_mut().expect("checked above");
+                let route = g.decide(wall, q);
+                self.stats.route_switches = g.switches;
+                if route == super::governor::Route::Modelled {
+                    if self.leave_passthrough() {
+                        before.push(self.command(&text, line, col));
+                        return before;
+                    }
+                    // Something the session keeps cannot be modelled: passthrough for good.
+                    self.governor = None;
+                }
+            }
+        } else if head == "reset" && self.mode == Mode::FallBack {
             before = self.lean_sync();
             if self.leave_passthrough() {
                 before.push(self.command(&text, line, col));
@@ -529,9 +548,11 @@ impl Engine {
     fn back_to_modelled(&mut self, at: &str) {
         self.planner.main.kill();
         self.planner.main.lean = false;
+        if self.mode == Mode::FallBack {
+            self.stats.note(format!("back from passthrough at {at}"));
+        }
         self.mode = Mode::Modelled;
         self.lean = Lean::default();
-        self.stats.note(format!("back from passthrough at {at}"));
     }
 
     /// A state-changing command went to the lean backend at the current level.

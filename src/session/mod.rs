@@ -26,6 +26,7 @@ pub mod cache_stage;
 pub mod client;
 pub mod config;
 pub mod fresh;
+pub mod governor;
 mod lean;
 pub mod miss;
 pub mod model_text;
@@ -158,6 +159,9 @@ enum Mode {
     /// every level that holds what smtproxy did not model, ends it when nothing unmodelled
     /// is left behind (`Engine::leave_passthrough`, `Engine::leave_at_pop`).
     FallBack,
+    /// Passthrough because it has been the cheaper route (`governor`); the governor may
+    /// end it at a `(reset)`.
+    ByCost,
 }
 
 /// Where the model of the last sat answer lives.
@@ -184,6 +188,11 @@ pub struct Engine {
     last_assumptions: Vec<TermId>,
     /// Who answers the client's commands.
     mode: Mode,
+    /// Chooses between the modelled engine and the lean passthrough by measured cost
+    /// (the default strategy only, see `set_governed`).
+    governor: Option<governor::Governor>,
+    /// When the current `push` began (the governor's clock is `stats.wall` plus this).
+    push_t0: Instant,
     pub stats: Stats,
     /// The client's command-line flags.
     flags: ClientFlags,
@@ -228,6 +237,8 @@ impl Engine {
             } else {
                 Mode::Modelled
             },
+            governor: None,
+            push_t0: Instant::now(),
             stats: Stats::new(cfg.strategy.name()),
             flags: cfg.client.clone(),
             options_taken: Default::default(),
@@ -241,6 +252,39 @@ impl Engine {
             out,
             out_closed: false,
         })
+    }
+
+    /// Let the governor choose, per window of queries, between the modelled engine and
+    /// the lean passthrough by what each costs (`governor`). Taken only by a modelled
+    /// session whose flags ask for nothing smtproxy prints itself (models or statistics
+    /// unasked); the proxy turns it on for the default strategy.
+    pub fn set_governed(&mut self, on: bool) {
+        let f = &self.flags;
+        let plain = !(f.model_after_sat || f.model_at_exit || f.stats_at_exit);
+        self.governor = (on && plain && self.mode == Mode::Modelled).then(Default::default);
+    }
+
+    /// The governor's clock: the engine's wall time so far, the current call included.
+    fn wall_now(&self) -> std::time::Duration {
+        self.stats.wall + self.push_t0.elapsed()
+    }
+
+    /// At a `(reset)` of the modelled session (the client's state is empty): if the
+    /// governor's window is over and it chooses the lean route, the session goes to
+    /// passthrough (`ByCost`); its backend restarts lean at the next command.
+    fn govern_at_reset(&mut self) {
+        let q = self.stats.queries;
+        let wall = self.wall_now();
+        let Some(g) = self.governor.as_mut() else {
+            return;
+        };
+        if !g.due(q) || g.decide(wall, q) != governor::Route::Lean {
+            return;
+        }
+        self.stats.route_switches = g.switches;
+        self.planner.main.kill();
+        self.mode = Mode::ByCost;
+        self.lean = lean::Lean::new(self.planner.main.generation, true);
     }
 
     /// Whether the backend answers every command (the passthrough strategy or a fall-back).
@@ -316,6 +360,7 @@ impl Engine {
     /// outcomes of every command completed by this call, in order.
     pub fn push(&mut self, frame: Frame, more: bool) -> Vec<Outcome> {
         let t0 = Instant::now();
+        self.push_t0 = t0;
         let outs = if self.passing() {
             self.lean_push(frame, more)
         } else {
@@ -578,6 +623,9 @@ impl Engine {
 
     fn count_check(&mut self, a: Answer) {
         self.stats.queries += 1;
+        if self.mode == Mode::ByCost {
+            self.stats.lean_queries += 1;
+        }
         match a {
             Answer::Sat => self.stats.sat += 1,
             Answer::Unsat => self.stats.unsat += 1,
@@ -852,6 +900,7 @@ impl Engine {
             Command::Reset => {
                 self.reset_client();
                 self.success();
+                self.govern_at_reset();
             }
             Command::ResetAssertions => {
                 self.reset_assertions();

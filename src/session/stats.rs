@@ -19,6 +19,10 @@ pub struct Stats {
     pub timeouts: u64,
     pub restarts: u64,
     pub fallbacks_passthrough: u64,
+    /// The default strategy: route changes between the modelled engine and the lean
+    /// passthrough (`session::governor`), and check-sats the lean route answered.
+    pub route_switches: u64,
+    pub lean_queries: u64,
     /// Stack strategy: incremental solves abandoned for a fresh context.
     pub stack_bailouts: u64,
     /// Stack strategy: queries sent straight to a fresh context during back-off.
@@ -85,6 +89,8 @@ pub struct Summary {
     pub cores: u64,
     pub exact_hits: u64,
     pub fallbacks_passthrough: u64,
+    pub route_switches: u64,
+    pub lean_queries: u64,
     pub disk_hits: u64,
     pub redis_hits: u64,
     pub store_puts: u64,
@@ -136,6 +142,8 @@ impl Stats {
             cores: self.cores,
             exact_hits: self.exact_hits,
             fallbacks_passthrough: self.fallbacks_passthrough,
+            route_switches: self.route_switches,
+            lean_queries: self.lean_queries,
             disk_hits: self.disk_hits,
             redis_hits: self.redis_hits,
             store_puts: self.store_puts,

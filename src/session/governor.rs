@@ -1,0 +1,227 @@
+//! Which route the client's queries take, chosen from what each has cost this session: the
+//! modelled engine (caches, models, the planner's backends) or the lean passthrough (the
+//! client's stream, pipelined to one solver). A solver that answers a query in a tenth of a
+//! millisecond (yices on KLEE queries) is faster alone than smtproxy's own work per query
+//! unless the cache answers most of them; z3 and cvc5 on the same queries are not.
+//!
+//! Invariants:
+//! * Only the default strategy is governed (`--strategy` not given); a strategy the user
+//!   names is what runs. The governor itself never answers anything: it only says, at a
+//!   point where the client's state is empty (a `(reset)` or the start), which route the
+//!   next window of queries takes.
+//! * A route's cost is the engine's own wall time per check-sat over a window of that
+//!   route (solver time waited for included, the client's think time not): the last two
+//!   windows of each route averaged, so one noisy window does not decide.
+//! * Each route is measured before one is preferred; the route not taken is measured
+//!   again after a run of the other that doubles each time it is confirmed (up to
+//!   [`EXPLOIT_MAX`] queries), so a session whose cache starts paying later is noticed.
+//!   A switch needs the other route to be cheaper by [`MARGIN`].
+//! * Small sessions are never switched: the first [`WINDOW`] queries run modelled.
+
+use std::time::Duration;
+
+/// Queries in a window that measures a route.
+pub const WINDOW: u64 = 64;
+/// The longest run of the preferred route before the other is measured again.
+pub const EXPLOIT_MAX: u64 = 4096;
+/// The other route must cost less than this fraction of the current one to be taken.
+pub const MARGIN: f64 = 0.9;
+
+/// A way to answer the client's queries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// Parsed into the client's view, each check-sat planned (caches, models, backends).
+    Modelled,
+    /// The client's commands streamed to one solver as written.
+    Lean,
+}
+
+/// Cost per query of one route: the last two windows.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cost {
+    last: Option<f64>,
+    before: Option<f64>,
+}
+
+impl Cost {
+    fn add(&mut self, per_query: f64) {
+        self.before = self.last;
+        self.last = Some(per_query);
+    }
+    fn get(&self) -> Option<f64> {
+        match (self.last, self.before) {
+            (Some(a), Some(b)) => Some((a + b) / 2.0),
+            (a, _) => a,
+        }
+    }
+}
+
+/// The governor of one session.
+#[derive(Debug)]
+pub struct Governor {
+    route: Route,
+    /// The route that has been cheaper; the other one runs only to be measured.
+    preferred: Route,
+    modelled: Cost,
+    lean: Cost,
+    /// The current window: the engine's wall time and check-sat count at its start.
+    start_wall: Duration,
+    start_queries: u64,
+    /// Queries the current window runs before the next decision.
+    length: u64,
+    /// Run of the preferred route between measurements of the other.
+    exploit: u64,
+    /// Route changes made.
+    pub switches: u64,
+}
+
+impl Default for Governor {
+    fn default() -> Self {
+        Governor {
+            route: Route::Modelled,
+            preferred: Route::Modelled,
+            modelled: Cost::default(),
+            lean: Cost::default(),
+            start_wall: Duration::ZERO,
+            start_queries: 0,
+            length: WINDOW,
+            exploit: 4 * WINDOW,
+            switches: 0,
+        }
+    }
+}
+
+impl Governor {
+    pub fn route(&self) -> Route {
+        self.route
+    }
+
+    /// Whether the current window has run its length (`queries`: check-sats so far).
+    pub fn due(&self, queries: u64) -> bool {
+        queries.saturating_sub(self.start_queries) >= self.length
+    }
+
+    /// The current window ends at `wall` (the engine's wall time so far) after `queries`
+    /// check-sats: record its cost and choose the route of the next window.
+    pub fn decide(&mut self, wall: Duration, queries: u64) -> Route {
+        let n = queries.saturating_sub(self.start_queries);
+        if n > 0 {
+            let per = wall.saturating_sub(self.start_wall).as_secs_f64() * 1e3 / n as f64;
+            self.cost_mut(self.route).add(per);
+        }
+        let probing = self.route != self.preferred;
+        let other = flip(self.preferred);
+        let next = match (self.cost(self.preferred), self.cost(other)) {
+            (Some(p), Some(o)) => {
+                let best = if o < p * MARGIN { other } else { self.preferred };
+                if best != self.preferred {
+                    // The other route is cheaper: it is preferred from now on.
+                    self.preferred = best;
+                    self.exploit = 4 * WINDOW;
+                    self.length = self.exploit;
+                    best
+                } else if probing {
+                    // A probe of the other route that did not pay: back, for twice as long.
+                    self.exploit = (self.exploit * 2).min(EXPLOIT_MAX);
+                    self.length = self.exploit;
+                    self.preferred
+                } else {
+                    // A run of the preferred route ends: measure the other again.
+                    self.length = WINDOW;
+                    other
+                }
+            }
+            // The other route is not measured yet: measure it.
+            _ => {
+                self.length = WINDOW;
+                other
+            }
+        };
+        if std::env::var_os("SMTPROXY_GOVERNOR_TRACE").is_some() {
+            eprintln!(
+                "governor: {:?} window of {n} at {:.1} ms: modelled {:?} lean {:?} -> {:?} for {}",
+                self.route, wall.as_secs_f64() * 1e3, self.modelled.get(), self.lean.get(), next, self.length
+            );
+        }
+        if next != self.route {
+            self.switches += 1;
+        }
+        self.route = next;
+        self.start_wall = wall;
+        self.start_queries = queries;
+        next
+    }
+
+    fn cost(&self, r: Route) -> Option<f64> {
+        match r {
+            Route::Modelled => self.modelled.get(),
+            Route::Lean => self.lean.get(),
+        }
+    }
+
+    fn cost_mut(&mut self, r: Route) -> &mut Cost {
+        match r {
+            Route::Modelled => &mut self.modelled,
+            Route::Lean => &mut self.lean,
+        }
+    }
+}
+
+fn flip(r: Route) -> Route {
+    match r {
+        Route::Modelled => Route::Lean,
+        Route::Lean => Route::Modelled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: f64) -> Duration {
+        Duration::from_secs_f64(x / 1e3)
+    }
+
+    /// Runs windows where a query costs `m` ms modelled and `l` ms lean; returns the
+    /// share of queries that ran lean.
+    fn run(m: f64, l: f64, total: u64) -> f64 {
+        let mut g = Governor::default();
+        let (mut wall, mut q, mut lean_q) = (0.0, 0u64, 0u64);
+        while q < total {
+            let cost = if g.route() == Route::Lean { l } else { m };
+            q += 1;
+            wall += cost;
+            if g.route() == Route::Lean {
+                lean_q += 1;
+            }
+            if g.due(q) {
+                g.decide(ms(wall), q);
+            }
+        }
+        lean_q as f64 / total as f64
+    }
+
+    #[test]
+    fn cheap_solver_goes_lean() {
+        assert!(run(0.5, 0.2, 20_000) > 0.9);
+    }
+
+    #[test]
+    fn paying_cache_stays_modelled() {
+        assert!(run(0.1, 2.0, 20_000) < 0.1);
+    }
+
+    #[test]
+    fn small_session_never_switches() {
+        let mut g = Governor::default();
+        for q in 1..WINDOW {
+            assert!(!g.due(q));
+        }
+        assert_eq!(g.route(), Route::Modelled);
+    }
+
+    #[test]
+    fn tie_keeps_modelled_mostly() {
+        assert!(run(1.0, 1.0, 20_000) < 0.2);
+    }
+}
