@@ -101,6 +101,7 @@ fn redis_server_down_tiered_warns_once_and_continues() {
         mem_bytes: 1 << 20,
         disk: None,
         redis: Some(server.url()),
+        ..CacheConfig::default()
     };
     let mut c = TieredCache::new(&cfg);
     assert_eq!(c.active_tiers(), vec!["memory", "redis"]);
@@ -153,6 +154,7 @@ fn redis_unreachable_at_start() {
         mem_bytes: 1 << 20,
         disk: None,
         redis: Some(url),
+        ..CacheConfig::default()
     });
     assert!(t.elapsed() < Duration::from_secs(2));
     assert_eq!(c.active_tiers(), vec!["memory"]);
@@ -233,6 +235,7 @@ fn redis_restart_tiered_resumes_and_delivers_held_writes() {
         mem_bytes: 1 << 20,
         disk: None,
         redis: Some(url.clone()),
+        ..CacheConfig::default()
     };
     let mut c = TieredCache::new(&cfg);
     for i in 0..10 {

@@ -1,11 +1,24 @@
 //! The on-disk tier: one SQLite file shared by all smtproxy processes of a user on one
 //! machine.
 //!
-//! * Schema: `results(key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID`, where
-//!   `value` is an [`Entry::encode`] byte string, and `meta(name TEXT PRIMARY KEY,
-//!   value INTEGER)` holding `format_version` = [`FORMAT_VERSION`]. A file of format 1
-//!   (entries without checksums) is emptied and upgraded at open; a file with any other
-//!   format version is rejected at open.
+//! * Schema [`SCHEMA_VERSION`] (2): `results(key BLOB PRIMARY KEY, value BLOB NOT NULL,
+//!   solve_ms, hits, last_used, created) WITHOUT ROWID`, where `value` is an
+//!   [`Entry::encode`] byte string and the other columns are the entry's worth (the
+//!   solver time a hit saves, hits read from this file, unix seconds of the last use and
+//!   of the write), and `meta(name TEXT PRIMARY KEY, value INTEGER)` holding
+//!   `format_version` = [`FORMAT_VERSION`] (the entries' bytes) and `schema_version` (the
+//!   tables; absent means 1, the schema without the worth columns). At open a schema-1
+//!   file gets the columns added (its entries kept, served, and valued as just written);
+//!   a file of entry format 1 (no checksums) is emptied and upgraded; any other format
+//!   or a newer schema is refused at open, never misread. Builds that know only schema 1
+//!   still read and write a schema-2 file (the new columns have defaults).
+//! * Bound: with a byte bound ([`DiskStore::with_max_bytes`]), after each write batch
+//!   whose commit leaves the file (pages × page size) above the bound, the entries of
+//!   lowest worth ([`WORTH_SQL`]: solve time × hits, divided by days since last use) are
+//!   deleted in one batch down to [`LOW_WATER`] of the bound and the freed pages handed
+//!   back to the file system (`auto_vacuum=INCREMENTAL`; a file without it, or whose
+//!   pages stay fragmented, is rebuilt by `VACUUM`), and the write-ahead log truncated.
+//!   Hits are counted in memory and written with the next batch.
 //! * Concurrency: WAL journal (readers never wait for writers), `synchronous=NORMAL`,
 //!   a busy timeout (default [`DEFAULT_BUSY_TIMEOUT`]) for writers, and every write batch
 //!   is one `BEGIN IMMEDIATE` transaction of `INSERT OR IGNORE` (first writer wins;
@@ -28,6 +41,7 @@
 //!   writes, a full disk: all are [`CacheError`]s, never panics.
 
 use super::{CacheError, Entry, Key, Store, FORMAT_VERSION};
+pub use super::SCHEMA_VERSION;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use rustc_hash::FxHashMap;
 use std::io::Read;
@@ -40,6 +54,21 @@ pub const DEFAULT_BATCH: usize = 64;
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 /// Write attempts in a row that may find the file locked before the tier is given up.
 pub const BUSY_ATTEMPTS: u32 = 3;
+/// The default bound on the file's size (`--cache-max-mb`).
+pub const DEFAULT_MAX_MB: u64 = 1024;
+/// An eviction deletes entries down to this fraction of the bound.
+pub const LOW_WATER: f64 = 0.75;
+/// An entry's worth, higher kept longer: the milliseconds a hit saves (at least 1), times
+/// one more than its hits, divided by one more than the days since it was last used.
+pub const WORTH_SQL: &str =
+    "((solve_ms + 1.0) * (hits + 1.0) / (1.0 + max(0, ?1 - last_used) / 86400.0))";
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
 
 pub struct DiskStore {
     conn: Connection,
@@ -49,6 +78,10 @@ pub struct DiskStore {
     /// Write attempts in a row that found the file locked, and when the next may be made.
     busy_failures: u32,
     retry_at: Option<Instant>,
+    /// The bound on the file's size in bytes (None: unbounded).
+    max_bytes: Option<u64>,
+    /// Entries deleted by the bound since open.
+    evicted: u64,
 }
 
 /// Encoded entries not yet written, shared with the exit flush.
@@ -59,7 +92,10 @@ struct Buffered {
 
 #[derive(Default)]
 struct Pending {
-    entries: FxHashMap<Key, Vec<u8>>,
+    /// Encoded entry and the milliseconds it took to compute.
+    entries: FxHashMap<Key, (Vec<u8>, u64)>,
+    /// Hits on written entries not yet counted in the file.
+    hits: FxHashMap<Key, u32>,
     since: Option<Instant>,
 }
 
@@ -72,11 +108,11 @@ impl Buffered {
 
 impl crate::signals::ExitFlush for Buffered {
     fn flush_at_exit(&self, deadline: Instant) {
-        let rows: Vec<(Key, Vec<u8>)> = self
+        let rows: Vec<Row> = self
             .lock()
             .entries
             .iter()
-            .map(|(k, v)| (*k, v.clone()))
+            .map(|(k, (v, ms))| (*k, v.clone(), *ms))
             .collect();
         if rows.is_empty() {
             return;
@@ -89,7 +125,7 @@ impl crate::signals::ExitFlush for Buffered {
         .map_err(CacheError::from)
         .and_then(|mut c| {
             c.busy_timeout(left)?;
-            insert_rows(&mut c, rows.iter().map(|(k, v)| (k, v)))
+            insert_rows(&mut c, &rows, &[])
         });
         if let Err(e) = r {
             eprintln!(
@@ -101,22 +137,100 @@ impl crate::signals::ExitFlush for Buffered {
     }
 }
 
-/// One `BEGIN IMMEDIATE` transaction of `INSERT OR IGNORE`s, in key order.
-fn insert_rows<'a>(
-    conn: &mut Connection,
-    rows: impl Iterator<Item = (&'a Key, &'a Vec<u8>)>,
-) -> Result<(), CacheError> {
-    let mut rows: Vec<(&Key, &Vec<u8>)> = rows.collect();
-    rows.sort_unstable_by_key(|(k, _)| **k);
+/// An entry to write: key, encoded entry, milliseconds it took to compute.
+type Row = (Key, Vec<u8>, u64);
+
+/// One `BEGIN IMMEDIATE` transaction of `INSERT OR IGNORE`s in key order, and of the
+/// hit counts `hits` adds to entries already in the file.
+fn insert_rows(conn: &mut Connection, rows: &[Row], hits: &[(Key, u32)]) -> Result<(), CacheError> {
+    let mut rows: Vec<&Row> = rows.iter().collect();
+    rows.sort_unstable_by_key(|r| r.0);
+    let now = unix_now();
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     {
-        let mut stmt =
-            tx.prepare_cached("INSERT OR IGNORE INTO results(key, value) VALUES (?1, ?2)")?;
-        for (k, v) in rows {
-            stmt.execute(params![&k.0[..], v])?;
+        let mut stmt = tx.prepare_cached(
+            "INSERT OR IGNORE INTO results(key, value, solve_ms, hits, last_used, created)
+             VALUES (?1, ?2, ?3, 0, ?4, ?4)",
+        )?;
+        for (k, v, ms) in rows {
+            stmt.execute(params![&k.0[..], v, (*ms).min(i64::MAX as u64) as i64, now])?;
+        }
+        let mut stmt = tx.prepare_cached(
+            "UPDATE results SET hits = hits + ?2, last_used = ?3 WHERE key = ?1",
+        )?;
+        for (k, n) in hits {
+            stmt.execute(params![&k.0[..], *n, now])?;
         }
     }
     tx.commit()?;
+    Ok(())
+}
+
+/// Bytes of the file as SQLite lays it out: pages times page size.
+fn file_bytes(conn: &Connection) -> Result<u64, CacheError> {
+    let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+    let size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+    Ok((pages.max(0) as u64) * (size.max(0) as u64))
+}
+
+/// Keeps the file within `max` bytes (see the module doc); returns the entries deleted.
+pub(crate) fn enforce_bound(conn: &Connection, max: u64) -> Result<u64, CacheError> {
+    if file_bytes(conn)? <= max {
+        return Ok(0);
+    }
+    let mut deleted = 0u64;
+    for round in 0..6 {
+        let bytes = file_bytes(conn)?;
+        if bytes <= max && round > 0 {
+            break;
+        }
+        let n: i64 = conn.query_row("SELECT count(*) FROM results", [], |r| r.get(0))?;
+        if n == 0 {
+            break;
+        }
+        let target = max as f64 * LOW_WATER;
+        let share = ((bytes as f64 - target) / bytes as f64).clamp(0.0, 1.0);
+        let k = ((n as f64 * share).ceil() as i64).max(1);
+        conn.execute_batch("BEGIN IMMEDIATE;")?;
+        let del = conn.execute(
+            &format!(
+                "DELETE FROM results WHERE key IN
+                   (SELECT key FROM results ORDER BY {WORTH_SQL} ASC, last_used ASC LIMIT ?2)"
+            ),
+            params![unix_now(), k],
+        );
+        match del {
+            Ok(d) => {
+                deleted += d as u64;
+                conn.execute_batch("COMMIT;")?;
+            }
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK;");
+                return Err(e.into());
+            }
+        }
+        compact(conn, max)?;
+    }
+    Ok(deleted)
+}
+
+/// Hands free pages back to the file system: `incremental_vacuum` where the file allows
+/// it, `VACUUM` where that leaves it above `max` (no auto-vacuum, or fragmented pages);
+/// then truncates the write-ahead log.
+fn compact(conn: &Connection, max: u64) -> Result<(), CacheError> {
+    let auto: i64 = conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))?;
+    if auto == 2 {
+        conn.execute_batch("PRAGMA incremental_vacuum;")?;
+    }
+    if file_bytes(conn)? > (max as f64 * LOW_WATER.max(0.9)) as u64 || auto != 2 {
+        let free: i64 = conn.query_row("PRAGMA freelist_count", [], |r| r.get(0))?;
+        let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+        // Rebuilding is worth it when many pages are free or half-empty.
+        if auto != 2 || free * 4 >= pages || file_bytes(conn)? > max {
+            conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL; VACUUM;")?;
+        }
+    }
+    let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
     Ok(())
 }
 
@@ -208,7 +322,41 @@ impl DiskStore {
             batch: batch.max(1),
             busy_failures: 0,
             retry_at: None,
+            max_bytes: None,
+            evicted: 0,
         })
+    }
+
+    /// Bounds the file to `max` bytes (None: unbounded), evicting at once if it is over.
+    pub fn with_max_bytes(mut self, max: Option<u64>) -> Result<DiskStore, CacheError> {
+        self.max_bytes = max;
+        if let Some(m) = max {
+            // The log is checkpointed, and kept, at a tenth of the bound.
+            let pages = (m / 4096 / 10).clamp(16, 1000);
+            self.conn
+                .query_row(&format!("PRAGMA wal_autocheckpoint = {pages}"), [], |_| Ok(()))?;
+            self.conn.query_row(
+                &format!("PRAGMA journal_size_limit = {}", (m / 10).max(65536)),
+                [],
+                |_| Ok(()),
+            )?;
+            self.evicted += enforce_bound(&self.conn, m)?;
+        }
+        Ok(self)
+    }
+
+    /// Entries deleted by the bound since open.
+    pub fn evicted(&self) -> u64 {
+        self.evicted
+    }
+
+    /// The connection (for [`super::admin`]).
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
     }
 
     pub fn path(&self) -> &Path {
@@ -225,7 +373,24 @@ impl DiskStore {
     pub fn discard_pending(&mut self) {
         let mut p = self.buffer.lock();
         p.entries.clear();
+        p.hits.clear();
         p.since = None;
+    }
+
+    /// `put`, recording that the entry took `solve_ms` to compute (its worth to the bound).
+    pub fn put_costed(&mut self, k: &Key, e: &Entry, solve_ms: u64) -> Result<(), CacheError> {
+        let (n, since) = {
+            let mut p = self.buffer.lock();
+            p.entries
+                .entry(*k)
+                .or_insert_with(|| (e.encode(k), solve_ms));
+            (p.entries.len(), *p.since.get_or_insert_with(Instant::now))
+        };
+        let due = n >= self.batch || since.elapsed() >= FLUSH_INTERVAL;
+        if due && self.retry_at.is_none_or(|t| Instant::now() >= t) {
+            self.write_or_defer()?;
+        }
+        Ok(())
     }
 
     /// Number of entries written to the file (excluding buffered ones).
@@ -247,23 +412,30 @@ impl DiskStore {
     fn write_pending(&mut self) -> Result<(), CacheError> {
         // Copied out so the lock is not held across SQLite calls (only this thread adds
         // entries, so clearing afterwards loses nothing).
-        let rows: Vec<(Key, Vec<u8>)> = self
-            .buffer
-            .lock()
-            .entries
-            .iter()
-            .map(|(k, v)| (*k, v.clone()))
-            .collect();
-        if rows.is_empty() {
+        let (rows, hits): (Vec<Row>, Vec<(Key, u32)>) = {
+            let p = self.buffer.lock();
+            (
+                p.entries
+                    .iter()
+                    .map(|(k, (v, ms))| (*k, v.clone(), *ms))
+                    .collect(),
+                p.hits.iter().map(|(k, n)| (*k, *n)).collect(),
+            )
+        };
+        if rows.is_empty() && hits.is_empty() {
             return Ok(());
         }
-        insert_rows(&mut self.conn, rows.iter().map(|(k, v)| (k, v)))?;
+        insert_rows(&mut self.conn, &rows, &hits)?;
         let mut p = self.buffer.lock();
         p.entries.clear();
+        p.hits.clear();
         p.since = None;
         drop(p);
         self.busy_failures = 0;
         self.retry_at = None;
+        if let (Some(m), false) = (self.max_bytes, rows.is_empty()) {
+            self.evicted += enforce_bound(&self.conn, m)?;
+        }
         Ok(())
     }
 
@@ -330,6 +502,56 @@ fn create_initialised(path: &Path, dir: &Path) -> Result<(), CacheError> {
 }
 
 const VERSION_SQL: &str = "SELECT value FROM meta WHERE name = 'format_version'";
+const SCHEMA_SQL: &str = "SELECT value FROM meta WHERE name = 'schema_version'";
+/// The columns schema 2 adds to `results`, with the defaults that let a schema-1 writer
+/// insert rows.
+const WORTH_COLUMNS: &str = "solve_ms INTEGER NOT NULL DEFAULT 0, hits INTEGER NOT NULL DEFAULT 0,
+                       last_used INTEGER NOT NULL DEFAULT 0, created INTEGER NOT NULL DEFAULT 0";
+
+/// The tables' version: `schema_version` in `meta`, 1 where it is absent.
+fn schema_version(conn: &Connection) -> Result<i64, CacheError> {
+    Ok(conn
+        .query_row(SCHEMA_SQL, [], |r| r.get::<_, i64>(0))
+        .optional()?
+        .unwrap_or(1))
+}
+
+/// Schema 1 to 2: the worth columns added (existing entries valued as written now), in
+/// one transaction that another opener doing the same finds already done.
+fn migrate_schema_1(conn: &Connection) -> Result<i64, CacheError> {
+    let run = || -> Result<i64, CacheError> {
+        conn.execute_batch("BEGIN IMMEDIATE;")?;
+        if schema_version(conn)? == 1 {
+            let cols: Vec<String> = conn
+                .prepare("SELECT name FROM pragma_table_info('results')")?
+                .query_map([], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            for (name, decl) in [
+                ("solve_ms", "solve_ms INTEGER NOT NULL DEFAULT 0"),
+                ("hits", "hits INTEGER NOT NULL DEFAULT 0"),
+                ("last_used", "last_used INTEGER NOT NULL DEFAULT 0"),
+                ("created", "created INTEGER NOT NULL DEFAULT 0"),
+            ] {
+                if !cols.iter().any(|c| c == name) {
+                    conn.execute_batch(&format!("ALTER TABLE results ADD COLUMN {decl};"))?;
+                }
+            }
+            conn.execute(
+                "UPDATE results SET last_used = ?1, created = ?1 WHERE last_used = 0",
+                [unix_now()],
+            )?;
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(name, value) VALUES ('schema_version', ?1)",
+                [SCHEMA_VERSION],
+            )?;
+        }
+        conn.execute_batch("COMMIT;")?;
+        schema_version(conn)
+    };
+    run().inspect_err(|_| {
+        let _ = conn.execute_batch("ROLLBACK;");
+    })
+}
 
 /// Run `body` in one `BEGIN IMMEDIATE` transaction, rolled back if it fails part way,
 /// then read the format version it left.
@@ -360,14 +582,20 @@ fn setup(conn: &Connection) -> Result<(), CacheError> {
     };
     let version = match existing {
         Some(v) => v,
-        None => write_then_version(
-            conn,
-            &format!(
-                "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-                 CREATE TABLE IF NOT EXISTS results(key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
-                 INSERT OR IGNORE INTO meta(name, value) VALUES ('format_version', {FORMAT_VERSION});"
-            ),
-        )?,
+        None => {
+            // Free pages can be handed back only if this is set before the first table.
+            conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL;")?;
+            write_then_version(
+                conn,
+                &format!(
+                    "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                     CREATE TABLE IF NOT EXISTS results(key BLOB PRIMARY KEY, value BLOB NOT NULL,
+                       {WORTH_COLUMNS}) WITHOUT ROWID;
+                     INSERT OR IGNORE INTO meta(name, value) VALUES ('format_version', {FORMAT_VERSION});
+                     INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', {SCHEMA_VERSION});"
+                ),
+            )?
+        }
     };
     // A store of format 1 (entries without checksums) is emptied and becomes format 2:
     // its entries are only a cache, and none is served unchecked.
@@ -385,6 +613,18 @@ fn setup(conn: &Connection) -> Result<(), CacheError> {
         return Err(CacheError::Version {
             found: version.clamp(0, 255) as u8,
             expected: FORMAT_VERSION,
+        });
+    }
+    let schema = schema_version(conn)?;
+    let schema = if schema == 1 {
+        migrate_schema_1(conn)?
+    } else {
+        schema
+    };
+    if schema != SCHEMA_VERSION {
+        return Err(CacheError::Schema {
+            found: schema,
+            expected: SCHEMA_VERSION,
         });
     }
     // Touch the results table so that a damaged schema shows up now, not later.
@@ -442,7 +682,7 @@ fn check_header(path: &Path) -> Result<(), CacheError> {
 
 impl Store for DiskStore {
     fn get(&mut self, k: &Key) -> Result<Option<Entry>, CacheError> {
-        if let Some(v) = self.buffer.lock().entries.get(k) {
+        if let Some((v, _)) = self.buffer.lock().entries.get(k) {
             return Entry::decode(k, v).map(Some);
         }
         let mut stmt = self
@@ -451,21 +691,16 @@ impl Store for DiskStore {
         let v: Option<Vec<u8>> = stmt.query_row([&k.0[..]], |r| r.get(0)).optional()?;
         match v {
             None => Ok(None),
-            Some(v) => Entry::decode(k, &v).map(Some),
+            Some(v) => {
+                let e = Entry::decode(k, &v)?;
+                *self.buffer.lock().hits.entry(*k).or_insert(0) += 1;
+                Ok(Some(e))
+            }
         }
     }
 
     fn put(&mut self, k: &Key, e: &Entry) -> Result<(), CacheError> {
-        let (n, since) = {
-            let mut p = self.buffer.lock();
-            p.entries.entry(*k).or_insert_with(|| e.encode(k));
-            (p.entries.len(), *p.since.get_or_insert_with(Instant::now))
-        };
-        let due = n >= self.batch || since.elapsed() >= FLUSH_INTERVAL;
-        if due && self.retry_at.is_none_or(|t| Instant::now() >= t) {
-            self.write_or_defer()?;
-        }
-        Ok(())
+        self.put_costed(k, e, 0)
     }
 
     fn name(&self) -> &'static str {

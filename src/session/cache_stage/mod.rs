@@ -192,6 +192,7 @@ impl CachePlanner {
             mem_bytes: 256 << 20,
             disk: None,
             redis: None,
+            ..CacheConfig::default()
         });
         CachePlanner {
             store_tiers: Some(TieredCache::new(&cfg)),
