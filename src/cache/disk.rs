@@ -2,10 +2,10 @@
 //! machine.
 //!
 //! * Schema [`SCHEMA_VERSION`] (2): `results(key BLOB PRIMARY KEY, value BLOB NOT NULL,
-//!   solve_ms, hits, last_used, created) WITHOUT ROWID`, where `value` is an
+//!   solve_ms, hits, last_used, created, twin) WITHOUT ROWID`, where `value` is an
 //!   [`Entry::encode`] byte string and the other columns are the entry's worth (the
 //!   solver time a hit saves, hits read from this file, unix seconds of the last use and
-//!   of the write), and `meta(name TEXT PRIMARY KEY, value INTEGER)` holding
+//!   of the write, 1 for an exact key written beside its canonical twin), and `meta(name TEXT PRIMARY KEY, value INTEGER)` holding
 //!   `format_version` = [`FORMAT_VERSION`] (the entries' bytes) and `schema_version` (the
 //!   tables; absent means 1, the schema without the worth columns). At open a schema-1
 //!   file gets the columns added (its entries kept, served, and valued as just written);
@@ -14,10 +14,13 @@
 //!   still read and write a schema-2 file (the new columns have defaults).
 //! * Bound: with a byte bound ([`DiskStore::with_max_bytes`]), after each write batch
 //!   whose commit leaves the file (pages × page size) above the bound, the entries of
-//!   lowest worth ([`WORTH_SQL`]: solve time × hits, divided by days since last use) are
-//!   deleted in one batch down to [`LOW_WATER`] of the bound and the freed pages handed
-//!   back to the file system (`auto_vacuum=INCREMENTAL`; a file without it, or whose
-//!   pages stay fragmented, is rebuilt by `VACUUM`), and the write-ahead log truncated.
+//!   lowest worth per byte ([`WORTH_SQL`]: solve time × hits, divided by days since last
+//!   use; [`EVICT_ORDER_SQL`]) are deleted in one batch (a tenth of the entries,
+//!   [`LOW_WATER`]), free pages handed back to the file system
+//!   (`auto_vacuum=INCREMENTAL`), and, where the file is still more than 5% over (space
+//!   freed inside pages, or a file without auto-vacuum), rebuilt by `VACUUM`; the
+//!   write-ahead log is then truncated and kept to a tenth of the bound. Space freed
+//!   inside pages is reused by the next writes before the file grows.
 //!   Hits are counted in memory and written with the next batch.
 //! * Concurrency: WAL journal (readers never wait for writers), `synchronous=NORMAL`,
 //!   a busy timeout (default [`DEFAULT_BUSY_TIMEOUT`]) for writers, and every write batch
@@ -56,12 +59,20 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 pub const BUSY_ATTEMPTS: u32 = 3;
 /// The default bound on the file's size (`--cache-max-mb`).
 pub const DEFAULT_MAX_MB: u64 = 1024;
-/// An eviction deletes entries down to this fraction of the bound.
-pub const LOW_WATER: f64 = 0.75;
+/// An eviction deletes this share of the entries, the least worth per byte first; the
+/// space freed inside pages is filled by the next writes before the file grows again.
+pub const LOW_WATER: f64 = 0.9;
 /// An entry's worth, higher kept longer: the milliseconds a hit saves (at least 1), times
-/// one more than its hits, divided by one more than the days since it was last used.
+/// one more than its hits, divided by one more than the days since it was last used, and
+/// by 4 for a twin (an exact key whose canonical entry answers the same lookups).
 pub const WORTH_SQL: &str =
-    "((solve_ms + 1.0) * (hits + 1.0) / (1.0 + max(0, ?1 - last_used) / 86400.0))";
+    "((solve_ms + 1.0) * (hits + 1.0) / (1.0 + 3.0 * twin)
+      / (1.0 + max(0, ?1 - last_used) / 86400.0))";
+/// The order of eviction: least worth per byte the entry takes (its key, value and about
+/// 40 bytes of cell and index overhead), then least recently used.
+pub const EVICT_ORDER_SQL: &str =
+    "((solve_ms + 1.0) * (hits + 1.0) / (1.0 + 3.0 * twin)
+      / (1.0 + max(0, ?1 - last_used) / 86400.0) / (length(value) + 56.0)) ASC, last_used ASC";
 
 /// Seconds since the Unix epoch.
 pub fn unix_now() -> i64 {
@@ -92,8 +103,8 @@ struct Buffered {
 
 #[derive(Default)]
 struct Pending {
-    /// Encoded entry and the milliseconds it took to compute.
-    entries: FxHashMap<Key, (Vec<u8>, u64)>,
+    /// Encoded entry, the milliseconds it took to compute, and whether it is a twin.
+    entries: FxHashMap<Key, (Vec<u8>, u64, bool)>,
     /// Hits on written entries not yet counted in the file.
     hits: FxHashMap<Key, u32>,
     since: Option<Instant>,
@@ -112,7 +123,7 @@ impl crate::signals::ExitFlush for Buffered {
             .lock()
             .entries
             .iter()
-            .map(|(k, (v, ms))| (*k, v.clone(), *ms))
+            .map(|(k, (v, ms, twin))| (*k, v.clone(), *ms, *twin))
             .collect();
         if rows.is_empty() {
             return;
@@ -137,8 +148,8 @@ impl crate::signals::ExitFlush for Buffered {
     }
 }
 
-/// An entry to write: key, encoded entry, milliseconds it took to compute.
-type Row = (Key, Vec<u8>, u64);
+/// An entry to write: key, encoded entry, milliseconds it took to compute, twin.
+type Row = (Key, Vec<u8>, u64, bool);
 
 /// One `BEGIN IMMEDIATE` transaction of `INSERT OR IGNORE`s in key order, and of the
 /// hit counts `hits` adds to entries already in the file.
@@ -149,11 +160,17 @@ fn insert_rows(conn: &mut Connection, rows: &[Row], hits: &[(Key, u32)]) -> Resu
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     {
         let mut stmt = tx.prepare_cached(
-            "INSERT OR IGNORE INTO results(key, value, solve_ms, hits, last_used, created)
-             VALUES (?1, ?2, ?3, 0, ?4, ?4)",
+            "INSERT OR IGNORE INTO results(key, value, solve_ms, hits, last_used, created, twin)
+             VALUES (?1, ?2, ?3, 0, ?4, ?4, ?5)",
         )?;
-        for (k, v, ms) in rows {
-            stmt.execute(params![&k.0[..], v, (*ms).min(i64::MAX as u64) as i64, now])?;
+        for (k, v, ms, twin) in rows {
+            stmt.execute(params![
+                &k.0[..],
+                v,
+                (*ms).min(i64::MAX as u64) as i64,
+                now,
+                i64::from(*twin)
+            ])?;
         }
         let mut stmt = tx.prepare_cached(
             "UPDATE results SET hits = hits + ?2, last_used = ?3 WHERE key = ?1",
@@ -178,24 +195,19 @@ pub(crate) fn enforce_bound(conn: &Connection, max: u64) -> Result<u64, CacheErr
     if file_bytes(conn)? <= max {
         return Ok(0);
     }
+    let slack = max + max / 20;
     let mut deleted = 0u64;
-    for round in 0..6 {
-        let bytes = file_bytes(conn)?;
-        if bytes <= max && round > 0 {
-            break;
-        }
+    for _ in 0..8 {
         let n: i64 = conn.query_row("SELECT count(*) FROM results", [], |r| r.get(0))?;
         if n == 0 {
             break;
         }
-        let target = max as f64 * LOW_WATER;
-        let share = ((bytes as f64 - target) / bytes as f64).clamp(0.0, 1.0);
-        let k = ((n as f64 * share).ceil() as i64).max(1);
+        let k = ((n as f64 * (1.0 - LOW_WATER)).ceil() as i64).max(1);
         conn.execute_batch("BEGIN IMMEDIATE;")?;
         let del = conn.execute(
             &format!(
                 "DELETE FROM results WHERE key IN
-                   (SELECT key FROM results ORDER BY {WORTH_SQL} ASC, last_used ASC LIMIT ?2)"
+                   (SELECT key FROM results ORDER BY {EVICT_ORDER_SQL} LIMIT ?2)"
             ),
             params![unix_now(), k],
         );
@@ -209,26 +221,24 @@ pub(crate) fn enforce_bound(conn: &Connection, max: u64) -> Result<u64, CacheErr
                 return Err(e.into());
             }
         }
-        compact(conn, max)?;
+        compact(conn, slack)?;
+        if file_bytes(conn)? <= slack {
+            break;
+        }
     }
     Ok(deleted)
 }
 
-/// Hands free pages back to the file system: `incremental_vacuum` where the file allows
-/// it, `VACUUM` where that leaves it above `max` (no auto-vacuum, or fragmented pages);
-/// then truncates the write-ahead log.
-fn compact(conn: &Connection, max: u64) -> Result<(), CacheError> {
+/// Hands free pages back to the file system (`incremental_vacuum`); where the file is
+/// still above `slack` (no auto-vacuum, or space freed inside pages rather than whole
+/// pages), rebuilds it (`VACUUM`); then truncates the write-ahead log.
+fn compact(conn: &Connection, slack: u64) -> Result<(), CacheError> {
     let auto: i64 = conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))?;
     if auto == 2 {
         conn.execute_batch("PRAGMA incremental_vacuum;")?;
     }
-    if file_bytes(conn)? > (max as f64 * LOW_WATER.max(0.9)) as u64 || auto != 2 {
-        let free: i64 = conn.query_row("PRAGMA freelist_count", [], |r| r.get(0))?;
-        let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
-        // Rebuilding is worth it when many pages are free or half-empty.
-        if auto != 2 || free * 4 >= pages || file_bytes(conn)? > max {
-            conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL; VACUUM;")?;
-        }
+    if file_bytes(conn)? > slack {
+        conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL; VACUUM;")?;
     }
     let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
     Ok(())
@@ -379,11 +389,23 @@ impl DiskStore {
 
     /// `put`, recording that the entry took `solve_ms` to compute (its worth to the bound).
     pub fn put_costed(&mut self, k: &Key, e: &Entry, solve_ms: u64) -> Result<(), CacheError> {
+        self.put_worth(k, e, solve_ms, false)
+    }
+
+    /// `put_costed`, and whether the entry is a twin: a second key (the exact one) of a
+    /// result stored under another key just before, evicted before entries of its worth.
+    pub fn put_worth(
+        &mut self,
+        k: &Key,
+        e: &Entry,
+        solve_ms: u64,
+        twin: bool,
+    ) -> Result<(), CacheError> {
         let (n, since) = {
             let mut p = self.buffer.lock();
             p.entries
                 .entry(*k)
-                .or_insert_with(|| (e.encode(k), solve_ms));
+                .or_insert_with(|| (e.encode(k), solve_ms, twin));
             (p.entries.len(), *p.since.get_or_insert_with(Instant::now))
         };
         let due = n >= self.batch || since.elapsed() >= FLUSH_INTERVAL;
@@ -417,7 +439,7 @@ impl DiskStore {
             (
                 p.entries
                     .iter()
-                    .map(|(k, (v, ms))| (*k, v.clone(), *ms))
+                    .map(|(k, (v, ms, twin))| (*k, v.clone(), *ms, *twin))
                     .collect(),
                 p.hits.iter().map(|(k, n)| (*k, *n)).collect(),
             )
@@ -506,7 +528,8 @@ const SCHEMA_SQL: &str = "SELECT value FROM meta WHERE name = 'schema_version'";
 /// The columns schema 2 adds to `results`, with the defaults that let a schema-1 writer
 /// insert rows.
 const WORTH_COLUMNS: &str = "solve_ms INTEGER NOT NULL DEFAULT 0, hits INTEGER NOT NULL DEFAULT 0,
-                       last_used INTEGER NOT NULL DEFAULT 0, created INTEGER NOT NULL DEFAULT 0";
+                       last_used INTEGER NOT NULL DEFAULT 0, created INTEGER NOT NULL DEFAULT 0,
+                       twin INTEGER NOT NULL DEFAULT 0";
 
 /// The tables' version: `schema_version` in `meta`, 1 where it is absent.
 fn schema_version(conn: &Connection) -> Result<i64, CacheError> {
@@ -531,6 +554,7 @@ fn migrate_schema_1(conn: &Connection) -> Result<i64, CacheError> {
                 ("hits", "hits INTEGER NOT NULL DEFAULT 0"),
                 ("last_used", "last_used INTEGER NOT NULL DEFAULT 0"),
                 ("created", "created INTEGER NOT NULL DEFAULT 0"),
+                ("twin", "twin INTEGER NOT NULL DEFAULT 0"),
             ] {
                 if !cols.iter().any(|c| c == name) {
                     conn.execute_batch(&format!("ALTER TABLE results ADD COLUMN {decl};"))?;
@@ -682,7 +706,7 @@ fn check_header(path: &Path) -> Result<(), CacheError> {
 
 impl Store for DiskStore {
     fn get(&mut self, k: &Key) -> Result<Option<Entry>, CacheError> {
-        if let Some((v, _)) = self.buffer.lock().entries.get(k) {
+        if let Some((v, _, _)) = self.buffer.lock().entries.get(k) {
             return Entry::decode(k, v).map(Some);
         }
         let mut stmt = self

@@ -333,11 +333,21 @@ impl TieredCache {
     }
 
     pub fn put(&mut self, k: &Key, e: &Entry) {
+        self.put_as(k, e, false)
+    }
+
+    /// `put` of a second key (the exact key) for a result just put under its canonical
+    /// key: the disk tier's bound evicts it before its twin.
+    pub fn put_twin(&mut self, k: &Key, e: &Entry) {
+        self.put_as(k, e, true)
+    }
+
+    fn put_as(&mut self, k: &Key, e: &Entry, twin: bool) {
         self.stats.puts += 1;
         self.mem.put_entry(k, e);
         let ms = self.cost_of(k).as_millis().min(u64::MAX as u128) as u64;
         if let Some(d) = self.disk.as_mut() {
-            if let Err(err) = d.put_costed(k, e, ms) {
+            if let Err(err) = d.put_worth(k, e, ms, twin) {
                 self.tier_error(Tier::Disk, err);
             }
         }
