@@ -239,7 +239,7 @@ pub fn disk_prune(path: &Path, how: &Prune) -> Result<PruneReport, AdminError> {
         let _ = c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
     }
     if let Some(m) = how.max_bytes {
-        deleted += enforce_bound(c, m)?;
+        deleted += enforce_bound(c, m, 0)?;
     }
     let entries: i64 = c.query_row("SELECT count(*) FROM results", [], |r| r.get(0))?;
     drop(store);

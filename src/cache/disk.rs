@@ -93,6 +93,8 @@ pub struct DiskStore {
     max_bytes: Option<u64>,
     /// Entries deleted by the bound since open.
     evicted: u64,
+    /// The file's size after the last eviction (see [`enforce_bound`]).
+    bound_floor: u64,
 }
 
 /// Encoded entries not yet written, shared with the exit flush.
@@ -191,8 +193,10 @@ fn file_bytes(conn: &Connection) -> Result<u64, CacheError> {
 }
 
 /// Keeps the file within `max` bytes (see the module doc); returns the entries deleted.
-pub(crate) fn enforce_bound(conn: &Connection, max: u64) -> Result<u64, CacheError> {
-    if file_bytes(conn)? <= max {
+/// Nothing is done while the file is no larger than `floor` (its size after the last
+/// eviction: space freed inside its pages is still being reused).
+pub(crate) fn enforce_bound(conn: &Connection, max: u64, floor: u64) -> Result<u64, CacheError> {
+    if file_bytes(conn)? <= max.max(floor) {
         return Ok(0);
     }
     let slack = max + max / 20;
@@ -334,6 +338,7 @@ impl DiskStore {
             retry_at: None,
             max_bytes: None,
             evicted: 0,
+            bound_floor: 0,
         })
     }
 
@@ -350,9 +355,19 @@ impl DiskStore {
                 [],
                 |_| Ok(()),
             )?;
-            self.evicted += enforce_bound(&self.conn, m)?;
+            self.evict(m)?;
         }
         Ok(self)
+    }
+
+    /// [`enforce_bound`], remembering the file's size after an eviction.
+    fn evict(&mut self, max: u64) -> Result<(), CacheError> {
+        let n = enforce_bound(&self.conn, max, self.bound_floor)?;
+        if n > 0 {
+            self.evicted += n;
+            self.bound_floor = file_bytes(&self.conn)?;
+        }
+        Ok(())
     }
 
     /// Entries deleted by the bound since open.
@@ -456,7 +471,7 @@ impl DiskStore {
         self.busy_failures = 0;
         self.retry_at = None;
         if let (Some(m), false) = (self.max_bytes, rows.is_empty()) {
-            self.evicted += enforce_bound(&self.conn, m)?;
+            self.evict(m)?;
         }
         Ok(())
     }
