@@ -111,7 +111,10 @@ fn hit_entries_outlive_unhit_ones() {
         .unwrap();
     assert!(s.evicted() > 0);
     assert!(file_len(&p) <= before / 2 + before / 20);
-    let hit_kept = (0..3000).step_by(3).filter(|&i| s.get(&key(i)).unwrap().is_some()).count();
+    let hit_kept = (0..3000)
+        .step_by(3)
+        .filter(|&i| s.get(&key(i)).unwrap().is_some())
+        .count();
     assert_eq!(hit_kept, 1000, "entries that had hits were evicted");
 }
 
@@ -148,7 +151,11 @@ fn schema_1_store_migrates_and_serves() {
     }
     let c = Connection::open(&p).unwrap();
     let v: i64 = c
-        .query_row("SELECT value FROM meta WHERE name='schema_version'", [], |r| r.get(0))
+        .query_row(
+            "SELECT value FROM meta WHERE name='schema_version'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(v, SCHEMA_VERSION);
     let (hits, used): (i64, i64) = c
@@ -161,7 +168,11 @@ fn schema_1_store_migrates_and_serves() {
     assert_eq!(hits, 1);
     assert!((unix_now() - used).abs() < 60);
     let ms: i64 = c
-        .query_row("SELECT solve_ms FROM results WHERE key = ?1", [&key(500).0[..]], |r| r.get(0))
+        .query_row(
+            "SELECT solve_ms FROM results WHERE key = ?1",
+            [&key(500).0[..]],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(ms, 7);
     // A writer of the old schema still inserts (the new columns have defaults).
@@ -188,6 +199,8 @@ fn newer_schema_refused() {
     )
     .unwrap();
     drop(c);
-    let e = DiskStore::open_with(&p, Duration::from_millis(100), 1).err().expect("refused");
+    let e = DiskStore::open_with(&p, Duration::from_millis(100), 1)
+        .err()
+        .expect("refused");
     assert!(e.to_string().contains("schema version"), "{e}");
 }

@@ -20,7 +20,9 @@
 //!   then gives the space back (`VACUUM`).
 
 use super::disk::{enforce_bound, unix_now, WORTH_SQL};
-use super::{CacheError, DiskStore, Entry, FleetSecret, Key, Verdict, FORMAT_VERSION, SCHEMA_VERSION};
+use super::{
+    CacheError, DiskStore, Entry, FleetSecret, Key, Verdict, FORMAT_VERSION, SCHEMA_VERSION,
+};
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
@@ -545,7 +547,8 @@ mod tests {
                 s.put_costed(&key(i), &e, u64::from(i)).unwrap();
             }
             let mut t = DiskStore::open(&b).unwrap();
-            t.put(&key(1), &Entry::sat(Some("((x #xff))".into()))).unwrap();
+            t.put(&key(1), &Entry::sat(Some("((x #xff))".into())))
+                .unwrap();
         }
         let mut text = Vec::new();
         assert_eq!(disk_export(&a, &mut text).unwrap(), (50, 0));
@@ -559,9 +562,19 @@ mod tests {
         text.push_str(&forged);
         text.push_str("{\"key\": 1}\n");
         let r = disk_import(&b, &mut text.as_bytes()).unwrap();
-        assert_eq!(r, ImportReport { imported: 49, present: 1, rejected: 2 });
+        assert_eq!(
+            r,
+            ImportReport {
+                imported: 49,
+                present: 1,
+                rejected: 2
+            }
+        );
         let mut t = DiskStore::open(&b).unwrap();
-        assert_eq!(t.get(&key(1)).unwrap(), Some(Entry::sat(Some("((x #xff))".into()))));
+        assert_eq!(
+            t.get(&key(1)).unwrap(),
+            Some(Entry::sat(Some("((x #xff))".into())))
+        );
         assert_eq!(t.get(&key(2)).unwrap(), Some(Entry::unsat()));
         assert_eq!(t.get(&key(999)).unwrap(), None);
         let s = disk_stats(&b).unwrap();

@@ -43,8 +43,8 @@
 //!   header), a read-only file or directory, a lock held through [`BUSY_ATTEMPTS`]
 //!   writes, a full disk: all are [`CacheError`]s, never panics.
 
-use super::{CacheError, Entry, Key, Store, FORMAT_VERSION};
 pub use super::SCHEMA_VERSION;
+use super::{CacheError, Entry, Key, Store, FORMAT_VERSION};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use rustc_hash::FxHashMap;
 use std::io::Read;
@@ -65,13 +65,11 @@ pub const LOW_WATER: f64 = 0.9;
 /// An entry's worth, higher kept longer: the milliseconds a hit saves (at least 1), times
 /// one more than its hits, divided by one more than the days since it was last used, and
 /// by 4 for a twin (an exact key whose canonical entry answers the same lookups).
-pub const WORTH_SQL: &str =
-    "((solve_ms + 1.0) * (hits + 1.0) / (1.0 + 3.0 * twin)
+pub const WORTH_SQL: &str = "((solve_ms + 1.0) * (hits + 1.0) / (1.0 + 3.0 * twin)
       / (1.0 + max(0, ?1 - last_used) / 86400.0))";
 /// The order of eviction: least worth per byte the entry takes (its key, value and about
 /// 40 bytes of cell and index overhead), then least recently used.
-pub const EVICT_ORDER_SQL: &str =
-    "((solve_ms + 1.0) * (hits + 1.0) / (1.0 + 3.0 * twin)
+pub const EVICT_ORDER_SQL: &str = "((solve_ms + 1.0) * (hits + 1.0) / (1.0 + 3.0 * twin)
       / (1.0 + max(0, ?1 - last_used) / 86400.0) / (length(value) + 56.0)) ASC, last_used ASC";
 
 /// Seconds since the Unix epoch.
@@ -174,9 +172,8 @@ fn insert_rows(conn: &mut Connection, rows: &[Row], hits: &[(Key, u32)]) -> Resu
                 i64::from(*twin)
             ])?;
         }
-        let mut stmt = tx.prepare_cached(
-            "UPDATE results SET hits = hits + ?2, last_used = ?3 WHERE key = ?1",
-        )?;
+        let mut stmt = tx
+            .prepare_cached("UPDATE results SET hits = hits + ?2, last_used = ?3 WHERE key = ?1")?;
         for (k, n) in hits {
             stmt.execute(params![&k.0[..], *n, now])?;
         }
@@ -349,7 +346,9 @@ impl DiskStore {
             // The log is checkpointed, and kept, at a tenth of the bound.
             let pages = (m / 4096 / 10).clamp(16, 1000);
             self.conn
-                .query_row(&format!("PRAGMA wal_autocheckpoint = {pages}"), [], |_| Ok(()))?;
+                .query_row(&format!("PRAGMA wal_autocheckpoint = {pages}"), [], |_| {
+                    Ok(())
+                })?;
             self.conn.query_row(
                 &format!("PRAGMA journal_size_limit = {}", (m / 10).max(65536)),
                 [],

@@ -396,8 +396,12 @@ impl Store for RedisStore {
         let Some(v) = v else { return Ok(None) };
         let (bytes, tag) = Entry::split_encoded(&v).unwrap_or((&v[..], &[]));
         let e = Entry::decode(k, bytes)?;
-        if !tag.is_empty() && (tag.len() != 1 + super::secret::TAG_LEN || tag[0] != super::secret::TAG_MAGIC) {
-            return Err(CacheError::BadEntry("trailing bytes that are not a tag".into()));
+        if !tag.is_empty()
+            && (tag.len() != 1 + super::secret::TAG_LEN || tag[0] != super::secret::TAG_MAGIC)
+        {
+            return Err(CacheError::BadEntry(
+                "trailing bytes that are not a tag".into(),
+            ));
         }
         if e.verdict == Verdict::Unsat {
             let trusted = self
