@@ -564,7 +564,7 @@ fn fault_redis_poisoned() {
                 forged_unsat += 1;
                 let mut b = Entry::unsat().encode(&k);
                 if n % 2 == 0 {
-                    let tag = wrong.tag(&k, &b);
+                    let tag = wrong.tag(&k.0, &b);
                     b.extend_from_slice(&tag);
                 }
                 b

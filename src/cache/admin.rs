@@ -503,7 +503,7 @@ pub fn redis_import(
             continue;
         };
         if let Some(s) = secret {
-            let tag = s.tag(&k, &bytes);
+            let tag = s.tag(&k.0, &bytes);
             bytes.extend_from_slice(&tag);
         }
         let set: Option<String> = ::redis::cmd("SET")

@@ -43,8 +43,7 @@
 //!   header), a read-only file or directory, a lock held through [`BUSY_ATTEMPTS`]
 //!   writes, a full disk: all are [`CacheError`]s, never panics.
 
-pub use super::SCHEMA_VERSION;
-use super::{CacheError, Entry, Key, Store, FORMAT_VERSION};
+use super::{CacheError, Entry, Key, Store, FORMAT_VERSION, SCHEMA_VERSION};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use rustc_hash::FxHashMap;
 use std::io::Read;
@@ -198,12 +197,15 @@ pub(crate) fn enforce_bound(conn: &Connection, max: u64, floor: u64) -> Result<u
     }
     let slack = max + max / 20;
     let mut deleted = 0u64;
-    for _ in 0..8 {
+    for _ in 0..16 {
         let n: i64 = conn.query_row("SELECT count(*) FROM results", [], |r| r.get(0))?;
         if n == 0 {
             break;
         }
-        let k = ((n as f64 * (1.0 - LOW_WATER)).ceil() as i64).max(1);
+        // A tenth, or as many as the file is over its bound (a bound lowered well below
+        // the file, as `cache prune --max-mb` may).
+        let over = 1.0 - slack as f64 / file_bytes(conn)?.max(1) as f64;
+        let k = ((n as f64 * over.max(1.0 - LOW_WATER)).ceil() as i64).max(1);
         conn.execute_batch("BEGIN IMMEDIATE;")?;
         let del = conn.execute(
             &format!(

@@ -407,7 +407,7 @@ impl Store for RedisStore {
             let trusted = self
                 .secret
                 .as_ref()
-                .is_some_and(|s| s.verify(k, bytes, tag));
+                .is_some_and(|s| s.verify(&k.0, bytes, tag));
             if !trusted {
                 self.untrusted_unsat += 1;
                 return Ok(None);
@@ -423,7 +423,7 @@ impl Store for RedisStore {
             .ok_or_else(|| CacheError::Unavailable("writer stopped".into()))?;
         let mut v = e.encode(k);
         if let Some(s) = &self.secret {
-            let tag = s.tag(k, &v);
+            let tag = s.tag(&k.0, &v);
             v.extend_from_slice(&tag);
         }
         match tx.try_send(Msg::Set(redis_key(k), v, self.ttl_secs)) {

@@ -13,7 +13,6 @@
 //!   in constant time.
 //! * The secret's bytes are never printed.
 
-use super::Key;
 use std::path::Path;
 
 /// The context string of the MAC key's derivation (a fixed, versioned function).
@@ -85,16 +84,16 @@ impl FleetSecret {
         }
     }
 
-    fn mac(&self, k: &Key, entry: &[u8]) -> blake3::Hash {
+    fn mac(&self, k: &[u8; 16], entry: &[u8]) -> blake3::Hash {
         let mut h = blake3::Hasher::new_keyed(&self.key);
         h.update(b"smtproxy-tag-v1");
-        h.update(&k.0);
+        h.update(k);
         h.update(entry);
         h.finalize()
     }
 
-    /// The tag that follows `entry` (an [`super::Entry::encode`] output) under `k`.
-    pub fn tag(&self, k: &Key, entry: &[u8]) -> [u8; 1 + TAG_LEN] {
+    /// The tag that follows `entry` (an entry's encoded bytes) under the key bytes `k`.
+    pub fn tag(&self, k: &[u8; 16], entry: &[u8]) -> [u8; 1 + TAG_LEN] {
         let mut out = [0u8; 1 + TAG_LEN];
         out[0] = TAG_MAGIC;
         out[1..].copy_from_slice(&self.mac(k, entry).as_bytes()[..TAG_LEN]);
@@ -102,7 +101,7 @@ impl FleetSecret {
     }
 
     /// Is `tag` the tag of `entry` under `k`? (Constant time in the MAC's bytes.)
-    pub fn verify(&self, k: &Key, entry: &[u8], tag: &[u8]) -> bool {
+    pub fn verify(&self, k: &[u8; 16], entry: &[u8], tag: &[u8]) -> bool {
         if tag.len() != 1 + TAG_LEN || tag[0] != TAG_MAGIC {
             return false;
         }
@@ -124,7 +123,7 @@ mod tests {
         let s = FleetSecret::from_bytes(b"  fleet secret\n").unwrap();
         let same = FleetSecret::from_bytes(b"fleet secret").unwrap();
         let other = FleetSecret::from_bytes(b"another").unwrap();
-        let (k, k2) = (Key([1; 16]), Key([2; 16]));
+        let (k, k2) = ([1u8; 16], [2u8; 16]);
         let e = b"entry bytes";
         let t = s.tag(&k, e);
         assert!(same.verify(&k, e, &t));
@@ -139,11 +138,11 @@ mod tests {
     #[test]
     fn tag_is_pinned() {
         let s = FleetSecret::from_bytes(b"pinned").unwrap();
-        let t = s.tag(&Key([9; 16]), b"x");
+        let t = s.tag(&[9u8; 16], b"x");
         let hex: String = t.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex.len(), 34);
         assert_eq!(&hex[..2], "a1");
         assert_eq!(hex, PINNED_TAG);
     }
-    const PINNED_TAG: &str = "";
+    const PINNED_TAG: &str = "a1f2968f50ead1114541a0f3567f972360";
 }
