@@ -74,6 +74,7 @@ fn bench(c: &mut Criterion) {
             mem_bytes: 64 << 20,
             disk: None,
             redis: None,
+            ..CacheConfig::default()
         };
         let mut engine = engine_for(
             Strategy::Cache,

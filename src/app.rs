@@ -1,8 +1,9 @@
 //! The binary's edge: turns parsed command-line arguments into engine runs (proxy,
-//! replay, bench), reports errors with `anyhow`, and sets the exit code (2 for a missing
+//! replay, bench, cache), reports errors with `anyhow`, and sets the exit code (2 for a missing
 //! solver, 1 for replay mismatches).
 
-use crate::cli::{Cli, EngineArgs, Sub};
+use crate::cache::admin;
+use crate::cli::{CacheAction, Cli, EngineArgs, Sub};
 use crate::corpus;
 use crate::driver::DriverError;
 use crate::driver::SolverSpec;
@@ -32,6 +33,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             check,
             quiet,
         }) => replay_cmd(&cli.engine, &logs, json, check, quiet),
+        Some(Sub::Cache { action }) => cache_cmd(&cli.engine, action),
         Some(Sub::Bench {
             corpus,
             strategies,
@@ -147,7 +149,7 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
         arm_run_limit(limit);
     }
     let out: Box<dyn Write + Send> = Box::new(std::io::stdout());
-    let mut engine = make_engine(args, strat, out, cache_config(args))?;
+    let mut engine = make_engine(args, strat, out, cache_config(args)?)?;
     engine.set_governed(governed(args));
     if let Err(e) = engine.start_backend() {
         if matches!(e, DriverError::Died { .. } | DriverError::Protocol(_)) {
@@ -246,7 +248,7 @@ fn replay_cmd(
         } else {
             Box::new(std::io::stdout())
         };
-        let mut engine = make_engine(args, strat, out, cache_config(args))?;
+        let mut engine = make_engine(args, strat, out, cache_config(args)?)?;
         engine.start_backend().map_err(crate::error::Error::from)?;
         let bar = crate::replay::progress_bar(replay::count_checks(&log) as u64, &log.path);
         let res = replay::replay(&log, &mut engine, |n| {
@@ -289,4 +291,92 @@ fn replay_cmd(
             .with_context(|| format!("cannot write {}", j.display()))?;
     }
     Ok(if check && total_mismatches > 0 { 1 } else { 0 })
+}
+
+/// `smtproxy cache stats|prune|export|import` on the store `--cache` names (default: the
+/// user's on-disk store): the work is in [`crate::cache::admin`]; reports go to stdout
+/// as JSON.
+fn cache_cmd(args: &EngineArgs, action: CacheAction) -> Result<i32> {
+    enum Target {
+        Disk(PathBuf),
+        Redis(String),
+    }
+    let target = match args.cache.as_deref() {
+        Some("none") => bail!("--cache none names no store"),
+        Some(u) if u.starts_with("redis://") => Target::Redis(u.to_string()),
+        Some(p) => Target::Disk(PathBuf::from(p)),
+        None => Target::Disk(
+            crate::cache::disk::default_path()
+                .context("no store given (--cache) and no default path ($HOME unset)")?,
+        ),
+    };
+    let print = |v: serde_json::Value| -> Result<i32> {
+        println!("{}", serde_json::to_string(&v)?);
+        Ok(0)
+    };
+    match action {
+        CacheAction::Stats => {
+            let s = match &target {
+                Target::Disk(p) => admin::disk_stats(p)?,
+                Target::Redis(u) => admin::redis_stats(u)?,
+            };
+            print(serde_json::to_value(s)?)
+        }
+        CacheAction::Prune {
+            max_mb,
+            unused_days,
+            below_worth,
+        } => {
+            let Target::Disk(p) = &target else {
+                bail!("prune works on the on-disk store; bound Redis with maxmemory and allkeys-lru/lfu, or --cache-ttl-days");
+            };
+            if max_mb.is_none() && unused_days.is_none() && below_worth.is_none() {
+                bail!("prune needs --max-mb, --unused-days or --below-worth");
+            }
+            if let Some(m) = max_mb {
+                if !m.is_finite() || m <= 0.0 {
+                    bail!("--max-mb must be > 0");
+                }
+            }
+            let how = admin::Prune {
+                unused_days,
+                below_worth,
+                max_bytes: max_mb.map(|m| (m * (1 << 20) as f64) as u64),
+            };
+            print(serde_json::to_value(admin::disk_prune(p, &how)?)?)
+        }
+        CacheAction::Export { out } => {
+            let mut w: Box<dyn Write> = match &out {
+                Some(f) => Box::new(std::io::BufWriter::new(
+                    std::fs::File::create(f)
+                        .with_context(|| format!("cannot create {}", f.display()))?,
+                )),
+                None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+            };
+            let (n, bad) = match &target {
+                Target::Disk(p) => admin::disk_export(p, &mut w)?,
+                Target::Redis(u) => admin::redis_export(u, &mut w)?,
+            };
+            drop(w);
+            eprintln!("{}", serde_json::json!({"exported": n, "unreadable": bad}));
+            Ok(0)
+        }
+        CacheAction::Import { file } => {
+            let mut r: Box<dyn std::io::BufRead> = if file.as_os_str() == "-" {
+                Box::new(BufReader::new(std::io::stdin().lock()))
+            } else {
+                Box::new(BufReader::new(
+                    std::fs::File::open(&file)
+                        .with_context(|| format!("cannot open {}", file.display()))?,
+                ))
+            };
+            let report = match &target {
+                Target::Disk(p) => admin::disk_import(p, &mut r)?,
+                Target::Redis(u) => {
+                    admin::redis_import(u, &mut r, crate::setup::secret(args)?.as_ref())?
+                }
+            };
+            print(serde_json::to_value(report)?)
+        }
+    }
 }

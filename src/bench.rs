@@ -73,7 +73,7 @@ pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) 
         let mut per_strategy: Vec<Vec<Summary>> = strats.iter().map(|_| Vec::new()).collect();
         for round in 0..opts.rounds {
             for (i, &s) in strats.iter().enumerate() {
-                let mut cache = cache_config(args);
+                let mut cache = cache_config(args)?;
                 if let Some(c) = cache.as_mut() {
                     if !opts.warm {
                         c.disk = Some(

@@ -3,6 +3,7 @@
 //! the proxy (`app`) and `bench`; it imports neither.
 
 use crate::cache::tiered::CacheConfig;
+use crate::cache::FleetSecret;
 use crate::cli::EngineArgs;
 use crate::driver::SolverSpec;
 use crate::session::{Config, Engine, Strategy};
@@ -33,16 +34,38 @@ pub fn strategy(args: &EngineArgs) -> Result<Strategy> {
     }
 }
 
-/// The cache configuration from `--cache` (None: no store at all).
-pub fn cache_config(args: &EngineArgs) -> Option<CacheConfig> {
+/// `--cache-max-mb` in bytes (None: unbounded).
+pub fn max_bytes(args: &EngineArgs) -> Result<Option<u64>> {
+    let mb = args.cache_max_mb;
+    if !mb.is_finite() || mb < 0.0 {
+        bail!("--cache-max-mb must be a number of MiB >= 0 (0: unbounded), not {mb}");
+    }
+    Ok((mb > 0.0).then(|| (mb * (1 << 20) as f64) as u64))
+}
+
+/// The fleet secret from `--cache-secret-file` or `SMTPROXY_CACHE_SECRET`.
+pub fn secret(args: &EngineArgs) -> Result<Option<FleetSecret>> {
+    Ok(FleetSecret::from_args(args.cache_secret_file.as_deref())?)
+}
+
+/// The cache configuration from `--cache` and its bounds (None: no store at all).
+pub fn cache_config(args: &EngineArgs) -> Result<Option<CacheConfig>> {
+    let ttl = match args.cache_ttl_days {
+        Some(d) if !d.is_finite() || d <= 0.0 => bail!("--cache-ttl-days must be > 0"),
+        Some(d) => Some((d * 86400.0).ceil() as u64),
+        None => None,
+    };
     let mut cfg = CacheConfig {
         mem_entries: args.cache_mem,
         mem_bytes: 512 << 20,
         disk: None,
         redis: None,
+        disk_max_bytes: max_bytes(args)?,
+        secret: secret(args)?,
+        redis_ttl_secs: ttl,
     };
     match args.cache.as_deref() {
-        Some("none") => return None,
+        Some("none") => return Ok(None),
         Some(s) if s.starts_with("redis://") => {
             cfg.redis = Some(s.to_string());
             cfg.disk = crate::cache::disk::default_path();
@@ -50,7 +73,7 @@ pub fn cache_config(args: &EngineArgs) -> Option<CacheConfig> {
         Some(path) => cfg.disk = Some(PathBuf::from(path)),
         None => cfg.disk = crate::cache::disk::default_path(),
     }
-    Some(cfg)
+    Ok(Some(cfg))
 }
 
 pub fn make_engine(

@@ -122,6 +122,7 @@ fn memory_only_cfg(disk: PathBuf) -> CacheConfig {
         mem_bytes: 1 << 20,
         disk: Some(disk),
         redis: None,
+        ..CacheConfig::default()
     }
 }
 

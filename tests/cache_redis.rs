@@ -23,11 +23,20 @@ fn entry(i: u32) -> Entry {
     }
 }
 
+/// The fleet secret these stores share (without one, no unsat read from Redis is trusted).
+fn secret() -> smtproxy::cache::FleetSecret {
+    smtproxy::cache::FleetSecret::from_bytes(b"cache_redis test secret").unwrap()
+}
+
 #[test]
 fn redis_two_clients_share_entries() {
     let server = Server::start();
-    let mut a = RedisStore::connect(&server.url()).unwrap();
-    let mut b = RedisStore::connect(&server.url()).unwrap();
+    let mut a = RedisStore::connect(&server.url())
+        .unwrap()
+        .with_secret(Some(secret()));
+    let mut b = RedisStore::connect(&server.url())
+        .unwrap()
+        .with_secret(Some(secret()));
     for i in 0..2000 {
         a.put(&key(i), &entry(i)).unwrap();
     }
@@ -48,7 +57,11 @@ fn redis_two_clients_share_entries() {
         .arg(redis_key(&key(3)))
         .query(&mut raw)
         .unwrap();
-    assert_eq!(Entry::decode(&key(3), &v.unwrap()).unwrap(), entry(3));
+    // The entry's bytes, then its fleet tag.
+    let v = v.unwrap();
+    let (bytes, tag) = Entry::split_encoded(&v).unwrap();
+    assert_eq!(Entry::decode(&key(3), bytes).unwrap(), entry(3));
+    assert!(secret().verify(&key(3).0, bytes, tag));
     assert!(redis_key(&key(3)).starts_with("smtproxy:v2:"));
     // An entry in an unknown format is rejected, not misread.
     redis::cmd("SET")
@@ -77,7 +90,9 @@ fn redis_two_clients_share_entries() {
 #[test]
 fn redis_put_does_not_block() {
     let server = Server::start();
-    let mut a = RedisStore::connect(&server.url()).unwrap();
+    let mut a = RedisStore::connect(&server.url())
+        .unwrap()
+        .with_secret(Some(secret()));
     let t = Instant::now();
     for i in 0..20_000 {
         a.put(&key(i), &entry(i)).unwrap();
@@ -101,6 +116,8 @@ fn redis_server_down_tiered_warns_once_and_continues() {
         mem_bytes: 1 << 20,
         disk: None,
         redis: Some(server.url()),
+        secret: Some(secret()),
+        ..CacheConfig::default()
     };
     let mut c = TieredCache::new(&cfg);
     assert_eq!(c.active_tiers(), vec!["memory", "redis"]);
@@ -153,6 +170,8 @@ fn redis_unreachable_at_start() {
         mem_bytes: 1 << 20,
         disk: None,
         redis: Some(url),
+        secret: Some(secret()),
+        ..CacheConfig::default()
     });
     assert!(t.elapsed() < Duration::from_secs(2));
     assert_eq!(c.active_tiers(), vec!["memory"]);
@@ -165,7 +184,9 @@ fn redis_unreachable_at_start() {
 fn redis_backs_off_then_reconnects_after_restart() {
     let mut server = Server::start();
     let port = server.port;
-    let mut s = RedisStore::connect(&server.url()).unwrap();
+    let mut s = RedisStore::connect(&server.url())
+        .unwrap()
+        .with_secret(Some(secret()));
     s.put(&key(1), &entry(1)).unwrap();
     s.flush().unwrap();
     assert_eq!(s.get(&key(1)).unwrap(), Some(entry(1)));
@@ -233,6 +254,8 @@ fn redis_restart_tiered_resumes_and_delivers_held_writes() {
         mem_bytes: 1 << 20,
         disk: None,
         redis: Some(url.clone()),
+        secret: Some(secret()),
+        ..CacheConfig::default()
     };
     let mut c = TieredCache::new(&cfg);
     for i in 0..10 {

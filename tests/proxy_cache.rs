@@ -20,12 +20,20 @@ struct Run {
 
 /// `smtproxy replay --check --quiet` with the given store; returns the JSON summary.
 fn replay(log: &Path, strategy: &str, cache: &str, xdg: &Path) -> Run {
+    replay_with(log, strategy, cache, xdg, None)
+}
+
+/// `replay` holding the fleet secret `secret` (`SMTPROXY_CACHE_SECRET`), or none.
+fn replay_with(log: &Path, strategy: &str, cache: &str, xdg: &Path, secret: Option<&str>) -> Run {
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("out.json");
-    let out = common::replay_json_cmd(strategy, cache, &json, log)
-        .env("XDG_CACHE_HOME", xdg)
-        .output()
-        .expect("run smtproxy");
+    let mut cmd = common::replay_json_cmd(strategy, cache, &json, log);
+    cmd.env("XDG_CACHE_HOME", xdg)
+        .env_remove("SMTPROXY_CACHE_SECRET");
+    if let Some(secret) = secret {
+        cmd.env("SMTPROXY_CACHE_SECRET", secret);
+    }
+    let out = cmd.output().expect("run smtproxy");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
         out.status.success(),
@@ -191,13 +199,16 @@ fn two_processes_share_results_through_redis() {
     let redis = Server::start();
     let url = redis.url();
     let log = corpus("klee/sort/solver-queries.smt2.gz");
-    // Separate disk stores (separate cache homes): only Redis is shared.
+    // Separate disk stores (separate cache homes): only Redis is shared, under one fleet
+    // secret.
+    let secret = Some("fleet secret of this test");
     let a_home = tempfile::tempdir().unwrap();
     let b_home = tempfile::tempdir().unwrap();
-    let a = replay(&log, "cache", &url, a_home.path());
+    let a = replay_with(&log, "cache", &url, a_home.path(), secret);
     assert!(field(&a.json, "solver_checks") > 0);
     assert_eq!(field(&a.json, "expected_mismatches"), 0);
-    let b = replay(&log, "cache", &url, b_home.path());
+    assert!(field(&a.json, "unsat") > 0, "{}", a.json);
+    let b = replay_with(&log, "cache", &url, b_home.path(), secret);
     assert_eq!(field(&b.json, "expected_mismatches"), 0);
     assert_eq!(
         field(&b.json, "solver_checks"),
@@ -206,6 +217,13 @@ fn two_processes_share_results_through_redis() {
         b.json
     );
     assert!(!b.stderr.contains("warning"), "{}", b.stderr);
+    // A process without the secret takes the sat entries (each checked against its model)
+    // but trusts no unsat one: those it solves again, with the same answers.
+    let c_home = tempfile::tempdir().unwrap();
+    let c = replay_with(&log, "cache", &url, c_home.path(), None);
+    assert_eq!(field(&c.json, "expected_mismatches"), 0);
+    assert!(field(&c.json, "redis_untrusted_unsat") > 0, "{}", c.json);
+    assert!(field(&c.json, "solver_checks") > 0, "{}", c.json);
 }
 
 #[test]

@@ -51,13 +51,25 @@ fn governed_matches_solver(name: &str, prog: &str, flags: &[&str]) {
     args.extend_from_slice(flags);
     let out = run_prog(bin(), &args, &input, t);
     out.assert_no_panic_no_hang("smtproxy");
-    assert_eq!(answers(&out.stdout_str()), want, "answers differ from {prog}'s");
+    assert_eq!(
+        answers(&out.stdout_str()),
+        want,
+        "answers differ from {prog}'s"
+    );
     let s = summary(&out.stderr_str());
     assert_eq!(field(&s, "queries"), 296);
     assert!(field(&s, "route_switches") >= 1, "no route switch: {s}");
     assert!(field(&s, "lean_queries") >= 64, "no lean window: {s}");
 
-    let mut named = vec!["--solver", name, "--cache", "none", "--stats", "--strategy", "hybrid"];
+    let mut named = vec![
+        "--solver",
+        name,
+        "--cache",
+        "none",
+        "--stats",
+        "--strategy",
+        "hybrid",
+    ];
     named.extend_from_slice(flags);
     let out = run_prog(bin(), &named, &input, t);
     assert_eq!(answers(&out.stdout_str()), want);

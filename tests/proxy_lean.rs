@@ -373,7 +373,9 @@ fn scoped_optimisation(setup: &str, rounds: usize) -> String {
     s.push_str(setup);
     s.push_str("(declare-fun x () Int)\n(declare-fun y () Int)\n(assert (> x 0))\n");
     s.push_str("(assert (< y 100))\n(check-sat)\n");
-    s.push_str("(push 1)\n(assert (> y x))\n(minimize y)\n(check-sat)\n(get-objectives)\n(pop 1)\n");
+    s.push_str(
+        "(push 1)\n(assert (> y x))\n(minimize y)\n(check-sat)\n(get-objectives)\n(pop 1)\n",
+    );
     for i in 0..rounds {
         s.push_str(&format!(
             "(push 1)\n(assert (< x {}))\n(check-sat)\n(get-value (x))\n(pop 1)\n(check-sat)\n",
@@ -390,7 +392,12 @@ fn passthrough_ends_at_the_pop_of_its_level() {
     let input = scoped_optimisation("", rounds);
     let direct = run_prog("z3", &["-in"], input.as_bytes(), T);
     let out = run_z3("hybrid", &["--stats", "-in"], input.as_bytes(), T);
-    assert_eq!(out.stdout_str(), direct.stdout_str(), "{}", out.stderr_str());
+    assert_eq!(
+        out.stdout_str(),
+        direct.stdout_str(),
+        "{}",
+        out.stderr_str()
+    );
     let s = common::summary(&out.stderr_str());
     let field = |k: &str| common::field(&s, k);
     assert_eq!(field("fallbacks_passthrough"), 1, "{s}");
@@ -415,7 +422,12 @@ fn passthrough_stays_while_the_pop_leaves_unmodelled_state() {
         let input = scoped_optimisation(setup, 4);
         let direct = run_prog("z3", &["-in"], input.as_bytes(), T);
         let out = run_z3("hybrid", &["--stats", "-in"], input.as_bytes(), T);
-        assert_eq!(out.stdout_str(), direct.stdout_str(), "{setup}: {}", out.stderr_str());
+        assert_eq!(
+            out.stdout_str(),
+            direct.stdout_str(),
+            "{setup}: {}",
+            out.stderr_str()
+        );
         let s = common::summary(&out.stderr_str());
         assert!(
             common::field(&s, "solver_checks") >= common::field(&s, "queries"),
@@ -427,7 +439,12 @@ fn passthrough_stays_while_the_pop_leaves_unmodelled_state() {
                  (assert (< x 5))\n(check-sat)\n(pop 1)\n(check-sat)\n(get-objectives)\n";
     let direct = run_prog("z3", &["-in"], input.as_bytes(), T);
     let out = run_z3("hybrid", &["--stats", "-in"], input.as_bytes(), T);
-    assert_eq!(out.stdout_str(), direct.stdout_str(), "{}", out.stderr_str());
+    assert_eq!(
+        out.stdout_str(),
+        direct.stdout_str(),
+        "{}",
+        out.stderr_str()
+    );
     let s = common::summary(&out.stderr_str());
     assert_eq!(common::field(&s, "solver_checks"), 2, "{s}");
 }

@@ -581,6 +581,10 @@ fn dbsize(url: &str) -> i64 {
         .unwrap_or(-1)
 }
 
+/// The fleet secret both processes hold: unsat entries shared through Redis are tagged
+/// with it, and trusted only under a tag that verifies.
+const FLEET_SECRET: &str = "fleet secret of this test";
+
 #[test]
 fn redis_killed_and_restarted_mid_session() {
     common::require("z3");
@@ -598,7 +602,8 @@ fn redis_killed_and_restarted_mid_session() {
         &url,
         "--stats",
     ])
-    .env("XDG_CACHE_HOME", home1.path());
+    .env("XDG_CACHE_HOME", home1.path())
+    .env("SMTPROXY_CACHE_SECRET", FLEET_SECRET);
     let mut s = Session::start_cmd(cmd);
     s.send("(set-logic QF_BV)\n(declare-const x (_ BitVec 16))\n(declare-const y (_ BitVec 16))");
     let ask = |s: &mut Session, range: std::ops::Range<u32>, what: &str| {
@@ -672,7 +677,8 @@ fn redis_killed_and_restarted_mid_session() {
         &url,
         "--stats",
     ])
-    .env("XDG_CACHE_HOME", home2.path());
+    .env("XDG_CACHE_HOME", home2.path())
+    .env("SMTPROXY_CACHE_SECRET", FLEET_SECRET);
     let out = run_cmd(cmd, script.as_bytes(), T);
     out.assert_no_panic_no_hang("second process");
     assert_eq!(out.code(), Some(0), "{}", out.stderr_str());

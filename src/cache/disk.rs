@@ -1,11 +1,27 @@
 //! The on-disk tier: one SQLite file shared by all smtproxy processes of a user on one
 //! machine.
 //!
-//! * Schema: `results(key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID`, where
-//!   `value` is an [`Entry::encode`] byte string, and `meta(name TEXT PRIMARY KEY,
-//!   value INTEGER)` holding `format_version` = [`FORMAT_VERSION`]. A file of format 1
-//!   (entries without checksums) is emptied and upgraded at open; a file with any other
-//!   format version is rejected at open.
+//! * Schema [`SCHEMA_VERSION`] (2): `results(key BLOB PRIMARY KEY, value BLOB NOT NULL,
+//!   solve_ms, hits, last_used, created, twin) WITHOUT ROWID`, where `value` is an
+//!   [`Entry::encode`] byte string and the other columns are the entry's worth (the
+//!   solver time a hit saves, hits read from this file, unix seconds of the last use and
+//!   of the write, 1 for an exact key written beside its canonical twin), and `meta(name TEXT PRIMARY KEY, value INTEGER)` holding
+//!   `format_version` = [`FORMAT_VERSION`] (the entries' bytes) and `schema_version` (the
+//!   tables; absent means 1, the schema without the worth columns). At open a schema-1
+//!   file gets the columns added (its entries kept, served, and valued as just written);
+//!   a file of entry format 1 (no checksums) is emptied and upgraded; any other format
+//!   or a newer schema is refused at open, never misread. Builds that know only schema 1
+//!   still read and write a schema-2 file (the new columns have defaults).
+//! * Bound: with a byte bound ([`DiskStore::with_max_bytes`]), after each write batch
+//!   whose commit leaves the file (pages × page size) above the bound, the entries of
+//!   lowest worth per byte ([`WORTH_SQL`]: solve time × hits, divided by days since last
+//!   use; [`EVICT_ORDER_SQL`]) are deleted in one batch (a tenth of the entries,
+//!   [`LOW_WATER`]), free pages handed back to the file system
+//!   (`auto_vacuum=INCREMENTAL`), and, where the file is still more than 5% over (space
+//!   freed inside pages, or a file without auto-vacuum), rebuilt by `VACUUM`; the
+//!   write-ahead log is then truncated and kept to a tenth of the bound. Space freed
+//!   inside pages is reused by the next writes before the file grows.
+//!   Hits are counted in memory and written with the next batch.
 //! * Concurrency: WAL journal (readers never wait for writers), `synchronous=NORMAL`,
 //!   a busy timeout (default [`DEFAULT_BUSY_TIMEOUT`]) for writers, and every write batch
 //!   is one `BEGIN IMMEDIATE` transaction of `INSERT OR IGNORE` (first writer wins;
@@ -27,7 +43,7 @@
 //!   header), a read-only file or directory, a lock held through [`BUSY_ATTEMPTS`]
 //!   writes, a full disk: all are [`CacheError`]s, never panics.
 
-use super::{CacheError, Entry, Key, Store, FORMAT_VERSION};
+use super::{CacheError, Entry, Key, Store, FORMAT_VERSION, SCHEMA_VERSION};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use rustc_hash::FxHashMap;
 use std::io::Read;
@@ -40,6 +56,27 @@ pub const DEFAULT_BATCH: usize = 64;
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 /// Write attempts in a row that may find the file locked before the tier is given up.
 pub const BUSY_ATTEMPTS: u32 = 3;
+/// The default bound on the file's size (`--cache-max-mb`).
+pub const DEFAULT_MAX_MB: u64 = 1024;
+/// An eviction deletes this share of the entries, the least worth per byte first; the
+/// space freed inside pages is filled by the next writes before the file grows again.
+pub const LOW_WATER: f64 = 0.9;
+/// An entry's worth, higher kept longer: the milliseconds a hit saves (at least 1), times
+/// one more than its hits, divided by one more than the days since it was last used, and
+/// by 4 for a twin (an exact key whose canonical entry answers the same lookups).
+pub const WORTH_SQL: &str = "((solve_ms + 1.0) * (hits + 1.0) / (1.0 + 3.0 * twin)
+      / (1.0 + max(0, ?1 - last_used) / 86400.0))";
+/// The order of eviction: least worth per byte the entry takes (its key, value and about
+/// 40 bytes of cell and index overhead), then least recently used.
+pub const EVICT_ORDER_SQL: &str = "((solve_ms + 1.0) * (hits + 1.0) / (1.0 + 3.0 * twin)
+      / (1.0 + max(0, ?1 - last_used) / 86400.0) / (length(value) + 56.0)) ASC, last_used ASC";
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
 
 pub struct DiskStore {
     conn: Connection,
@@ -49,6 +86,12 @@ pub struct DiskStore {
     /// Write attempts in a row that found the file locked, and when the next may be made.
     busy_failures: u32,
     retry_at: Option<Instant>,
+    /// The bound on the file's size in bytes (None: unbounded).
+    max_bytes: Option<u64>,
+    /// Entries deleted by the bound since open.
+    evicted: u64,
+    /// The file's size after the last eviction (see [`enforce_bound`]).
+    bound_floor: u64,
 }
 
 /// Encoded entries not yet written, shared with the exit flush.
@@ -59,7 +102,10 @@ struct Buffered {
 
 #[derive(Default)]
 struct Pending {
-    entries: FxHashMap<Key, Vec<u8>>,
+    /// Encoded entry, the milliseconds it took to compute, and whether it is a twin.
+    entries: FxHashMap<Key, (Vec<u8>, u64, bool)>,
+    /// Hits on written entries not yet counted in the file.
+    hits: FxHashMap<Key, u32>,
     since: Option<Instant>,
 }
 
@@ -72,11 +118,11 @@ impl Buffered {
 
 impl crate::signals::ExitFlush for Buffered {
     fn flush_at_exit(&self, deadline: Instant) {
-        let rows: Vec<(Key, Vec<u8>)> = self
+        let rows: Vec<Row> = self
             .lock()
             .entries
             .iter()
-            .map(|(k, v)| (*k, v.clone()))
+            .map(|(k, (v, ms, twin))| (*k, v.clone(), *ms, *twin))
             .collect();
         if rows.is_empty() {
             return;
@@ -89,7 +135,7 @@ impl crate::signals::ExitFlush for Buffered {
         .map_err(CacheError::from)
         .and_then(|mut c| {
             c.busy_timeout(left)?;
-            insert_rows(&mut c, rows.iter().map(|(k, v)| (k, v)))
+            insert_rows(&mut c, &rows, &[])
         });
         if let Err(e) = r {
             eprintln!(
@@ -101,22 +147,103 @@ impl crate::signals::ExitFlush for Buffered {
     }
 }
 
-/// One `BEGIN IMMEDIATE` transaction of `INSERT OR IGNORE`s, in key order.
-fn insert_rows<'a>(
-    conn: &mut Connection,
-    rows: impl Iterator<Item = (&'a Key, &'a Vec<u8>)>,
-) -> Result<(), CacheError> {
-    let mut rows: Vec<(&Key, &Vec<u8>)> = rows.collect();
-    rows.sort_unstable_by_key(|(k, _)| **k);
+/// An entry to write: key, encoded entry, milliseconds it took to compute, twin.
+type Row = (Key, Vec<u8>, u64, bool);
+
+/// One `BEGIN IMMEDIATE` transaction of `INSERT OR IGNORE`s in key order, and of the
+/// hit counts `hits` adds to entries already in the file.
+fn insert_rows(conn: &mut Connection, rows: &[Row], hits: &[(Key, u32)]) -> Result<(), CacheError> {
+    let mut rows: Vec<&Row> = rows.iter().collect();
+    rows.sort_unstable_by_key(|r| r.0);
+    let now = unix_now();
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     {
-        let mut stmt =
-            tx.prepare_cached("INSERT OR IGNORE INTO results(key, value) VALUES (?1, ?2)")?;
-        for (k, v) in rows {
-            stmt.execute(params![&k.0[..], v])?;
+        let mut stmt = tx.prepare_cached(
+            "INSERT OR IGNORE INTO results(key, value, solve_ms, hits, last_used, created, twin)
+             VALUES (?1, ?2, ?3, 0, ?4, ?4, ?5)",
+        )?;
+        for (k, v, ms, twin) in rows {
+            stmt.execute(params![
+                &k.0[..],
+                v,
+                (*ms).min(i64::MAX as u64) as i64,
+                now,
+                i64::from(*twin)
+            ])?;
+        }
+        let mut stmt = tx
+            .prepare_cached("UPDATE results SET hits = hits + ?2, last_used = ?3 WHERE key = ?1")?;
+        for (k, n) in hits {
+            stmt.execute(params![&k.0[..], *n, now])?;
         }
     }
     tx.commit()?;
+    Ok(())
+}
+
+/// Bytes of the file as SQLite lays it out: pages times page size.
+fn file_bytes(conn: &Connection) -> Result<u64, CacheError> {
+    let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+    let size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+    Ok((pages.max(0) as u64) * (size.max(0) as u64))
+}
+
+/// Keeps the file within `max` bytes (see the module doc); returns the entries deleted.
+/// Nothing is done while the file is no larger than `floor` (its size after the last
+/// eviction: space freed inside its pages is still being reused).
+pub(crate) fn enforce_bound(conn: &Connection, max: u64, floor: u64) -> Result<u64, CacheError> {
+    if file_bytes(conn)? <= max.max(floor) {
+        return Ok(0);
+    }
+    let slack = max + max / 20;
+    let mut deleted = 0u64;
+    for _ in 0..16 {
+        let n: i64 = conn.query_row("SELECT count(*) FROM results", [], |r| r.get(0))?;
+        if n == 0 {
+            break;
+        }
+        // A tenth, or as many as the file is over its bound (a bound lowered well below
+        // the file, as `cache prune --max-mb` may).
+        let over = 1.0 - slack as f64 / file_bytes(conn)?.max(1) as f64;
+        let k = ((n as f64 * over.max(1.0 - LOW_WATER)).ceil() as i64).max(1);
+        conn.execute_batch("BEGIN IMMEDIATE;")?;
+        let del = conn.execute(
+            &format!(
+                "DELETE FROM results WHERE key IN
+                   (SELECT key FROM results ORDER BY {EVICT_ORDER_SQL} LIMIT ?2)"
+            ),
+            params![unix_now(), k],
+        );
+        match del {
+            Ok(d) => {
+                deleted += d as u64;
+                conn.execute_batch("COMMIT;")?;
+            }
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK;");
+                return Err(e.into());
+            }
+        }
+        compact(conn, slack)?;
+        if file_bytes(conn)? <= slack {
+            break;
+        }
+    }
+    Ok(deleted)
+}
+
+/// Hands free pages back to the file system (`incremental_vacuum`); where the file is
+/// still above `slack` (no auto-vacuum, or space freed inside pages rather than whole
+/// pages), rebuilds it (`VACUUM`); then truncates the write-ahead log.
+fn compact(conn: &Connection, slack: u64) -> Result<(), CacheError> {
+    let auto: i64 = conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))?;
+    if auto == 2 {
+        conn.execute_batch("PRAGMA incremental_vacuum;")?;
+    }
+    if file_bytes(conn)? > slack {
+        conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL; VACUUM;")?;
+    }
+    let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
     Ok(())
 }
 
@@ -208,7 +335,54 @@ impl DiskStore {
             batch: batch.max(1),
             busy_failures: 0,
             retry_at: None,
+            max_bytes: None,
+            evicted: 0,
+            bound_floor: 0,
         })
+    }
+
+    /// Bounds the file to `max` bytes (None: unbounded), evicting at once if it is over.
+    pub fn with_max_bytes(mut self, max: Option<u64>) -> Result<DiskStore, CacheError> {
+        self.max_bytes = max;
+        if let Some(m) = max {
+            // The log is checkpointed, and kept, at a tenth of the bound.
+            let pages = (m / 4096 / 10).clamp(16, 1000);
+            self.conn
+                .query_row(&format!("PRAGMA wal_autocheckpoint = {pages}"), [], |_| {
+                    Ok(())
+                })?;
+            self.conn.query_row(
+                &format!("PRAGMA journal_size_limit = {}", (m / 10).max(65536)),
+                [],
+                |_| Ok(()),
+            )?;
+            self.evict(m)?;
+        }
+        Ok(self)
+    }
+
+    /// [`enforce_bound`], remembering the file's size after an eviction.
+    fn evict(&mut self, max: u64) -> Result<(), CacheError> {
+        let n = enforce_bound(&self.conn, max, self.bound_floor)?;
+        if n > 0 {
+            self.evicted += n;
+            self.bound_floor = file_bytes(&self.conn)?;
+        }
+        Ok(())
+    }
+
+    /// Entries deleted by the bound since open.
+    pub fn evicted(&self) -> u64 {
+        self.evicted
+    }
+
+    /// The connection (for [`super::admin`]).
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
     }
 
     pub fn path(&self) -> &Path {
@@ -225,7 +399,36 @@ impl DiskStore {
     pub fn discard_pending(&mut self) {
         let mut p = self.buffer.lock();
         p.entries.clear();
+        p.hits.clear();
         p.since = None;
+    }
+
+    /// `put`, recording that the entry took `solve_ms` to compute (its worth to the bound).
+    pub fn put_costed(&mut self, k: &Key, e: &Entry, solve_ms: u64) -> Result<(), CacheError> {
+        self.put_worth(k, e, solve_ms, false)
+    }
+
+    /// `put_costed`, and whether the entry is a twin: a second key (the exact one) of a
+    /// result stored under another key just before, evicted before entries of its worth.
+    pub fn put_worth(
+        &mut self,
+        k: &Key,
+        e: &Entry,
+        solve_ms: u64,
+        twin: bool,
+    ) -> Result<(), CacheError> {
+        let (n, since) = {
+            let mut p = self.buffer.lock();
+            p.entries
+                .entry(*k)
+                .or_insert_with(|| (e.encode(k), solve_ms, twin));
+            (p.entries.len(), *p.since.get_or_insert_with(Instant::now))
+        };
+        let due = n >= self.batch || since.elapsed() >= FLUSH_INTERVAL;
+        if due && self.retry_at.is_none_or(|t| Instant::now() >= t) {
+            self.write_or_defer()?;
+        }
+        Ok(())
     }
 
     /// Number of entries written to the file (excluding buffered ones).
@@ -247,23 +450,51 @@ impl DiskStore {
     fn write_pending(&mut self) -> Result<(), CacheError> {
         // Copied out so the lock is not held across SQLite calls (only this thread adds
         // entries, so clearing afterwards loses nothing).
-        let rows: Vec<(Key, Vec<u8>)> = self
-            .buffer
-            .lock()
-            .entries
-            .iter()
-            .map(|(k, v)| (*k, v.clone()))
-            .collect();
-        if rows.is_empty() {
+        let (rows, hits): (Vec<Row>, Vec<(Key, u32)>) = {
+            let p = self.buffer.lock();
+            (
+                p.entries
+                    .iter()
+                    .map(|(k, (v, ms, twin))| (*k, v.clone(), *ms, *twin))
+                    .collect(),
+                p.hits.iter().map(|(k, n)| (*k, *n)).collect(),
+            )
+        };
+        if rows.is_empty() && hits.is_empty() {
             return Ok(());
         }
-        insert_rows(&mut self.conn, rows.iter().map(|(k, v)| (k, v)))?;
+        if rows.is_empty() {
+            // Hit counts alone are bookkeeping for the bound, not results: a session that
+            // only reads (the file locked by another process, or read-only) loses them
+            // without a warning rather than giving the tier up.
+            let r = insert_rows(&mut self.conn, &rows, &hits);
+            self.buffer.lock().hits.clear();
+            if r.is_ok() {
+                self.busy_failures = 0;
+                self.retry_at = None;
+            }
+            return Ok(());
+        }
+        insert_rows(&mut self.conn, &rows, &hits)?;
         let mut p = self.buffer.lock();
         p.entries.clear();
+        p.hits.clear();
         p.since = None;
         drop(p);
         self.busy_failures = 0;
         self.retry_at = None;
+        if let (Some(m), false) = (self.max_bytes, rows.is_empty()) {
+            self.evict(m)?;
+            // The log counts against the bound too: past a tenth of it (an eviction or a
+            // checkpoint that ran while the log was growing), truncate it now.
+            let mut wal = self.path.as_os_str().to_owned();
+            wal.push("-wal");
+            if std::fs::metadata(&wal).map_or(0, |w| w.len()) > (m / 10).max(65536) {
+                let _ = self
+                    .conn
+                    .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+            }
+        }
         Ok(())
     }
 
@@ -330,6 +561,58 @@ fn create_initialised(path: &Path, dir: &Path) -> Result<(), CacheError> {
 }
 
 const VERSION_SQL: &str = "SELECT value FROM meta WHERE name = 'format_version'";
+const SCHEMA_SQL: &str = "SELECT value FROM meta WHERE name = 'schema_version'";
+/// The columns schema 2 adds to `results`, with the defaults that let a schema-1 writer
+/// insert rows.
+const WORTH_COLUMNS: &str = "solve_ms INTEGER NOT NULL DEFAULT 0, hits INTEGER NOT NULL DEFAULT 0,
+                       last_used INTEGER NOT NULL DEFAULT 0, created INTEGER NOT NULL DEFAULT 0,
+                       twin INTEGER NOT NULL DEFAULT 0";
+
+/// The tables' version: `schema_version` in `meta`, 1 where it is absent.
+fn schema_version(conn: &Connection) -> Result<i64, CacheError> {
+    Ok(conn
+        .query_row(SCHEMA_SQL, [], |r| r.get::<_, i64>(0))
+        .optional()?
+        .unwrap_or(1))
+}
+
+/// Schema 1 to 2: the worth columns added (existing entries valued as written now), in
+/// one transaction that another opener doing the same finds already done.
+fn migrate_schema_1(conn: &Connection) -> Result<i64, CacheError> {
+    let run = || -> Result<i64, CacheError> {
+        conn.execute_batch("BEGIN IMMEDIATE;")?;
+        if schema_version(conn)? == 1 {
+            let cols: Vec<String> = conn
+                .prepare("SELECT name FROM pragma_table_info('results')")?
+                .query_map([], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            for (name, decl) in [
+                ("solve_ms", "solve_ms INTEGER NOT NULL DEFAULT 0"),
+                ("hits", "hits INTEGER NOT NULL DEFAULT 0"),
+                ("last_used", "last_used INTEGER NOT NULL DEFAULT 0"),
+                ("created", "created INTEGER NOT NULL DEFAULT 0"),
+                ("twin", "twin INTEGER NOT NULL DEFAULT 0"),
+            ] {
+                if !cols.iter().any(|c| c == name) {
+                    conn.execute_batch(&format!("ALTER TABLE results ADD COLUMN {decl};"))?;
+                }
+            }
+            conn.execute(
+                "UPDATE results SET last_used = ?1, created = ?1 WHERE last_used = 0",
+                [unix_now()],
+            )?;
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(name, value) VALUES ('schema_version', ?1)",
+                [SCHEMA_VERSION],
+            )?;
+        }
+        conn.execute_batch("COMMIT;")?;
+        schema_version(conn)
+    };
+    run().inspect_err(|_| {
+        let _ = conn.execute_batch("ROLLBACK;");
+    })
+}
 
 /// Run `body` in one `BEGIN IMMEDIATE` transaction, rolled back if it fails part way,
 /// then read the format version it left.
@@ -360,14 +643,20 @@ fn setup(conn: &Connection) -> Result<(), CacheError> {
     };
     let version = match existing {
         Some(v) => v,
-        None => write_then_version(
-            conn,
-            &format!(
-                "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-                 CREATE TABLE IF NOT EXISTS results(key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
-                 INSERT OR IGNORE INTO meta(name, value) VALUES ('format_version', {FORMAT_VERSION});"
-            ),
-        )?,
+        None => {
+            // Free pages can be handed back only if this is set before the first table.
+            conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL;")?;
+            write_then_version(
+                conn,
+                &format!(
+                    "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                     CREATE TABLE IF NOT EXISTS results(key BLOB PRIMARY KEY, value BLOB NOT NULL,
+                       {WORTH_COLUMNS}) WITHOUT ROWID;
+                     INSERT OR IGNORE INTO meta(name, value) VALUES ('format_version', {FORMAT_VERSION});
+                     INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', {SCHEMA_VERSION});"
+                ),
+            )?
+        }
     };
     // A store of format 1 (entries without checksums) is emptied and becomes format 2:
     // its entries are only a cache, and none is served unchecked.
@@ -385,6 +674,18 @@ fn setup(conn: &Connection) -> Result<(), CacheError> {
         return Err(CacheError::Version {
             found: version.clamp(0, 255) as u8,
             expected: FORMAT_VERSION,
+        });
+    }
+    let schema = schema_version(conn)?;
+    let schema = if schema == 1 {
+        migrate_schema_1(conn)?
+    } else {
+        schema
+    };
+    if schema != SCHEMA_VERSION {
+        return Err(CacheError::Schema {
+            found: schema,
+            expected: SCHEMA_VERSION,
         });
     }
     // Touch the results table so that a damaged schema shows up now, not later.
@@ -442,7 +743,7 @@ fn check_header(path: &Path) -> Result<(), CacheError> {
 
 impl Store for DiskStore {
     fn get(&mut self, k: &Key) -> Result<Option<Entry>, CacheError> {
-        if let Some(v) = self.buffer.lock().entries.get(k) {
+        if let Some((v, _, _)) = self.buffer.lock().entries.get(k) {
             return Entry::decode(k, v).map(Some);
         }
         let mut stmt = self
@@ -451,21 +752,16 @@ impl Store for DiskStore {
         let v: Option<Vec<u8>> = stmt.query_row([&k.0[..]], |r| r.get(0)).optional()?;
         match v {
             None => Ok(None),
-            Some(v) => Entry::decode(k, &v).map(Some),
+            Some(v) => {
+                let e = Entry::decode(k, &v)?;
+                *self.buffer.lock().hits.entry(*k).or_insert(0) += 1;
+                Ok(Some(e))
+            }
         }
     }
 
     fn put(&mut self, k: &Key, e: &Entry) -> Result<(), CacheError> {
-        let (n, since) = {
-            let mut p = self.buffer.lock();
-            p.entries.entry(*k).or_insert_with(|| e.encode(k));
-            (p.entries.len(), *p.since.get_or_insert_with(Instant::now))
-        };
-        let due = n >= self.batch || since.elapsed() >= FLUSH_INTERVAL;
-        if due && self.retry_at.is_none_or(|t| Instant::now() >= t) {
-            self.write_or_defer()?;
-        }
-        Ok(())
+        self.put_costed(k, e, 0)
     }
 
     fn name(&self) -> &'static str {

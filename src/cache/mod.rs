@@ -24,16 +24,19 @@
 //! * [`cex::SetIndex`] is a bounded, in-memory subset/superset index used for
 //!   counterexample reasoning; it is not persisted.
 
+pub mod admin;
 pub mod cex;
 pub mod disk;
 pub mod memory;
 pub mod redis;
+pub mod secret;
 pub mod tiered;
 
 pub use cex::SetIndex;
 pub use disk::DiskStore;
 pub use memory::MemoryStore;
 pub use redis::RedisStore;
+pub use secret::FleetSecret;
 pub use tiered::{CacheConfig, CacheStats, TieredCache};
 
 use std::fmt;
@@ -41,6 +44,11 @@ use std::fmt;
 /// The version byte that starts every encoded [`Entry`] (and is recorded in the
 /// on-disk store's `meta` table). Version 2 added the checksum.
 pub const FORMAT_VERSION: u8 = 2;
+
+/// The version of the on-disk store's tables (`schema_version` in its `meta` table),
+/// separate from the entries' [`FORMAT_VERSION`]: 1 had `results(key, value)` only, 2
+/// adds each entry's worth (solve time, hits, last use, creation).
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// A 128-bit cache key: the hash of a canonical query component.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -223,6 +231,21 @@ impl Entry {
         Ok(Entry { verdict, model })
     }
 
+    /// Splits `bytes` into an [`Entry::encode`] output (by its own length fields, unchecked)
+    /// and what follows it; None when the header or lengths do not fit.
+    pub fn split_encoded(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+        let len = match *bytes.get(2)? {
+            0 => 3 + CHECKSUM_LEN,
+            1 => {
+                let l = bytes.get(3..7)?;
+                let l = u32::from_le_bytes([l[0], l[1], l[2], l[3]]) as usize;
+                7usize.checked_add(l)?.checked_add(CHECKSUM_LEN)?
+            }
+            _ => return None,
+        };
+        (bytes.len() >= len).then(|| bytes.split_at(len))
+    }
+
     /// Approximate memory footprint used for byte budgets: key + model length.
     pub fn approx_size(&self) -> usize {
         16 + self.model.as_ref().map_or(0, String::len)
@@ -240,6 +263,8 @@ pub enum CacheError {
     Io(#[from] std::io::Error),
     #[error("unsupported entry format version {found} (this build reads {expected})")]
     Version { found: u8, expected: u8 },
+    #[error("unsupported store schema version {found} (this build reads up to {expected})")]
+    Schema { found: i64, expected: i64 },
     #[error("malformed entry: {0}")]
     BadEntry(String),
     #[error("not an smtproxy cache or corrupt: {0}")]

@@ -2,7 +2,18 @@
 //!
 //! * Keys are `smtproxy:v2:<32 hex digits>` (the `v2` is [`FORMAT_VERSION`], so builds
 //!   with another entry format never read each other's values); values are
-//!   [`Entry::encode`] byte strings, written with `SET NX` (first writer wins).
+//!   [`Entry::encode`] byte strings, followed, when this process holds the fleet secret,
+//!   by its tag ([`super::secret`]), written with `SET NX` (first writer wins).
+//! * Trust: what is read is checked like a disk entry (checksum, version) and a sat is
+//!   evaluated against its model by the caller before it is served. An unsat is served
+//!   only with a tag that verifies under this process's fleet secret; any other unsat
+//!   (no secret here, no tag, a tag of another secret or of other bytes) is a miss,
+//!   counted in [`RedisStore::untrusted_unsat`]: a stray writer can make smtproxy slower,
+//!   never wrong.
+//! * A full server (`maxmemory` with `noeviction`: `OOM` answers) refuses writes; they
+//!   are dropped and counted in [`RedisStore::rejected_writes`], the connection is kept
+//!   and reads go on. An evicting server (`allkeys-lru`/`allkeys-lfu`) or entries
+//!   expired by [`RedisStore::with_ttl`] (`SET NX EX`) are just misses.
 //! * Reads are synchronous on the caller's connection with [`IO_TIMEOUT`] for connect,
 //!   read and write (connection set-up is bounded by twice that), so a slow, hung or
 //!   dead server costs at most about that much per call.
@@ -22,7 +33,7 @@
 //!   for an unreachable server are dropped by it at once (no waiting for a server that
 //!   is down). Drop does the same with a one-second bound and then detaches the thread.
 
-use super::{CacheError, Entry, Key, Store, FORMAT_VERSION};
+use super::{CacheError, Entry, FleetSecret, Key, Store, Verdict, FORMAT_VERSION};
 use ::redis::{Client, Connection, RedisResult};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
@@ -122,6 +133,9 @@ impl Link {
         let c = self.connection()?;
         match f(c) {
             Ok(v) => Ok(v),
+            // The server answered, refusing (a full server): every reply was read, so the
+            // connection is in step and stays.
+            Err(e) if is_full(&e) => Err(e.into()),
             Err(e) => {
                 // The connection may be half-read or dead: never reuse it.
                 self.conn = None;
@@ -132,8 +146,18 @@ impl Link {
     }
 }
 
+/// The server refused a write for lack of memory (`maxmemory` reached, `noeviction`).
+fn is_full(e: &::redis::RedisError) -> bool {
+    e.code() == Some("OOM")
+}
+
+/// A [`CacheError`] that is a full server's refusal.
+fn is_full_error(e: &CacheError) -> bool {
+    matches!(e, CacheError::Redis(r) if is_full(r))
+}
+
 enum Msg {
-    Set(String, Vec<u8>),
+    Set(String, Vec<u8>, Option<u64>),
     Flush(SyncSender<()>),
 }
 
@@ -142,6 +166,7 @@ struct Shared {
     down: AtomicBool,
     dropped: AtomicU64,
     written: AtomicU64,
+    rejected: AtomicU64,
 }
 
 pub struct RedisStore {
@@ -151,6 +176,9 @@ pub struct RedisStore {
     shared: Arc<Shared>,
     /// `dropped_writes()` as of the last flush, to report losses once.
     dropped_reported: u64,
+    secret: Option<FleetSecret>,
+    ttl_secs: Option<u64>,
+    untrusted_unsat: u64,
 }
 
 impl RedisStore {
@@ -172,14 +200,40 @@ impl RedisStore {
             tx: Some(tx),
             shared,
             dropped_reported: 0,
+            secret: None,
+            ttl_secs: None,
+            untrusted_unsat: 0,
         })
+    }
+
+    /// Tags what is written, and trusts unsat entries tagged, under `secret`.
+    pub fn with_secret(mut self, secret: Option<FleetSecret>) -> RedisStore {
+        self.secret = secret;
+        self
+    }
+
+    /// Entries written from now on expire after `secs` seconds (`SET NX EX`).
+    pub fn with_ttl(mut self, secs: Option<u64>) -> RedisStore {
+        self.ttl_secs = secs.filter(|&s| s > 0);
+        self
+    }
+
+    /// Unsat entries read but not trusted (no secret, or no valid tag): served as misses.
+    pub fn untrusted_unsat(&self) -> u64 {
+        self.untrusted_unsat
+    }
+
+    /// Writes the server refused (full: `OOM`).
+    pub fn rejected_writes(&self) -> u64 {
+        self.shared.rejected.load(Ordering::Relaxed)
     }
 
     pub fn url(&self) -> &str {
         &self.url
     }
 
-    /// Writes dropped because the queue was full or the server was unreachable.
+    /// Writes dropped because the queue was full or the server was unreachable (a full
+    /// server's refusals are [`RedisStore::rejected_writes`]).
     pub fn dropped_writes(&self) -> u64 {
         self.shared.dropped.load(Ordering::Relaxed)
     }
@@ -230,17 +284,30 @@ impl RedisStore {
 /// Hands `batch` to the server in pipelines of [`PIPELINE_MAX`]; what could not be
 /// written stays in `batch` (bounded by [`QUEUE_LEN`], oldest dropped first). True when
 /// everything was written.
-fn send_batch(link: &mut Link, batch: &mut Vec<(String, Vec<u8>)>, shared: &Shared) -> bool {
+fn send_batch(link: &mut Link, batch: &mut Vec<Pending>, shared: &Shared) -> bool {
     while !batch.is_empty() {
         let n = batch.len().min(PIPELINE_MAX);
         let mut pipe = ::redis::pipe();
-        for (k, v) in &batch[..n] {
-            pipe.cmd("SET").arg(k).arg(&v[..]).arg("NX").ignore();
+        for (k, v, ttl) in &batch[..n] {
+            let set = pipe.cmd("SET").arg(k).arg(&v[..]).arg("NX");
+            if let Some(t) = ttl {
+                set.arg("EX").arg(*t);
+            }
+            set.ignore();
         }
         match link.run(|c| pipe.query::<()>(c)) {
             Ok(()) => {
                 shared.down.store(false, Ordering::Relaxed);
                 shared.written.fetch_add(n as u64, Ordering::Relaxed);
+                batch.drain(..n);
+            }
+            Err(e) if is_full_error(&e) => {
+                // Up but full: some of these may have been taken, the rest are refused.
+                // Counted as written too, so a reader that waits for the server to come
+                // back sees it back.
+                shared.down.store(false, Ordering::Relaxed);
+                shared.written.fetch_add(1, Ordering::Relaxed);
+                shared.rejected.fetch_add(n as u64, Ordering::Relaxed);
                 batch.drain(..n);
             }
             Err(_) => {
@@ -254,7 +321,10 @@ fn send_batch(link: &mut Link, batch: &mut Vec<(String, Vec<u8>)>, shared: &Shar
 }
 
 /// Keeps at most [`QUEUE_LEN`] held writes, dropping (and counting) the oldest.
-fn bound_backlog(batch: &mut Vec<(String, Vec<u8>)>, shared: &Shared) {
+/// A write held by the writer thread: Redis key, value, expiry in seconds.
+type Pending = (String, Vec<u8>, Option<u64>);
+
+fn bound_backlog(batch: &mut Vec<Pending>, shared: &Shared) {
     let excess = batch.len().saturating_sub(QUEUE_LEN);
     if excess > 0 {
         batch.drain(..excess);
@@ -263,7 +333,7 @@ fn bound_backlog(batch: &mut Vec<(String, Vec<u8>)>, shared: &Shared) {
 }
 
 fn writer(mut link: Link, rx: Receiver<Msg>, shared: Arc<Shared>) {
-    let mut batch: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut batch: Vec<Pending> = Vec::new();
     loop {
         // Idle: wait for work. Holding writes for an unreachable server: wake up when
         // the back-off ends to try them again.
@@ -290,8 +360,8 @@ fn writer(mut link: Link, rx: Receiver<Msg>, shared: Arc<Shared>) {
         let mut next = first;
         while let Some(msg) = next.take() {
             match msg {
-                Msg::Set(k, v) => {
-                    batch.push((k, v));
+                Msg::Set(k, v, ttl) => {
+                    batch.push((k, v, ttl));
                     if batch.len() >= PIPELINE_MAX && link.backing_off().is_none() {
                         send_batch(&mut link, &mut batch, &shared);
                     }
@@ -323,10 +393,27 @@ impl Store for RedisStore {
     fn get(&mut self, k: &Key) -> Result<Option<Entry>, CacheError> {
         let key = redis_key(k);
         let v: Option<Vec<u8>> = self.link.run(|c| ::redis::cmd("GET").arg(&key).query(c))?;
-        match v {
-            None => Ok(None),
-            Some(v) => Entry::decode(k, &v).map(Some),
+        let Some(v) = v else { return Ok(None) };
+        let (bytes, tag) = Entry::split_encoded(&v).unwrap_or((&v[..], &[]));
+        let e = Entry::decode(k, bytes)?;
+        if !tag.is_empty()
+            && (tag.len() != 1 + super::secret::TAG_LEN || tag[0] != super::secret::TAG_MAGIC)
+        {
+            return Err(CacheError::BadEntry(
+                "trailing bytes that are not a tag".into(),
+            ));
         }
+        if e.verdict == Verdict::Unsat {
+            let trusted = self
+                .secret
+                .as_ref()
+                .is_some_and(|s| s.verify(&k.0, bytes, tag));
+            if !trusted {
+                self.untrusted_unsat += 1;
+                return Ok(None);
+            }
+        }
+        Ok(Some(e))
     }
 
     fn put(&mut self, k: &Key, e: &Entry) -> Result<(), CacheError> {
@@ -334,7 +421,12 @@ impl Store for RedisStore {
             .tx
             .as_ref()
             .ok_or_else(|| CacheError::Unavailable("writer stopped".into()))?;
-        match tx.try_send(Msg::Set(redis_key(k), e.encode(k))) {
+        let mut v = e.encode(k);
+        if let Some(s) = &self.secret {
+            let tag = s.tag(&k.0, &v);
+            v.extend_from_slice(&tag);
+        }
+        match tx.try_send(Msg::Set(redis_key(k), v, self.ttl_secs)) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 self.shared.dropped.fetch_add(1, Ordering::Relaxed);

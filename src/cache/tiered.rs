@@ -11,9 +11,18 @@
 //!   The memory tier cannot fail. A single undecodable entry is treated as a miss
 //!   (warned once) rather than disabling a tier.
 //! * Nothing here can make a lookup return an answer that was not stored by `put`.
+//! * An entry's worth to the disk tier's bound is the time from the miss of its key to
+//!   its `put` (what the solver, or the local decision, spent on it); an entry put
+//!   without a miss of its own right after one that had (the exact key after the
+//!   canonical key) is given that one's time.
 
-use super::{CacheError, DiskStore, Entry, Key, MemoryStore, RedisStore, Store};
+use super::{CacheError, DiskStore, Entry, FleetSecret, Key, MemoryStore, RedisStore, Store};
+use rustc_hash::FxHashMap;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Misses remembered for costing the entries put after them.
+const MISSES_KEPT: usize = 4096;
 
 /// What tiers to build.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,6 +31,13 @@ pub struct CacheConfig {
     pub mem_bytes: usize,
     pub disk: Option<PathBuf>,
     pub redis: Option<String>,
+    /// The disk tier's bound on its file's size in bytes (None: unbounded).
+    pub disk_max_bytes: Option<u64>,
+    /// The fleet secret: tags entries written to Redis, and unsat read from it is trusted
+    /// only with a tag that verifies under it.
+    pub secret: Option<FleetSecret>,
+    /// Entries written to Redis expire after this many seconds.
+    pub redis_ttl_secs: Option<u64>,
 }
 
 impl Default for CacheConfig {
@@ -32,6 +48,9 @@ impl Default for CacheConfig {
             mem_bytes: 64 << 20,
             disk: super::disk::default_path(),
             redis: None,
+            disk_max_bytes: Some(super::disk::DEFAULT_MAX_MB << 20),
+            secret: None,
+            redis_ttl_secs: None,
         }
     }
 }
@@ -45,6 +64,13 @@ pub struct CacheStats {
     pub puts: u64,
     /// Tiers disabled after an error, plus undecodable entries skipped.
     pub errors: u64,
+    /// Unsat entries read from Redis without a tag that verifies under the fleet secret
+    /// (or with no secret here): not trusted, counted as misses.
+    pub redis_untrusted_unsat: u64,
+    /// Writes a full Redis refused.
+    pub redis_rejected: u64,
+    /// Entries the disk tier's bound deleted.
+    pub disk_evicted: u64,
 }
 
 impl CacheStats {
@@ -65,6 +91,10 @@ pub struct TieredCache {
     stats: CacheStats,
     warnings: Vec<String>,
     warned_bad_entry: bool,
+    /// When each recently missed key was missed.
+    missed: FxHashMap<Key, Instant>,
+    /// The last costed put: when, and its cost.
+    last_cost: Option<(Instant, Duration)>,
 }
 
 /// Hides a password in `redis://user:pass@host` before it is printed.
@@ -89,18 +119,28 @@ impl TieredCache {
             stats: CacheStats::default(),
             warnings: Vec::new(),
             warned_bad_entry: false,
+            missed: FxHashMap::default(),
+            last_cost: None,
         };
         if let Some(p) = &cfg.disk {
             c.disk_label = format!("disk cache at {}", p.display());
-            match DiskStore::open(p) {
-                Ok(d) => c.disk = Some(d),
+            match DiskStore::open(p).and_then(|d| d.with_max_bytes(cfg.disk_max_bytes)) {
+                Ok(d) => {
+                    c.stats.disk_evicted = d.evicted();
+                    c.disk = Some(d)
+                }
                 Err(e) => c.warn_disabled(Tier::Disk, &e),
             }
         }
         if let Some(u) = &cfg.redis {
             c.redis_label = format!("redis cache at {}", redact(u));
             match RedisStore::connect(u) {
-                Ok(r) => c.redis = Some(r),
+                Ok(r) => {
+                    c.redis = Some(
+                        r.with_secret(cfg.secret.clone())
+                            .with_ttl(cfg.redis_ttl_secs),
+                    )
+                }
                 Err(e) => c.warn_disabled(Tier::Redis, &e),
             }
         }
@@ -130,6 +170,43 @@ impl TieredCache {
             stats: CacheStats::default(),
             warnings: Vec::new(),
             warned_bad_entry: false,
+            missed: FxHashMap::default(),
+            last_cost: None,
+        }
+    }
+
+    /// What computing the entry under `k` cost: since its miss, else the cost of a put
+    /// made just before (a second key for the same result), else nothing known.
+    fn cost_of(&mut self, k: &Key) -> Duration {
+        let now = Instant::now();
+        match self.missed.remove(k) {
+            Some(t) => {
+                let d = now.saturating_duration_since(t);
+                self.last_cost = Some((now, d));
+                d
+            }
+            None => match self.last_cost {
+                Some((at, d)) if now.saturating_duration_since(at) < Duration::from_millis(5) => d,
+                _ => Duration::ZERO,
+            },
+        }
+    }
+
+    fn note_miss(&mut self, k: &Key) {
+        if self.missed.len() >= MISSES_KEPT {
+            self.missed.clear();
+        }
+        self.missed.insert(*k, Instant::now());
+    }
+
+    /// Copies the stores' own counters into the stats.
+    fn sync_counters(&mut self) {
+        if let Some(r) = &self.redis {
+            self.stats.redis_untrusted_unsat = r.untrusted_unsat();
+            self.stats.redis_rejected = r.rejected_writes();
+        }
+        if let Some(d) = &self.disk {
+            self.stats.disk_evicted = d.evicted();
         }
     }
 
@@ -230,6 +307,7 @@ impl TieredCache {
         }
         if !self.redis_readable() {
             self.stats.misses += 1;
+            self.note_miss(k);
             return None;
         }
         if let Some(r) = self.redis.as_mut() {
@@ -247,16 +325,29 @@ impl TieredCache {
                 Ok(None) => {}
                 Err(err) => self.tier_error(Tier::Redis, err),
             }
+            self.sync_counters();
         }
         self.stats.misses += 1;
+        self.note_miss(k);
         None
     }
 
     pub fn put(&mut self, k: &Key, e: &Entry) {
+        self.put_as(k, e, false)
+    }
+
+    /// `put` of a second key (the exact key) for a result just put under its canonical
+    /// key: the disk tier's bound evicts it before its twin.
+    pub fn put_twin(&mut self, k: &Key, e: &Entry) {
+        self.put_as(k, e, true)
+    }
+
+    fn put_as(&mut self, k: &Key, e: &Entry, twin: bool) {
         self.stats.puts += 1;
         self.mem.put_entry(k, e);
+        let ms = self.cost_of(k).as_millis().min(u64::MAX as u128) as u64;
         if let Some(d) = self.disk.as_mut() {
-            if let Err(err) = d.put(k, e) {
+            if let Err(err) = d.put_worth(k, e, ms, twin) {
                 self.tier_error(Tier::Disk, err);
             }
         }
@@ -279,6 +370,7 @@ impl TieredCache {
                 self.tier_error(Tier::Redis, err);
             }
         }
+        self.sync_counters();
     }
 
     pub fn stats(&self) -> &CacheStats {
@@ -336,6 +428,7 @@ mod tests {
             mem_bytes: 1 << 20,
             disk: None,
             redis: None,
+            ..CacheConfig::default()
         };
         let mut c = TieredCache::new(&cfg);
         let k = Key([7; 16]);
@@ -359,6 +452,7 @@ mod tests {
             mem_bytes: 1 << 20,
             disk: Some(p.clone()),
             redis: None,
+            ..CacheConfig::default()
         };
         {
             let mut c = TieredCache::new(&cfg);

@@ -53,6 +53,19 @@ pub struct EngineArgs {
     /// Memory tier size in entries.
     #[arg(long, global = true, default_value_t = 100_000)]
     pub cache_mem: usize,
+    /// Bound on the on-disk store's file in MiB (0: unbounded); the entries of least
+    /// worth (solve time x hits, fading with disuse) are evicted past it.
+    #[arg(long, global = true, default_value_t = crate::cache::disk::DEFAULT_MAX_MB as f64)]
+    pub cache_max_mb: f64,
+    /// The fleet secret for a shared Redis store (else env SMTPROXY_CACHE_SECRET):
+    /// entries written are tagged with it, and an unsat read from Redis is trusted only
+    /// with a tag made with it.
+    #[arg(long, global = true)]
+    pub cache_secret_file: Option<PathBuf>,
+    /// Entries written to Redis expire after this many days (default: never; bound the
+    /// server with maxmemory and allkeys-lru/lfu instead or as well).
+    #[arg(long, global = true)]
+    pub cache_ttl_days: Option<f64>,
     /// Per-check-sat deadline in milliseconds; past it the answer is `unknown` (every
     /// other command the solver answers is bounded by it too).
     #[arg(long, global = true)]
@@ -68,6 +81,11 @@ pub struct EngineArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum Sub {
+    /// Look after the result store named by --cache (default: the user's store).
+    Cache {
+        #[command(subcommand)]
+        action: CacheAction,
+    },
     /// Run recorded logs; responses on stdout, summary on stderr.
     Replay {
         logs: Vec<PathBuf>,
@@ -102,6 +120,36 @@ pub enum Sub {
     },
 }
 
+/// `smtproxy cache ...`: one operation on the store.
+#[derive(Subcommand, Debug)]
+pub enum CacheAction {
+    /// Entries, sat/unsat, bytes, versions, hits, as one JSON object on stdout.
+    Stats,
+    /// Delete entries: unused for some days, below a worth, then down to a size.
+    Prune {
+        /// Then, least worth first, until the file is at most this many MiB.
+        #[arg(long)]
+        max_mb: Option<f64>,
+        /// Entries not used for this many days.
+        #[arg(long)]
+        unused_days: Option<f64>,
+        /// Entries whose worth (ms saved x (hits + 1) / (1 + days unused)) is below this.
+        #[arg(long)]
+        below_worth: Option<f64>,
+    },
+    /// Write every entry as JSON lines (a header line, then one entry a line).
+    Export {
+        /// Write here instead of stdout.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Merge an export into the store (first writer wins; every entry checked).
+    Import {
+        /// The export (`-`: stdin).
+        file: PathBuf,
+    },
+}
+
 /// What the command line asks for.
 #[derive(Debug)]
 pub enum Invocation {
@@ -121,6 +169,9 @@ const OWN_VALUED: &[&str] = &[
     "--strategy",
     "--cache",
     "--cache-mem",
+    "--cache-max-mb",
+    "--cache-secret-file",
+    "--cache-ttl-days",
     "--timeout-ms",
     "--jobs",
 ];
@@ -155,7 +206,7 @@ pub fn parse(argv: Vec<String>) -> Result<Invocation, clap::Error> {
     let mut timeout_given = false;
     let mut it = argv.into_iter().skip(1);
     while let Some(a) = it.next() {
-        if rest.is_empty() && matches!(a.as_str(), "replay" | "bench") {
+        if rest.is_empty() && matches!(a.as_str(), "replay" | "bench" | "cache") {
             // A subcommand: clap reads the rest as it stands.
             own.push(a);
             own.extend(it);

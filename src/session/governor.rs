@@ -113,7 +113,11 @@ impl Governor {
         let other = flip(self.preferred);
         let next = match (self.cost(self.preferred), self.cost(other)) {
             (Some(p), Some(o)) => {
-                let best = if o < p * MARGIN { other } else { self.preferred };
+                let best = if o < p * MARGIN {
+                    other
+                } else {
+                    self.preferred
+                };
                 if best != self.preferred {
                     // The other route is cheaper: it is preferred from now on.
                     self.preferred = best;
@@ -140,7 +144,12 @@ impl Governor {
         if std::env::var_os("SMTPROXY_GOVERNOR_TRACE").is_some() {
             eprintln!(
                 "governor: {:?} window of {n} at {:.1} ms: modelled {:?} lean {:?} -> {:?} for {}",
-                self.route, wall.as_secs_f64() * 1e3, self.modelled.get(), self.lean.get(), next, self.length
+                self.route,
+                wall.as_secs_f64() * 1e3,
+                self.modelled.get(),
+                self.lean.get(),
+                next,
+                self.length
             );
         }
         if next != self.route {

@@ -337,6 +337,9 @@ impl Planner {
                 stats.disk_hits = t.disk_hits;
                 stats.redis_hits = t.redis_hits;
                 stats.store_puts = t.puts;
+                stats.redis_untrusted_unsat = t.redis_untrusted_unsat;
+                stats.redis_rejected = t.redis_rejected;
+                stats.disk_evicted = t.disk_evicted;
             }
         }
         stats.restarts = self.main.restarts + self.aux.restarts;

@@ -55,6 +55,11 @@ pub struct Stats {
     pub disk_hits: u64,
     pub redis_hits: u64,
     pub store_puts: u64,
+    /// Unsat entries read from Redis and not trusted (no fleet secret, or no valid tag).
+    pub redis_untrusted_unsat: u64,
+    /// Writes a full Redis refused; entries the disk store's bound evicted.
+    pub redis_rejected: u64,
+    pub disk_evicted: u64,
     pub notes: Vec<String>,
 }
 
@@ -94,6 +99,9 @@ pub struct Summary {
     pub disk_hits: u64,
     pub redis_hits: u64,
     pub store_puts: u64,
+    pub redis_untrusted_unsat: u64,
+    pub redis_rejected: u64,
+    pub disk_evicted: u64,
     /// `bench --rounds N` with N > 1: the wall time of every run, in round order (the
     /// summary itself is the median run's; its mismatches are those of all runs).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -147,6 +155,9 @@ impl Stats {
             disk_hits: self.disk_hits,
             redis_hits: self.redis_hits,
             store_puts: self.store_puts,
+            redis_untrusted_unsat: self.redis_untrusted_unsat,
+            redis_rejected: self.redis_rejected,
+            disk_evicted: self.disk_evicted,
             wall_ms_rounds: Vec::new(),
         }
     }

@@ -192,6 +192,7 @@ impl CachePlanner {
             mem_bytes: 256 << 20,
             disk: None,
             redis: None,
+            ..CacheConfig::default()
         });
         CachePlanner {
             store_tiers: Some(TieredCache::new(&cfg)),
@@ -297,6 +298,14 @@ impl CachePlanner {
     fn put(&mut self, k: &Key, verdict: Verdict, model: Option<String>) {
         if let Some(t) = self.store_tiers.as_mut() {
             t.put(k, &Entry { verdict, model });
+        }
+    }
+
+    /// The exact key of a result just stored under its canonical key: the store keeps it
+    /// as a twin (evicted before the canonical entry, which answers the same lookups).
+    fn put_twin(&mut self, k: &Key, verdict: Verdict, model: Option<String>) {
+        if let Some(t) = self.store_tiers.as_mut() {
+            t.put_twin(k, &Entry { verdict, model });
         }
     }
 
@@ -614,10 +623,10 @@ impl CachePlanner {
         let stored = self.stored(store, &k, &order, c.check, Tiers::All);
         if let Some((xk, xorder)) = &c.xkey {
             match &stored {
-                Stored::Unsat => self.put(xk, Verdict::Unsat, None),
+                Stored::Unsat => self.put_twin(xk, Verdict::Unsat, None),
                 Stored::Sat(m) => {
                     let text = encode_model(store, m, xorder);
-                    self.put(xk, Verdict::Sat, text);
+                    self.put_twin(xk, Verdict::Sat, text);
                 }
                 Stored::Useless => {}
             }
@@ -805,7 +814,7 @@ impl CachePlanner {
                 self.learn(c.sorted.clone(), Known::Unsat);
                 self.put(&canon.key, Verdict::Unsat, None);
                 if let Some((xk, _)) = &c.xkey {
-                    self.put(xk, Verdict::Unsat, None);
+                    self.put_twin(xk, Verdict::Unsat, None);
                 }
                 Step::Stop(Planned::Own(Answer::Unsat, None))
             }
@@ -828,7 +837,7 @@ impl CachePlanner {
                 }
                 if let Some((xk, xorder)) = &c.xkey {
                     if let Some(text) = encode_model(store, &m, xorder) {
-                        self.put(xk, Verdict::Sat, Some(text));
+                        self.put_twin(xk, Verdict::Sat, Some(text));
                     }
                 }
                 self.satisfied(store, c, m, t);

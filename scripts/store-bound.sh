@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# How much of the store's reuse a bounded store keeps: replays the shipped KLEE corpus twice
+# through an unbounded store, then twice through one capped at a quarter of the first one's
+# size, and compares the second runs' store hits (disk_hits: component lookups the file
+# answered) and the solver checks they needed.
+#
+#   bash scripts/store-bound.sh            [FRACTION (default 0.25)]
+set -euo pipefail
+# shellcheck source=scripts/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+smtproxy_cd_root
+smtproxy_path_setup
+frac=${1:-0.25}
+bin=${SMTPROXY_BIN:-${CARGO_TARGET_DIR:-target}/release/smtproxy}
+[ -x "$bin" ] || cargo build --release
+logs=(smt2-corpus/klee/*/solver-queries.smt2.gz smt2-corpus/klee/*/all-queries.smt2.gz)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+run() { # STORE MB JSON
+    "$bin" replay --check --quiet --solver z3 --cache "$1" --cache-max-mb "$2" --json "$3" "${logs[@]}" 2>/dev/null
+}
+run "$tmp/u.sqlite3" 0 "$tmp/u1.json"
+run "$tmp/u.sqlite3" 0 "$tmp/u2.json"
+size=$(stat -c %s "$tmp/u.sqlite3")
+cap=$(python3 -c "print($size * $frac / 1048576)")
+run "$tmp/c.sqlite3" "$cap" "$tmp/c1.json"
+run "$tmp/c.sqlite3" "$cap" "$tmp/c2.json"
+python3 - "$tmp" "$size" "$cap" <<'PY'
+import json, os, sys
+tmp, size, cap = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+def tot(f):
+    runs = json.load(open(os.path.join(tmp, f)))["runs"]
+    return {k: sum(r[k] for r in runs) for k in ("queries", "disk_hits", "solver_checks", "expected_mismatches")}
+u1, u2, c1, c2 = (tot(f) for f in ("u1.json", "u2.json", "c1.json", "c2.json"))
+capped = os.path.getsize(os.path.join(tmp, "c.sqlite3"))
+print(f"unbounded store: {size} bytes; capped at {cap:.4f} MiB = {int(cap * 1048576)} bytes, file {capped} bytes")
+print(f"second run, unbounded: disk_hits {u2['disk_hits']}, solver_checks {u2['solver_checks']} (first run {u1['solver_checks']})")
+print(f"second run, capped:    disk_hits {c2['disk_hits']}, solver_checks {c2['solver_checks']} (first run {c1['solver_checks']})")
+print(f"hits kept: {c2['disk_hits'] / max(1, u2['disk_hits']):.1%}; solver checks saved kept: "
+      f"{(c1['solver_checks'] - c2['solver_checks']) / max(1, u1['solver_checks'] - u2['solver_checks']):.1%}")
+print(f"mismatches: {sum(r['expected_mismatches'] for r in (u1, u2, c1, c2))}")
+PY

@@ -1,0 +1,206 @@
+//! The on-disk store over time: a byte bound that holds (evicting what is worth least),
+//! and a store written with the previous schema migrated and served.
+
+use rusqlite::Connection;
+use smtproxy::cache::disk::{unix_now, DEFAULT_BATCH};
+use smtproxy::cache::{DiskStore, Entry, Key, Store, FORMAT_VERSION, SCHEMA_VERSION};
+use std::path::Path;
+use std::time::Duration;
+
+fn key(i: u32) -> Key {
+    let mut k = [0u8; 16];
+    k[..4].copy_from_slice(&i.to_le_bytes());
+    k[4..].copy_from_slice(b"bound-test!!");
+    // Spread the keys as real hashes are.
+    let h = blake3::hash(&k);
+    Key(h.as_bytes()[..16].try_into().unwrap())
+}
+
+fn entry(i: u32) -> Entry {
+    if i % 4 == 0 {
+        Entry::unsat()
+    } else {
+        // About 300 bytes of model, as a KLEE array model is.
+        Entry::sat(Some(format!("((a{i} {}))", "#x5a".repeat(70))))
+    }
+}
+
+fn file_len(p: &Path) -> u64 {
+    std::fs::metadata(p).map_or(0, |m| m.len())
+}
+
+fn wal_len(p: &Path) -> u64 {
+    let mut w = p.as_os_str().to_owned();
+    w.push("-wal");
+    std::fs::metadata(w).map_or(0, |m| m.len())
+}
+
+/// 20,000 entries (about 7 MB) into a store capped at 1 MiB: the file never passes the
+/// cap by more than 10% (checked after every write batch and after close), the entries
+/// kept are the expensive ones, and every kept entry is served intact.
+#[test]
+fn capped_store_stays_within_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("capped.sqlite3");
+    let cap: u64 = 1 << 20;
+    let limit = cap + cap / 10;
+    let n = 20_000u32;
+    let mut worst = 0u64;
+    {
+        let mut s = DiskStore::open(&p)
+            .unwrap()
+            .with_max_bytes(Some(cap))
+            .unwrap();
+        for i in 0..n {
+            // Every tenth entry took a second to compute; the rest a millisecond.
+            let ms = if i % 10 == 0 { 1000 } else { 1 };
+            s.put_costed(&key(i), &entry(i), ms).unwrap();
+            if i as usize % DEFAULT_BATCH == 0 {
+                worst = worst.max(file_len(&p));
+                assert!(file_len(&p) <= limit, "after {i}: {} bytes", file_len(&p));
+            }
+        }
+        s.flush().unwrap();
+        assert!(s.evicted() > 0);
+        worst = worst.max(file_len(&p));
+        assert!(wal_len(&p) <= cap / 4, "log {} bytes", wal_len(&p));
+    }
+    assert!(file_len(&p) <= limit, "closed: {} bytes", file_len(&p));
+    let mut s = DiskStore::open(&p).unwrap();
+    let kept = s.stored_len().unwrap();
+    assert!(kept > 1000, "only {kept} entries kept in {cap} bytes");
+    let (mut costly, mut cheap) = (0u32, 0u32);
+    for i in 0..n {
+        if let Some(e) = s.get(&key(i)).unwrap() {
+            assert_eq!(e, entry(i));
+            if i % 10 == 0 {
+                costly += 1
+            } else {
+                cheap += 1
+            }
+        }
+    }
+    // Nearly all of the 2,000 costly entries survive; the cheap ones made way.
+    assert!(costly >= 1900, "costly kept {costly}, cheap kept {cheap}");
+    eprintln!("cap {cap}: worst file {worst} bytes, kept {kept} ({costly} costly, {cheap} cheap)");
+}
+
+/// Hits count: of entries equal in cost, those read before are kept.
+#[test]
+fn hit_entries_outlive_unhit_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("hits.sqlite3");
+    {
+        let mut s = DiskStore::open(&p).unwrap();
+        for i in 0..3000 {
+            s.put_costed(&key(i), &entry(i), 5).unwrap();
+        }
+        s.flush().unwrap();
+    }
+    {
+        let mut s = DiskStore::open(&p).unwrap();
+        for i in (0..3000).step_by(3) {
+            assert!(s.get(&key(i)).unwrap().is_some());
+        }
+        s.flush().unwrap();
+    }
+    let before = file_len(&p);
+    let mut s = DiskStore::open(&p)
+        .unwrap()
+        .with_max_bytes(Some(before / 2))
+        .unwrap();
+    assert!(s.evicted() > 0);
+    assert!(file_len(&p) <= before / 2 + before / 20);
+    let hit_kept = (0..3000)
+        .step_by(3)
+        .filter(|&i| s.get(&key(i)).unwrap().is_some())
+        .count();
+    assert_eq!(hit_kept, 1000, "entries that had hits were evicted");
+}
+
+/// The previous schema (`results(key, value)`, no `schema_version`): migrated at open,
+/// its entries served, and a build of that schema could still write to it.
+#[test]
+fn schema_1_store_migrates_and_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("old.sqlite3");
+    {
+        let c = Connection::open(&p).unwrap();
+        c.execute_batch(&format!(
+            "PRAGMA journal_mode=WAL;
+             CREATE TABLE meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+             CREATE TABLE results(key BLOB PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+             INSERT INTO meta(name, value) VALUES ('format_version', {FORMAT_VERSION});"
+        ))
+        .unwrap();
+        for i in 0..100 {
+            c.execute(
+                "INSERT INTO results(key, value) VALUES (?1, ?2)",
+                rusqlite::params![&key(i).0[..], entry(i).encode(&key(i))],
+            )
+            .unwrap();
+        }
+    }
+    {
+        let mut s = DiskStore::open(&p).unwrap();
+        for i in 0..100 {
+            assert_eq!(s.get(&key(i)).unwrap(), Some(entry(i)), "entry {i}");
+        }
+        s.put_costed(&key(500), &entry(500), 7).unwrap();
+        s.flush().unwrap();
+    }
+    let c = Connection::open(&p).unwrap();
+    let v: i64 = c
+        .query_row(
+            "SELECT value FROM meta WHERE name='schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(v, SCHEMA_VERSION);
+    let (hits, used): (i64, i64) = c
+        .query_row(
+            "SELECT hits, last_used FROM results WHERE key = ?1",
+            [&key(3).0[..]],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(hits, 1);
+    assert!((unix_now() - used).abs() < 60);
+    let ms: i64 = c
+        .query_row(
+            "SELECT solve_ms FROM results WHERE key = ?1",
+            [&key(500).0[..]],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(ms, 7);
+    // A writer of the old schema still inserts (the new columns have defaults).
+    c.execute(
+        "INSERT OR IGNORE INTO results(key, value) VALUES (?1, ?2)",
+        rusqlite::params![&key(900).0[..], entry(900).encode(&key(900))],
+    )
+    .unwrap();
+    drop(c);
+    let mut s = DiskStore::open(&p).unwrap();
+    assert_eq!(s.get(&key(900)).unwrap(), Some(entry(900)));
+}
+
+/// A store of a newer schema than this build knows is refused, never misread.
+#[test]
+fn newer_schema_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("new.sqlite3");
+    drop(DiskStore::open(&p).unwrap());
+    let c = Connection::open(&p).unwrap();
+    c.execute(
+        "UPDATE meta SET value = ?1 WHERE name = 'schema_version'",
+        [SCHEMA_VERSION + 1],
+    )
+    .unwrap();
+    drop(c);
+    let e = DiskStore::open_with(&p, Duration::from_millis(100), 1)
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("schema version"), "{e}");
+}
