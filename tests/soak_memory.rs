@@ -37,13 +37,15 @@ fn query(rng: &mut Rng, counter: &mut u64) -> (String, bool) {
         ));
         names.push(a);
     }
-    // Pin every byte: through bvadd, through an extract of a concat, or directly.
+    // Pin every byte: through bvadd, through an extract of a concat, or directly; byte
+    // `i` the same way and to the same value in every query, as a tool's path conditions
+    // recur under fresh names (what the result store must see through).
     let mut values = Vec::with_capacity(n);
     for (i, a) in names.iter().enumerate() {
-        let v = rng.below(256);
+        let v = (i as u64 * 37 + 11) & 0xff;
         values.push(v);
-        let k = rng.below(256);
-        match rng.below(3) {
+        let k = (i as u64 * 91 + 5) & 0xff;
+        match i % 3 {
             0 => q.push_str(&format!(
                 "(assert (= (bvadd {a} #x{k:02x}) #x{:02x}))\n",
                 (v + k) & 0xff
