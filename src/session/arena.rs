@@ -42,6 +42,16 @@
 /// node in the store itself, about as much again in the memos keyed by its ids).
 pub const COLLECT_MIN_TERMS: usize = 1 << 19;
 
+/// The bound a new engine starts with: `COLLECT_MIN_TERMS`, or the environment's
+/// `SMTPROXY_COLLECT_TERMS` (a number of nodes; 1 collects at every reset, which is how the
+/// test suite is run against collections).
+pub fn collect_floor() -> usize {
+    std::env::var("SMTPROXY_COLLECT_TERMS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(COLLECT_MIN_TERMS)
+}
+
 /// The collection policy's state and the figures `--stats` reports.
 #[derive(Clone, Debug)]
 pub struct Arena {

@@ -242,7 +242,7 @@ impl Engine {
             ),
             out,
             out_closed: false,
-            arena: arena::Arena::default(),
+            arena: arena::Arena::with_floor(arena::collect_floor()),
         })
     }
 
