@@ -89,7 +89,12 @@ fn vm(pid: u32, key: &str) -> u64 {
         .lines()
         .find(|l| l.starts_with(key))
         .unwrap_or_else(|| panic!("{key} in /proc/{pid}/status"));
-    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() / 1024
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        / 1024
 }
 
 /// Complete s-expressions (or atoms) of `text`, whitespace collapsed.
@@ -113,7 +118,12 @@ fn forms(text: &str) -> Vec<String> {
 
 /// z3's answers to the session.
 fn z3_answers(session: &str) -> Vec<String> {
-    let out = common::run_prog("z3", &["-smt2", "-in"], session.as_bytes(), Duration::from_secs(1800));
+    let out = common::run_prog(
+        "z3",
+        &["-smt2", "-in"],
+        session.as_bytes(),
+        Duration::from_secs(1800),
+    );
     assert!(!out.timed_out, "z3 did not finish the session");
     let mut all = forms(&out.stdout_str());
     // get-value answers are one form; a check-sat's is an atom.
@@ -178,7 +188,10 @@ fn memory_levels_off_and_answers_equal_z3s_over_a_long_session_of_resets() {
     }
     let end_peak = vm(pid, "VmHWM:");
     let (st, stderr, timed_out) = session.finish(Duration::from_secs(60));
-    assert!(!timed_out && st.is_some_and(|s| s.success()), "smtproxy exit: {st:?}");
+    assert!(
+        !timed_out && st.is_some_and(|s| s.success()),
+        "smtproxy exit: {st:?}"
+    );
     let stats = common::summary(&stderr);
     for (k, rss, hwm, t) in &rows {
         eprintln!(
@@ -187,11 +200,17 @@ fn memory_levels_off_and_answers_equal_z3s_over_a_long_session_of_resets() {
         );
     }
     eprintln!("soak: {stats}");
-    assert_eq!(mismatches, 0, "first answer unlike z3's: {first_mismatch:?}");
+    assert_eq!(
+        mismatches, 0,
+        "first answer unlike z3's: {first_mismatch:?}"
+    );
     assert_eq!(common::field(&stats, "queries"), queries as u64);
     let collections = common::field(&stats, "term_collections");
     let peak_terms = common::field(&stats, "terms_peak");
-    assert!(collections >= 2, "the term store was collected {collections} times");
+    assert!(
+        collections >= 2,
+        "the term store was collected {collections} times"
+    );
     assert!(
         peak_terms < 1 << 20,
         "a store held {peak_terms} nodes (collected past 2^19)"

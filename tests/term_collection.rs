@@ -77,31 +77,65 @@ fn check(strategy: Strategy) {
     // z3's layout: one line per pair.
     let resorted: Vec<String> = ["sat", "((a #x05)", "(x true))"].map(String::from).to_vec();
     assert_eq!(run(&mut engine, &cap, READ), read, "{name}: first read");
-    assert_eq!(run(&mut engine, &cap, RESORTED), resorted, "{name}: resorted");
-    assert_eq!(run(&mut engine, &cap, SQUARE), vec!["unsat"], "{name}: square");
+    assert_eq!(
+        run(&mut engine, &cap, RESORTED),
+        resorted,
+        "{name}: resorted"
+    );
+    assert_eq!(
+        run(&mut engine, &cap, SQUARE),
+        vec!["unsat"],
+        "{name}: square"
+    );
     let mut collections = 0;
     let mut repeats_solved = 0;
     for round in 0..6 {
-        assert_eq!(run(&mut engine, &cap, &filler(round)), vec!["sat"], "{name}");
+        assert_eq!(
+            run(&mut engine, &cap, &filler(round)),
+            vec!["sat"],
+            "{name}"
+        );
         // Within a query (after its check-sat), never a collection.
         let (terms, peak, c) = engine.arena_figures();
         assert!(terms > 0 && peak >= terms, "{name}: {terms} {peak}");
         collections = c;
         let checks = engine.stats.solver_checks;
-        assert_eq!(run(&mut engine, &cap, READ), read, "{name}: read, round {round}");
-        assert_eq!(run(&mut engine, &cap, RESORTED), resorted, "{name}: resorted, round {round}");
-        assert_eq!(run(&mut engine, &cap, SQUARE), vec!["unsat"], "{name}: square, round {round}");
+        assert_eq!(
+            run(&mut engine, &cap, READ),
+            read,
+            "{name}: read, round {round}"
+        );
+        assert_eq!(
+            run(&mut engine, &cap, RESORTED),
+            resorted,
+            "{name}: resorted, round {round}"
+        );
+        assert_eq!(
+            run(&mut engine, &cap, SQUARE),
+            vec!["unsat"],
+            "{name}: square, round {round}"
+        );
         repeats_solved += engine.stats.solver_checks - checks;
     }
     let (terms, peak, after) = engine.arena_figures();
-    assert!(after >= 4 && after >= collections, "{name}: {after} collections");
+    assert!(
+        after >= 4 && after >= collections,
+        "{name}: {after} collections"
+    );
     assert!(peak < 100 + 400, "{name}: a store reached {peak} nodes");
     assert!(terms < peak, "{name}: {terms} nodes now, {peak} at most");
     if matches!(strategy, Strategy::Cache | Strategy::Hybrid) {
         // The repeats, most of them after a collection emptied the session's memos, came
         // from the result store: no solver saw them again.
-        assert_eq!(repeats_solved, 0, "{name}: solver checks for repeated queries");
-        assert!(engine.stats.cache_hits >= 18, "{name}: {} cache hits", engine.stats.cache_hits);
+        assert_eq!(
+            repeats_solved, 0,
+            "{name}: solver checks for repeated queries"
+        );
+        assert!(
+            engine.stats.cache_hits >= 18,
+            "{name}: {} cache hits",
+            engine.stats.cache_hits
+        );
     }
     engine.shutdown();
 }

@@ -259,7 +259,11 @@ impl Engine {
     /// The term store's figures: nodes now, the most it held, collections so far.
     pub fn arena_figures(&self) -> (usize, usize, u64) {
         let a = &self.arena;
-        (self.store.len(), a.peak.max(self.store.len()), a.collections)
+        (
+            self.store.len(),
+            a.peak.max(self.store.len()),
+            a.collections,
+        )
     }
 
     /// Start a fresh term store, dropping every table that holds an id of the old one
