@@ -5,7 +5,9 @@ Each query (a block that starts at a `(reset)`) is written, then its answers are
 per check-sat, get-value, get-model, ...: every command that prints something with
 print-success off) before the next is written, as Manticore and pySMT wait for theirs.
 Prints the wall time of every thousand queries and the total, so that a cost that grows
-with the session shows as a rising column.
+with the session shows as a rising column, with the command's resident memory then (VmRSS)
+and its peak so far (VmHWM), read from /proc (Linux), so that memory that grows with the
+session shows as a rising column too.
 
   python3 scripts/time-session.py SESSION.smt2 -- z3 -smt2 -in
   python3 scripts/time-session.py SESSION.smt2 --answers out.txt -- target/release/smtproxy -smt2 -in
@@ -71,6 +73,25 @@ def read_forms(out, n):
     return forms
 
 
+def memory_mb(pid):
+    """(VmRSS, VmHWM) of process pid in MB, or (None, None) where /proc does not say."""
+    rss = hwm = None
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    rss = int(line.split()[1]) / 1024
+                elif line.startswith("VmHWM:"):
+                    hwm = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return rss, hwm
+
+
+def fmt_mb(v):
+    return "%7.1f" % v if v is not None else "      ?"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("session")
@@ -90,6 +111,7 @@ def main():
     last = t0
     n = 0
     rows = []
+    peak = None
     for block in blocks(a.session):
         p.stdin.write("".join(block))
         p.stdin.flush()
@@ -101,13 +123,19 @@ def main():
         n += 1
         if n % a.every == 0:
             now = time.monotonic()
+            rss, hwm = memory_mb(p.pid)
             rows.append((n, now - last))
-            print("queries %6d-%6d: %8.2f s" % (n - a.every + 1, n, now - last), flush=True)
+            peak = hwm if hwm is not None else peak
+            print("queries %6d-%6d: %8.2f s  rss %s MB  peak %s MB"
+                  % (n - a.every + 1, n, now - last, fmt_mb(rss), fmt_mb(hwm)), flush=True)
             last = now
+    rss, hwm = memory_mb(p.pid)
+    peak = hwm if hwm is not None else peak
     p.stdin.close()
     p.wait()
     total = time.monotonic() - t0
-    print("total: %d queries in %.2f s (%.2f ms/query)" % (n, total, 1000 * total / max(n, 1)))
+    print("total: %d queries in %.2f s (%.2f ms/query), peak rss %s MB"
+          % (n, total, 1000 * total / max(n, 1), fmt_mb(peak).strip()))
     return 0
 
 

@@ -19,29 +19,58 @@
 //! the index; otherwise the walk visits at most [`SUPERSET_VISITS`] nodes, so its cost
 //! does not grow with the session.
 //!
-//! Bound: at most `max_sets` sets are kept. Inserting a new set into a full index first
-//! clears the whole index (cheap, and stale counterexamples are only an optimisation;
+//! Bound: at most `max_sets` sets are kept, in at most `max_nodes` trie nodes (by default
+//! [`MAX_NODES`], about 48 bytes each: a tool that names every query's terms afresh makes a
+//! new path of nodes for every set, so a count of sets alone bounds nothing). Inserting a
+//! new set into a full index first clears the whole index (cheap, and stale counterexamples are only an optimisation;
 //! the hit rate recovers as queries repeat). Inserting an already stored set replaces
 //! its value and never clears. Input slices that are not strictly increasing are
 //! sorted and deduplicated first.
 
 use rustc_hash::FxHashMap;
-use std::collections::BTreeMap;
 
 /// Nodes one `find_supersets` walk may visit.
 pub const SUPERSET_VISITS: usize = 4096;
 
+/// A trie node: its children sorted by label. A vector, not a map: most nodes of a
+/// session's index have one child (the sets share prefixes, then part), and a one-child
+/// vector costs a tenth of a B-tree map's smallest node.
 struct Node<V> {
     value: Option<V>,
-    children: BTreeMap<u64, Node<V>>,
+    children: Vec<(u64, Node<V>)>,
 }
 
 impl<V> Node<V> {
     fn new() -> Self {
         Node {
             value: None,
-            children: BTreeMap::new(),
+            children: Vec::new(),
         }
+    }
+
+    fn child(&self, e: u64) -> Option<&Node<V>> {
+        let i = self.children.binary_search_by_key(&e, |c| c.0).ok()?;
+        Some(&self.children[i].1)
+    }
+
+    /// The child labelled `e`, made if missing; the flag says whether it was made.
+    fn child_or_new(&mut self, e: u64) -> (&mut Node<V>, bool) {
+        match self.children.binary_search_by_key(&e, |c| c.0) {
+            Ok(i) => (&mut self.children[i].1, false),
+            Err(i) => {
+                if self.children.capacity() == 0 {
+                    self.children.reserve_exact(1);
+                }
+                self.children.insert(i, (e, Node::new()));
+                (&mut self.children[i].1, true)
+            }
+        }
+    }
+
+    /// The children labelled at most `e`.
+    fn up_to(&self, e: u64) -> &[(u64, Node<V>)] {
+        let end = self.children.partition_point(|c| c.0 <= e);
+        &self.children[..end]
     }
 }
 
@@ -51,8 +80,14 @@ pub struct SetIndex<V> {
     elements: FxHashMap<u64, u32>,
     len: usize,
     max_sets: usize,
+    /// Trie nodes now (the root not counted), and the most there may be.
+    nodes: usize,
+    max_nodes: usize,
     clears: u64,
 }
+
+/// The default bound on an index's trie nodes (about 48 bytes each).
+pub const MAX_NODES: usize = 1 << 20;
 
 fn normalise(set: &[u64]) -> std::borrow::Cow<'_, [u64]> {
     if set.windows(2).all(|w| w[0] < w[1]) {
@@ -66,15 +101,29 @@ fn normalise(set: &[u64]) -> std::borrow::Cow<'_, [u64]> {
 }
 
 impl<V> SetIndex<V> {
-    /// An index holding at most `max_sets` sets (at least 1).
+    /// An index holding at most `max_sets` sets (at least 1) in at most [`MAX_NODES`]
+    /// trie nodes.
     pub fn new(max_sets: usize) -> Self {
+        Self::with_max_nodes(max_sets, MAX_NODES)
+    }
+
+    /// An index holding at most `max_sets` sets (at least 1) in at most `max_nodes` trie
+    /// nodes (a set longer than that is not stored).
+    pub fn with_max_nodes(max_sets: usize, max_nodes: usize) -> Self {
         SetIndex {
             root: Node::new(),
             elements: FxHashMap::default(),
             len: 0,
             max_sets: max_sets.max(1),
+            nodes: 0,
+            max_nodes,
             clears: 0,
         }
+    }
+
+    /// Trie nodes held now.
+    pub fn nodes(&self) -> usize {
+        self.nodes
     }
 
     pub fn len(&self) -> usize {
@@ -96,14 +145,15 @@ impl<V> SetIndex<V> {
 
     pub fn clear(&mut self) {
         self.root = Node::new();
-        self.elements.clear();
+        self.elements = FxHashMap::default();
         self.len = 0;
+        self.nodes = 0;
     }
 
     fn lookup_exact(&self, set: &[u64]) -> Option<&V> {
         let mut n = &self.root;
         for e in set {
-            n = n.children.get(e)?;
+            n = n.child(*e)?;
         }
         n.value.as_ref()
     }
@@ -116,13 +166,20 @@ impl<V> SetIndex<V> {
     /// Stores `value` for `set`, returning the value it replaces.
     pub fn insert(&mut self, set: &[u64], value: V) -> Option<V> {
         let set = normalise(set);
-        if self.len >= self.max_sets && self.lookup_exact(&set).is_none() {
+        if set.len() > self.max_nodes {
+            return None;
+        }
+        if (self.len >= self.max_sets || self.nodes + set.len() > self.max_nodes)
+            && self.lookup_exact(&set).is_none()
+        {
             self.clear();
             self.clears += 1;
         }
         let mut n = &mut self.root;
         for &e in set.iter() {
-            n = n.children.entry(e).or_insert_with(Node::new);
+            let (c, made) = n.child_or_new(e);
+            self.nodes += usize::from(made);
+            n = c;
         }
         let old = n.value.replace(value);
         if old.is_none() {
@@ -145,7 +202,7 @@ impl<V> SetIndex<V> {
                 return None;
             }
             for (i, e) in q.iter().enumerate() {
-                if let Some(c) = n.children.get(e) {
+                if let Some(c) = n.child(*e) {
                     if let Some(v) = walk(c, &q[i + 1..]) {
                         return Some(v);
                     }
@@ -181,7 +238,7 @@ impl<V> SetIndex<V> {
                 if let Some(v) = &n.value {
                     self.out.push(v);
                 }
-                for c in n.children.values() {
+                for (_, c) in &n.children {
                     self.all(c);
                     if self.out.len() >= self.limit || self.visits > SUPERSET_VISITS {
                         return;
@@ -196,7 +253,8 @@ impl<V> SetIndex<V> {
                     self.visits -= 1;
                     return self.all(n);
                 };
-                for (&e, c) in n.children.range(..=first) {
+                for (e, c) in n.up_to(first) {
+                    let e = *e;
                     if e == first {
                         self.walk(c, rest);
                     } else {
@@ -224,6 +282,26 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::BTreeSet;
+
+    #[test]
+    fn node_bound_clears_and_counts() {
+        let mut ix = SetIndex::with_max_nodes(100, 6);
+        ix.insert(&[1, 2, 3], 'a');
+        ix.insert(&[1, 2, 4], 'b');
+        assert_eq!((ix.len(), ix.nodes(), ix.clears()), (2, 4, 0));
+        // Three more nodes would pass six: the index starts over.
+        ix.insert(&[5, 6, 7], 'c');
+        assert_eq!((ix.len(), ix.nodes(), ix.clears()), (1, 3, 1));
+        assert_eq!(ix.get(&[5, 6, 7]), Some(&'c'));
+        assert_eq!(ix.get(&[1, 2, 3]), None);
+        // Storing a set already there makes no node and never clears.
+        ix.insert(&[5, 6, 7], 'd');
+        assert_eq!((ix.len(), ix.nodes(), ix.clears()), (1, 3, 1));
+        // A set longer than the bound is not stored.
+        assert_eq!(ix.insert(&[1, 2, 3, 4, 5, 6, 7], 'e'), None);
+        assert_eq!(ix.get(&[1, 2, 3, 4, 5, 6, 7]), None);
+        assert_eq!(ix.find_subset(&[5, 6, 7, 8]), Some(&'d'));
+    }
 
     #[test]
     fn cex_basic() {

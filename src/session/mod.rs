@@ -21,6 +21,7 @@
 //! * After a solver crash or deadline the backend is restarted and rebuilt; the client
 //!   sees `unknown` for a check-sat that ran out of time, never a wrong answer.
 
+pub mod arena;
 pub mod backend;
 pub mod cache_stage;
 pub mod client;
@@ -202,6 +203,8 @@ pub struct Engine {
     lean: lean::Lean,
     out: Box<dyn Write + Send>,
     out_closed: bool,
+    /// When the term store is collected (see `arena`).
+    arena: arena::Arena,
 }
 
 impl Engine {
@@ -251,6 +254,7 @@ impl Engine {
             ),
             out,
             out_closed: false,
+            arena: arena::Arena::with_floor(arena::collect_floor()),
         })
     }
 
@@ -285,6 +289,50 @@ impl Engine {
         self.planner.main.kill();
         self.mode = Mode::ByCost;
         self.lean = lean::Lean::new(self.planner.main.generation, true);
+    }
+
+    /// Collect the term store at a `(reset)` once it holds `floor` nodes (default
+    /// `arena::COLLECT_MIN_TERMS`; tests collect sooner).
+    pub fn set_collect_floor(&mut self, floor: usize) {
+        self.arena = arena::Arena {
+            collect_at: floor,
+            floor,
+            ..self.arena.clone()
+        };
+    }
+
+    /// The term store's figures: nodes now, the most it held, collections so far.
+    pub fn arena_figures(&self) -> (usize, usize, u64) {
+        let a = &self.arena;
+        (
+            self.store.len(),
+            a.peak.max(self.store.len()),
+            a.collections,
+        )
+    }
+
+    /// Start a fresh term store, dropping every table that holds an id of the old one
+    /// (see `arena`). Only between commands, with no client term alive: after a reset.
+    pub fn collect_terms(&mut self) {
+        let before = self.store.len();
+        self.store = TermStore::new();
+        self.memo = CommandMemo::default();
+        self.last_assumptions = Vec::new();
+        self.logic_check = LogicCheck::without_logic(self.dialect);
+        self.planner.forget_terms();
+        self.arena.collected(before, self.store.len());
+        self.note_arena();
+    }
+
+    /// The arena's and the process's memory figures into `stats`.
+    fn note_arena(&mut self) {
+        let (terms, peak, collections) = self.arena_figures();
+        self.stats.terms = terms as u64;
+        self.stats.terms_peak = peak as u64;
+        self.stats.term_collections = collections;
+        if let Some(mb) = arena::peak_rss_mb() {
+            self.stats.peak_rss_mb = mb;
+        }
     }
 
     /// Whether the backend answers every command (the passthrough strategy or a fall-back).
@@ -580,6 +628,20 @@ impl Engine {
         self.last = Last::None;
         self.lean.model_check = None;
         self.planner.reset();
+        // The client's view holds no term now: the moment to collect (see `arena`).
+        debug_assert!(!self.client_has_terms());
+        if self.arena.due(self.store.len()) {
+            self.collect_terms();
+        }
+    }
+
+    /// Whether the client's view holds a term (an assertion, a named term or a declared
+    /// symbol).
+    fn client_has_terms(&self) -> bool {
+        self.client
+            .frames
+            .iter()
+            .any(|f| !f.assertions.is_empty() || !f.named.is_empty() || !f.decls.is_empty())
     }
 
     /// The client's state after reset-assertions: z3 keeps the levels and their
@@ -1086,6 +1148,7 @@ impl Engine {
     pub fn shutdown(&mut self) {
         let _ = self.finish();
         self.planner.shutdown(&mut self.stats);
+        self.note_arena();
     }
 }
 

@@ -323,6 +323,17 @@ impl Planner {
         &mut self.main
     }
 
+    /// The term store is being replaced (`Engine::collect_terms`): drop everything that
+    /// holds one of its ids (the cache stage's memos and models, the stack's mirror and the
+    /// backend it describes, the last model).
+    pub fn forget_terms(&mut self) {
+        if let Some(c) = self.cached.as_mut() {
+            c.forget_terms();
+        }
+        self.stack.forget_terms(&mut self.main);
+        self.model_at = ModelAt::None;
+    }
+
     /// Drop what this session remembers of earlier queries (not the result store).
     pub fn forget_session(&mut self) {
         if let Some(c) = self.cached.as_mut() {

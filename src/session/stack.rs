@@ -71,6 +71,9 @@ const SCOPES_MAX: usize = 64;
 const CORE_MAX_CONJUNCTS: usize = 16;
 /// An incremental solve slower than this turns unsat cores off (see `StackMirror::cores`).
 const CORES_SLOW_MS: f64 = 50.0;
+/// Bound on the conjuncts whose first sight is kept, and on the subterms whose occurrences
+/// and sizes are counted for CSE (each table is emptied when exceeded).
+const SEEN_MAX: usize = 1 << 20;
 /// A CSE candidate must have at least this many nodes.
 const CSE_MIN_NODES: u32 = 4;
 /// The first query solved fresh as a probe, the least and the most queries between probes.
@@ -419,6 +422,16 @@ impl StackMirror {
         self.clear();
     }
 
+    /// The term store is being replaced: the backend's scopes and macros are named by its
+    /// ids, so the backend is abandoned (restarted when next needed) and every table keyed
+    /// by an id is dropped. What the stack learnt of costs (probes, back-off) stays.
+    pub fn forget_terms(&mut self, h: &mut SolverHandle) {
+        self.abandon(h);
+        self.first_seen = FxHashMap::default();
+        self.occurrences = FxHashMap::default();
+        self.sizes = FxHashMap::default();
+    }
+
     fn fresh(
         &mut self,
         aux: &mut SolverHandle,
@@ -632,6 +645,15 @@ impl StackMirror {
                 cmds.push("(set-option :produce-unsat-cores true)".into());
             }
             cmds.extend(options.iter().cloned());
+        }
+        if self.first_seen.len() + conjuncts.len() > SEEN_MAX {
+            // Only an order of pushes: a conjunct seen again is then new.
+            self.first_seen = FxHashMap::default();
+        }
+        if self.sizes.len() > SEEN_MAX || self.occurrences.len() > SEEN_MAX {
+            // Only which subterms get macros: counting starts over.
+            self.sizes = FxHashMap::default();
+            self.occurrences = FxHashMap::default();
         }
         for &c in &conjuncts {
             if !self.first_seen.contains_key(&c) {

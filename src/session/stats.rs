@@ -60,6 +60,13 @@ pub struct Stats {
     /// Writes a full Redis refused; entries the disk store's bound evicted.
     pub redis_rejected: u64,
     pub disk_evicted: u64,
+    /// The term store: nodes at the end, the most one store held, and how many times it
+    /// was collected (`session::arena`).
+    pub terms: u64,
+    pub terms_peak: u64,
+    pub term_collections: u64,
+    /// The process's peak resident set (VmHWM), in MB; 0 where the system does not say.
+    pub peak_rss_mb: f64,
     pub notes: Vec<String>,
 }
 
@@ -102,6 +109,12 @@ pub struct Summary {
     pub redis_untrusted_unsat: u64,
     pub redis_rejected: u64,
     pub disk_evicted: u64,
+    /// The term store's nodes at the end, the most one store held, its collections.
+    pub terms: u64,
+    pub terms_peak: u64,
+    pub term_collections: u64,
+    /// Peak resident set of the whole process (VmHWM on Linux, else 0), in MB.
+    pub peak_rss_mb: f64,
     /// `bench --rounds N` with N > 1: the wall time of every run, in round order (the
     /// summary itself is the median run's; its mismatches are those of all runs).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -158,6 +171,10 @@ impl Stats {
             redis_untrusted_unsat: self.redis_untrusted_unsat,
             redis_rejected: self.redis_rejected,
             disk_evicted: self.disk_evicted,
+            terms: self.terms,
+            terms_peak: self.terms_peak,
+            term_collections: self.term_collections,
+            peak_rss_mb: (self.peak_rss_mb * 10.0).round() / 10.0,
             wall_ms_rounds: Vec::new(),
         }
     }

@@ -13,7 +13,8 @@
 //! * Only assertions that name no terms (`:named` defines a function) and get-values are
 //!   kept, and only when they parsed without error: errors are reported afresh every time,
 //!   and every other command is parsed every time.
-//! * Memory is bounded: the memo is emptied when its texts exceed `MEMO_BYTES`.
+//! * Memory is bounded: the memo is emptied when its entries (texts, commands and traces,
+//!   as `entry_bytes` counts them) exceed `MEMO_BYTES`.
 
 use super::command::Command;
 use super::lex::command_head;
@@ -22,7 +23,7 @@ use crate::term::signature::Signature;
 use crate::term::TermStore;
 use rustc_hash::FxHashMap;
 
-/// Bound on the text held (the terms themselves live in the term store anyway).
+/// Bound on the bytes held by entries (the terms themselves live in the term store anyway).
 const MEMO_BYTES: usize = 64 << 20;
 /// Commands that look up more names than this are not kept (checking the entry would
 /// cost about as much as parsing).
@@ -85,13 +86,24 @@ impl CommandMemo {
         if !keep || trace.len() > MEMO_MAX_NAMES || text.len() > MEMO_BYTES / 4 {
             return;
         }
-        if self.bytes + text.len() > MEMO_BYTES {
-            self.map.clear();
+        let size = entry_bytes(text, cmd, &trace);
+        if self.bytes + size > MEMO_BYTES {
+            self.map = FxHashMap::with_capacity_and_hasher(MEMO_START, Default::default());
             self.bytes = 0;
         }
-        self.bytes += text.len();
+        self.bytes += size;
         self.map.insert(text.into(), (cmd.clone(), trace));
     }
+}
+
+/// What an entry holds on the heap, near enough: its key text, the get-value texts its
+/// command keeps, its trace's names and the table's slot.
+fn entry_bytes(text: &str, cmd: &Command, trace: &Trace) -> usize {
+    let kept = match cmd {
+        Command::GetValue(ts) => ts.iter().map(|(_, s)| s.len() + 32).sum(),
+        _ => 0,
+    };
+    text.len() + kept + trace.heap_bytes() + 2 * std::mem::size_of::<(Box<str>, (Command, Trace))>()
 }
 
 #[cfg(test)]

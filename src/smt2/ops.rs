@@ -73,6 +73,14 @@ impl Trace {
         self.funs.iter().all(|(n, d)| sig.fun(n) == d.as_ref())
             && self.sorts.iter().all(|(n, d)| sig.sort(n) == d.as_ref())
     }
+    /// What the trace holds on the heap, near enough (its names and their definitions).
+    pub fn heap_bytes(&self) -> usize {
+        let funs: usize = self.funs.iter().map(|(n, _)| n.len()).sum();
+        let sorts: usize = self.sorts.iter().map(|(n, _)| n.len()).sum();
+        funs + sorts
+            + self.funs.capacity() * std::mem::size_of::<(Box<str>, Option<FunDef>)>()
+            + self.sorts.capacity() * std::mem::size_of::<(Box<str>, Option<SortDef>)>()
+    }
     /// Names looked up.
     pub fn len(&self) -> usize {
         self.funs.len() + self.sorts.len()

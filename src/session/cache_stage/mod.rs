@@ -61,8 +61,12 @@ use crate::term::{Op, TermId, TermStore};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
 
-/// Bound on the counterexample index (sets); it is cleared when exceeded.
+/// Bound on the counterexample index (sets); it is cleared when exceeded. The session memos
+/// (`exact`, `whole`) and the recent models are bounded by the same count.
 const CEX_MAX_SETS: usize = 50_000;
+/// Bound on the conjunct digests kept (28 bytes each and the table's slack); emptied when
+/// exceeded.
+const DIGESTS_MAX: usize = 1 << 20;
 
 pub struct CachePlanner {
     store_tiers: Option<TieredCache>,
@@ -226,6 +230,19 @@ impl CachePlanner {
         self.slice_memo = SliceMemo::default();
     }
 
+    /// The term store is being replaced: `forget_session`, and the conjunct digests too
+    /// (everything here keyed by a term id). The result store stays: its keys are hashes of
+    /// text and its models are text.
+    pub fn forget_terms(&mut self) {
+        self.forget_session();
+        self.unsat_sets = SetIndex::new(CEX_MAX_SETS);
+        self.sat_sets = SetIndex::new(CEX_MAX_SETS);
+        self.digests = FxHashMap::default();
+        self.exact = FxHashMap::default();
+        self.whole = FxHashMap::default();
+        self.models = Vec::new();
+    }
+
     /// The exact key of a component (`key::exact_key`) and the order its constants'
     /// values are stored in (by name). `None` when two of its constants share a name (a
     /// name redeclared with another sort), which the key could not tell apart.
@@ -244,6 +261,9 @@ impl CachePlanner {
         named.sort_unstable();
         if named.windows(2).any(|w| w[0].0 == w[1].0) {
             return None;
+        }
+        if self.digests.len() + conj.len() > DIGESTS_MAX {
+            self.digests = FxHashMap::default();
         }
         let digests: Vec<[u8; 16]> = conj
             .iter()
