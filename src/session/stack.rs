@@ -71,6 +71,18 @@ const SCOPES_MAX: usize = 64;
 const CORE_MAX_CONJUNCTS: usize = 16;
 /// An incremental solve slower than this turns unsat cores off (see `StackMirror::cores`).
 const CORES_SLOW_MS: f64 = 50.0;
+
+/// `CORES_SLOW_MS`, or `SMTPROXY_CORES_SLOW_MS` when set: tests that show what cores do
+/// set it high, so that a loaded machine's slow solve does not turn them off.
+fn cores_slow_ms() -> f64 {
+    static MS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *MS.get_or_init(|| {
+        std::env::var("SMTPROXY_CORES_SLOW_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(CORES_SLOW_MS)
+    })
+}
 /// Bound on the conjuncts whose first sight is kept, and on the subterms whose occurrences
 /// and sizes are counted for CSE (each table is emptied when exceeded).
 const SEEN_MAX: usize = 1 << 20;
@@ -864,7 +876,7 @@ impl StackMirror {
     /// was far slower than fresh ones have been (the answer stands).
     fn incremental_answer(&mut self, resp: &Response, t0: Instant) -> Answer {
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
-        if self.cores_on && ms > CORES_SLOW_MS {
+        if self.cores_on && ms > cores_slow_ms() {
             // Slow with named assertions: the stack is judged again without them, so this
             // solve counts neither towards its costs nor towards a back-off.
             self.cores_off();
