@@ -141,6 +141,7 @@ fn fuzz_engine(
             mem_bytes: 16 << 20,
             disk: None,
             redis: None,
+            ..Default::default()
         }),
         _ => None,
     };

@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn small_session_never_switches() {
-        let mut g = Governor::default();
+        let g = Governor::default();
         for q in 1..WINDOW {
             assert!(!g.due(q));
         }
