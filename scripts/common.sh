@@ -62,3 +62,18 @@ smtproxy_real_solver() {
     fi
     echo "$p"
 }
+
+# Put a solver named NAME into the directory DIR (a PATH entry): the REAL solver itself when
+# STRATEGY is "-", else smtproxy BIN in front of it (`--solver REAL --strategy STRATEGY
+# --cache none`, the client's own arguments after them).
+smtproxy_place_solver() {
+    local dir=$1 name=$2 real=$3 strategy=$4 bin=$5
+    mkdir -p "$dir"
+    if [ "$strategy" = - ]; then
+        ln -s "$real" "$dir/$name"
+    else
+        printf '#!/usr/bin/env bash\nexec %q --solver %q --strategy %q --cache none "$@"\n' \
+            "$bin" "$real" "$strategy" >"$dir/$name"
+        chmod +x "$dir/$name"
+    fi
+}

@@ -40,17 +40,8 @@ export CARGO_TARGET_DIR=$tmp/target
 # run NAME STRATEGY|-   Runs the suite and the examples with z3 and cvc5 on PATH as NAME says.
 run() {
     local name=$1 strategy=$2 dir=$tmp/$1
-    mkdir -p "$dir/bin"
-    for pair in "z3:$real_z3" "cvc5:$real_cvc5"; do
-        local solver=${pair%%:*} real=${pair#*:}
-        if [ "$strategy" = - ]; then
-            ln -s "$real" "$dir/bin/$solver"
-        else
-            printf '#!/usr/bin/env bash\nexec %q --solver %q --strategy %q --cache none "$@"\n' \
-                "$bin" "$real" "$strategy" >"$dir/bin/$solver"
-            chmod +x "$dir/bin/$solver"
-        fi
-    done
+    smtproxy_place_solver "$dir/bin" z3 "$real_z3" "$strategy" "$bin"
+    smtproxy_place_solver "$dir/bin" cvc5 "$real_cvc5" "$strategy" "$bin"
     (
         cd "$tmp/easy-smt"
         export PATH=$dir/bin:$PATH

@@ -70,14 +70,7 @@ trap '[ "$keep" -eq 1 ] || rm -rf "$tmp"' EXIT
 run() {
     local name=$1 solver=$2 real=$3 strategy=$4 i=0 sel
     shift 4
-    mkdir -p "$tmp/$name/bin"
-    if [ "$strategy" = - ]; then
-        ln -s "$real" "$tmp/$name/bin/$solver"
-    else
-        printf '#!/usr/bin/env bash\nexec %q --solver %q --strategy %q --cache none "$@"\n' \
-            "$bin" "$real" "$strategy" >"$tmp/$name/bin/$solver"
-        chmod +x "$tmp/$name/bin/$solver"
-    fi
+    smtproxy_place_solver "$tmp/$name/bin" "$solver" "$real" "$strategy" "$bin"
     for sel in "$@"; do
         i=$((i + 1))
         local work=$tmp/$name/work$i args
