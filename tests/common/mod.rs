@@ -14,6 +14,28 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+/// The program a bare name runs: the binary behind a pyenv shim (z3 and yices come from
+/// pip; a shim is a bash script that costs ~100 ms a start) found as smtproxy finds its
+/// own backend, else the name itself. Names with a `/` are returned as they are.
+pub fn program(name: &str) -> std::ffi::OsString {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static FOUND: OnceLock<Mutex<HashMap<String, std::ffi::OsString>>> = OnceLock::new();
+    if name.contains('/') {
+        return name.into();
+    }
+    let mut found = FOUND.get_or_init(Default::default).lock().unwrap();
+    found
+        .entry(name.to_string())
+        .or_insert_with(|| {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            smtproxy::driver::spec::find_in_path(name, &path, None)
+                .map(|p| p.into_os_string())
+                .unwrap_or_else(|| name.into())
+        })
+        .clone()
+}
+
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_smtproxy")
 }
@@ -69,7 +91,7 @@ pub fn replay_json_cmd(
 
 /// Is `prog` runnable (on PATH or an absolute path)?
 pub fn have(prog: &str) -> bool {
-    Command::new(prog)
+    Command::new(program(prog))
         .arg("--version")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -277,7 +299,7 @@ pub fn run_z3(strategy: &str, extra: &[&str], input: &[u8], timeout: Duration) -
 }
 
 pub fn run_prog(prog: &str, args: &[&str], input: &[u8], timeout: Duration) -> Out {
-    let mut cmd = Command::new(prog);
+    let mut cmd = Command::new(program(prog));
     cmd.args(args);
     run_cmd(cmd, input, timeout)
 }

@@ -12,7 +12,7 @@ pub struct Z3Pipe {
 
 impl Z3Pipe {
     pub fn new() -> Z3Pipe {
-        let mut child = Command::new("z3")
+        let mut child = Command::new(super::program("z3"))
             .arg("-in")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
