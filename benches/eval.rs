@@ -13,7 +13,7 @@
 mod common;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use smtproxy::driver::{Response, Solver, SolverSpec};
+use smtproxy::driver::{FramedSolver, Response, SolverSpec};
 use smtproxy::query::eval::{Evaluator, Model};
 use smtproxy::query::value::Value;
 use smtproxy::query::view::conjuncts;
@@ -36,7 +36,7 @@ fn ok(r: Result<Response, smtproxy::driver::DriverError>, what: &str) -> Respons
 }
 
 /// z3's model of a query (None when not sat or a value could not be read).
-fn z3_model(solver: &mut Solver, store: &mut TermStore, q: &common::Query) -> Option<Model> {
+fn z3_model(solver: &mut FramedSolver, store: &mut TermStore, q: &common::Query) -> Option<Model> {
     ok(solver.command("(push 1)", None), "push");
     for s in &q.script {
         ok(solver.command(s, None), s);
@@ -95,7 +95,7 @@ fn holds(store: &TermStore, m: &Model, cs: &[TermId]) -> bool {
 fn bench(c: &mut Criterion) {
     let solver_name = std::env::var("SMTPROXY_BENCH_SOLVER").unwrap_or_else(|_| "z3".into());
     let spec = SolverSpec::resolve(Some(&solver_name)).expect("solver for the eval bench");
-    let mut solver = Solver::start(&spec).expect("start solver");
+    let mut solver = FramedSolver::start(&spec).expect("start solver");
     ok(
         solver.command("(set-option :produce-models true)", None),
         "produce-models",

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use smtproxy::driver::spec::{find_in_path, join_path, resolve_with};
-use smtproxy::driver::{DriverError, Response, Solver, SolverKind, SolverSpec};
+use smtproxy::driver::{DriverError, FramedSolver, Response, SolverKind, SolverSpec};
 
 const T: Option<Duration> = Some(Duration::from_secs(20));
 
@@ -24,12 +24,12 @@ fn spec(name: &str) -> SolverSpec {
     }
 }
 
-fn start(name: &str) -> Solver {
+fn start(name: &str) -> FramedSolver {
     let spec = spec(name);
-    Solver::start(&spec).unwrap_or_else(|e| panic!("start {name}: {e}"))
+    FramedSolver::start(&spec).unwrap_or_else(|e| panic!("start {name}: {e}"))
 }
 
-fn cmd(s: &mut Solver, text: &str) -> Response {
+fn cmd(s: &mut FramedSolver, text: &str) -> Response {
     s.command(text, T)
         .unwrap_or_else(|e| panic!("{}: {text}: {e}", s.spec().name()))
 }
@@ -281,7 +281,7 @@ fn sigterm_ignoring_solver_is_killed() {
         program: PathBuf::from("/bin/sh"),
         args: vec!["-c".into(), script.into()],
     };
-    let mut s = Solver::start(&spec).expect("start fake solver");
+    let mut s = FramedSolver::start(&spec).expect("start fake solver");
     assert_eq!(s.spec().name(), "sh");
     assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
     let pid = s.pid();
@@ -499,7 +499,7 @@ fn resolve_forms() {
         let c = SolverSpec::resolve(Some(&cl)).expect("command line");
         assert_eq!(c.kind, SolverKind::Z3);
         assert_eq!(c.args, vec!["-in", "-smt2", "-t:1000"]);
-        let mut s = Solver::start(&c).expect("start");
+        let mut s = FramedSolver::start(&c).expect("start");
         assert_eq!(cmd(&mut s, "(check-sat)"), Response::Sat);
     }
     {
@@ -522,7 +522,7 @@ fn non_solver_fails_to_start_cleanly() {
         args: vec![],
     };
     assert!(matches!(
-        Solver::start(&spec),
+        FramedSolver::start(&spec),
         Err(DriverError::Died { .. })
     ));
     let spec = SolverSpec {
@@ -531,7 +531,7 @@ fn non_solver_fails_to_start_cleanly() {
         args: vec![],
     };
     assert!(matches!(
-        Solver::start(&spec),
+        FramedSolver::start(&spec),
         Err(DriverError::Spawn { .. })
     ));
     // `echo` answers garbage: a protocol error.
@@ -541,7 +541,7 @@ fn non_solver_fails_to_start_cleanly() {
         args: vec!["-c".into(), "echo hello; cat >/dev/null".into()],
     };
     assert!(matches!(
-        Solver::start(&spec),
+        FramedSolver::start(&spec),
         Err(DriverError::Protocol(_))
     ));
 }
@@ -621,7 +621,7 @@ fn cpu_time_counts_a_wrapped_solver() {
         args: vec!["-c".into(), format!("{} -in; true", z3.program.display())],
     };
     for spec in [direct, wrapped] {
-        let mut s = Solver::start(&spec).expect("start");
+        let mut s = FramedSolver::start(&spec).expect("start");
         let cmds: Vec<String> = HARD.iter().map(|c| c.to_string()).collect();
         let rs = s.batch(&cmds, T).expect("batch");
         assert!(rs.iter().all(|r| *r == Response::Success), "{rs:?}");

@@ -1,9 +1,11 @@
 //! One backend solver process as the session uses it: started lazily, restarted after a
 //! crash or a deadline, with the time spent in it counted. Invariant: after any
 //! `Died`/`Timeout` the process is gone and `generation` has moved on, so the owner knows
-//! that whatever state it pushed into the solver is lost and must be rebuilt. `lean`
-//! chooses how the next process is started: framed (print-success on, see `driver`) or
-//! lean (the passthrough's mode, driven through [`SolverHandle::solver_mut`]).
+//! that whatever state it pushed into the solver is lost and must be rebuilt. `mode`
+//! chooses how the next process is started: a [`FramedSolver`] (print-success on, see
+//! `driver`), which the handle's own calls drive, or a [`LeanSolver`] (the passthrough's
+//! mode, driven through [`SolverHandle::lean_mut`]). A framed call while a lean process
+//! runs fails with a protocol error and sends nothing.
 //!
 //! A handle may carry one detached check (`send_detached`: a fresh context solved only to
 //! measure what it costs, while the caller goes on with the other backend). Its responses
@@ -11,20 +13,59 @@
 //! arrived and, if the check is still running, kills the process, so no other command's
 //! responses are ever confused with the detached check's.
 
-use crate::driver::{DriverError, Response, Solver, SolverSpec};
+use crate::driver::{Channel, DriverError, FramedSolver, LeanSolver, Response, SolverSpec};
 use std::time::{Duration, Instant};
+
+/// How a [`SolverHandle`] starts its next process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DriverMode {
+    /// A [`FramedSolver`]: the handle's calls (`cmd`, `check`, `batch`, ...).
+    Framed,
+    /// A [`LeanSolver`], driven by the passthrough through `lean_mut`.
+    Lean,
+}
+
+/// The running process, in the mode it was started in.
+enum Running {
+    Framed(FramedSolver),
+    Lean(LeanSolver),
+}
+
+impl Running {
+    fn channel(&mut self) -> &mut Channel {
+        match self {
+            Running::Framed(s) => s,
+            Running::Lean(s) => s,
+        }
+    }
+
+    fn channel_ref(&self) -> &Channel {
+        match self {
+            Running::Framed(s) => s,
+            Running::Lean(s) => s,
+        }
+    }
+
+    /// The framed solver; a protocol error when the process is lean.
+    fn framed(&mut self) -> Result<&mut FramedSolver, DriverError> {
+        match self {
+            Running::Framed(s) => Ok(s),
+            Running::Lean(_) => Err(DriverError::Protocol("framed call on a lean solver".into())),
+        }
+    }
+}
 
 pub struct SolverHandle {
     spec: SolverSpec,
-    solver: Option<Solver>,
+    solver: Option<Running>,
     pub timeout: Option<Duration>,
     /// Bumped every time the process is (re)started.
     pub generation: u64,
     pub restarts: u64,
     pub busy: Duration,
     pub checks: u64,
-    /// Start the next process in lean mode.
-    pub lean: bool,
+    /// How the next process is started.
+    pub mode: DriverMode,
     detached: Option<Detached>,
     /// The cost of a detached check that finished while the handle was wanted for
     /// something else, kept for `detached_cost`.
@@ -34,7 +75,7 @@ pub struct SolverHandle {
 /// A check sent by `send_detached` whose answer nobody waits for.
 struct Detached {
     t0: Instant,
-    /// The process's CPU time when it was sent (see `Solver::cpu_ns`).
+    /// The process's CPU time when it was sent (see `Channel::cpu_ns`).
     cpu0: Option<u64>,
     /// Still reading the reset's answers (up to its sentinel `(:name ...)`).
     in_reset: bool,
@@ -52,7 +93,7 @@ impl SolverHandle {
             restarts: 0,
             busy: Duration::ZERO,
             checks: 0,
-            lean: false,
+            mode: DriverMode::Framed,
             detached: None,
             detached_done: None,
         }
@@ -69,21 +110,24 @@ impl SolverHandle {
     }
 
     /// The running process, after reaping and dropping it if it has exited. Never starts one.
-    fn live(&mut self) -> Option<&mut Solver> {
+    fn live(&mut self) -> Option<&mut Running> {
         self.end_detached();
-        if self.solver.as_mut().is_some_and(|s| !s.is_alive()) {
+        if self
+            .solver
+            .as_mut()
+            .is_some_and(|s| !s.channel().is_alive())
+        {
             self.kill();
         }
         self.solver.as_mut()
     }
 
-    fn ensure(&mut self) -> Result<&mut Solver, DriverError> {
+    fn ensure(&mut self) -> Result<&mut Running, DriverError> {
         self.end_detached();
         if self.live().is_none() {
-            let s = if self.lean {
-                Solver::start_lean(&self.spec)?
-            } else {
-                Solver::start(&self.spec)?
+            let s = match self.mode {
+                DriverMode::Lean => Running::Lean(LeanSolver::start(&self.spec)?),
+                DriverMode::Framed => Running::Framed(FramedSolver::start(&self.spec)?),
             };
             if self.generation > 0 {
                 self.restarts += 1;
@@ -102,16 +146,19 @@ impl SolverHandle {
         Ok(self.generation)
     }
 
-    /// The running process, if any, without checking that it is still alive (lean mode
-    /// learns of a death when it reads the solver's output).
-    pub fn solver_mut(&mut self) -> Option<&mut Solver> {
+    /// The running process if it is lean, without checking that it is still alive (lean
+    /// mode learns of a death when it reads the solver's output).
+    pub fn lean_mut(&mut self) -> Option<&mut LeanSolver> {
         self.end_detached();
-        self.solver.as_mut()
+        match self.solver.as_mut() {
+            Some(Running::Lean(s)) => Some(s),
+            _ => None,
+        }
     }
 
     /// Where the next byte sent to the running process lands (line, column).
     pub fn position(&self) -> Option<(usize, usize)> {
-        self.solver.as_ref().map(|s| s.position())
+        self.solver.as_ref().map(|s| s.channel_ref().position())
     }
 
     /// One command (declarations, assertions, get-value) under the session's deadline:
@@ -119,7 +166,7 @@ impl SolverHandle {
     /// never finish an answer.
     pub fn cmd(&mut self, text: &str) -> Result<Response, DriverError> {
         let (t0, deadline) = (Instant::now(), self.timeout);
-        let r = self.ensure()?.command(text, deadline);
+        let r = self.ensure()?.framed()?.command(text, deadline);
         self.busy += t0.elapsed();
         self.after(r)
     }
@@ -139,7 +186,7 @@ impl SolverHandle {
         }
         let (t0, deadline) = (Instant::now(), self.timeout);
         let r = match self.live() {
-            Some(s) => s.command(text, deadline),
+            Some(s) => s.framed().and_then(|s| s.command(text, deadline)),
             None => return Err(gone()),
         };
         self.busy += t0.elapsed();
@@ -159,7 +206,7 @@ impl SolverHandle {
     ) -> Result<Response, DriverError> {
         let t0 = Instant::now();
         self.checks += 1;
-        let r = self.ensure()?.command(text, deadline);
+        let r = self.ensure()?.framed()?.command(text, deadline);
         self.busy += t0.elapsed();
         self.after(r)
     }
@@ -169,7 +216,7 @@ impl SolverHandle {
     pub fn send_check(&mut self, text: &str) -> Result<(), DriverError> {
         self.checks += 1;
         let r = match self.live() {
-            Some(s) => s.send_nowait(text),
+            Some(s) => s.framed().and_then(|s| s.send_nowait(text)),
             None => Err(DriverError::Died {
                 exit: None,
                 stderr: "the solver process is gone".into(),
@@ -182,7 +229,7 @@ impl SolverHandle {
     pub fn poll(&mut self, wait: Duration) -> Result<Option<Response>, DriverError> {
         let t0 = Instant::now();
         let r = match self.solver.as_mut() {
-            Some(s) => s.poll_response(wait),
+            Some(s) => s.framed().and_then(|s| s.poll_response(wait)),
             None => Err(DriverError::Protocol("solver not running".into())),
         };
         self.busy += t0.elapsed();
@@ -190,7 +237,7 @@ impl SolverHandle {
     }
 
     /// `cmds` and then the check-sat `check`, sent at once without waiting (see
-    /// `Solver::send_batch_nowait`): `Some(n)`, the number of responses to read with
+    /// `FramedSolver::send_batch_nowait`): `Some(n)`, the number of responses to read with
     /// `acks` before `poll` gives the check's answer; `None` when nothing was sent.
     /// Never starts a process.
     pub fn send_with_check(
@@ -199,7 +246,7 @@ impl SolverHandle {
         check: &str,
     ) -> Result<Option<usize>, DriverError> {
         let r = match self.live() {
-            Some(s) => s.send_batch_nowait(cmds, check),
+            Some(s) => s.framed().and_then(|s| s.send_batch_nowait(cmds, check)),
             None => Err(DriverError::Died {
                 exit: None,
                 stderr: "the solver process is gone".into(),
@@ -221,7 +268,7 @@ impl SolverHandle {
         let t0 = Instant::now();
         let deadline = self.timeout;
         let r = match self.solver.as_mut() {
-            Some(s) => s.read_acks(n, deadline),
+            Some(s) => s.framed().and_then(|s| s.read_acks(n, deadline)),
             None => Err(DriverError::Protocol("solver not running".into())),
         };
         self.busy += t0.elapsed();
@@ -243,7 +290,7 @@ impl SolverHandle {
         }
         let t0 = Instant::now();
         let deadline = self.timeout;
-        let r = self.ensure()?.batch(cmds, deadline);
+        let r = self.ensure()?.framed()?.batch(cmds, deadline);
         self.busy += t0.elapsed();
         let rs = self.after(r)?;
         for (c, r) in cmds.iter().zip(rs) {
@@ -276,7 +323,7 @@ impl SolverHandle {
         if self.detached.is_some() {
             return Ok(false);
         }
-        let s = self.ensure()?;
+        let s = self.ensure()?.framed()?;
         let cpu0 = s.cpu_ns();
         let r = s.send_reset_batch_nowait(rest, check);
         let Some(acks) = self.after(r)? else {
@@ -309,7 +356,8 @@ impl SolverHandle {
     /// Read the detached check's responses that have arrived; when its answer is among
     /// them, its cost goes to `detached_done`. On any failure the process is killed.
     fn read_detached(&mut self) {
-        let (Some(d), Some(s)) = (self.detached.as_mut(), self.solver.as_mut()) else {
+        let (Some(d), Some(Running::Framed(s))) = (self.detached.as_mut(), self.solver.as_mut())
+        else {
             self.detached = None;
             return;
         };
@@ -357,7 +405,7 @@ impl SolverHandle {
     pub fn kill(&mut self) {
         self.detached = None;
         if let Some(mut s) = self.solver.take() {
-            s.kill();
+            s.channel().kill();
         }
     }
 }

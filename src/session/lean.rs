@@ -26,7 +26,7 @@
 //!   client's line and column numbers. A replay of the client's state (after a restart,
 //!   or when a session turns to passthrough) goes on one line, so a later line of the
 //!   client's keeps its number; a marker between two commands on one line shifts the
-//!   second, and so does yices' own first command (`Solver::start_lean`) on line 1.
+//!   second, and so does yices' own first command (`LeanSolver::start`) on line 1.
 //! * Output is attributed to commands once their batch's marker arrives, by shape: a
 //!   `Silent` command prints nothing or one error (or `unsupported`), an `Answer` command
 //!   exactly one form, an `Alone` command (anything else) is a batch of its own. When
@@ -56,6 +56,7 @@
 //!   command, so attribution is exact. cvc5 quotes the input line in parse errors; the
 //!   marker text is cut out of error messages.
 
+use super::backend::DriverMode;
 use super::*;
 use crate::driver::reader::command_head;
 use crate::driver::LeanEvent;
@@ -437,7 +438,7 @@ impl Engine {
             || (idle && !h.is_alive())
             || !h.is_running()
             || h.generation != self.lean.generation
-            || !h.lean
+            || h.mode != DriverMode::Lean
         {
             outs.extend(self.lean_sync());
             if let Err(e) = self.lean_rebuild() {
@@ -547,7 +548,7 @@ impl Engine {
 
     fn back_to_modelled(&mut self, at: &str) {
         self.planner.main.kill();
-        self.planner.main.lean = false;
+        self.planner.main.mode = DriverMode::Framed;
         if self.mode == Mode::FallBack {
             self.stats.note(format!("back from passthrough at {at}"));
         }
@@ -570,12 +571,12 @@ impl Engine {
         let kind = self.planner.main.spec().kind;
         let h = &mut self.planner.main;
         h.kill();
-        h.lean = true;
+        h.mode = DriverMode::Lean;
         h.start()?;
         let gen = h.generation;
         let deadline = h.timeout;
         let t0 = Instant::now();
-        let Some(s) = h.solver_mut() else {
+        let Some(s) = h.lean_mut() else {
             return Err(DriverError::Protocol("solver not running".into()));
         };
         let ps = self.client.print_success;
@@ -591,24 +592,24 @@ impl Engine {
             // A model for the client's last check-sat (`pass_model_check`) only if the
             // client asked for models: cvc5 without them refuses get-value, as it should.
             if self.client.produce_models {
-                s.lean_write("(set-option :produce-models true)");
-                s.lean_write(sep);
+                s.write("(set-option :produce-models true)");
+                s.write(sep);
             }
             for c in &log {
-                s.lean_write(c);
-                s.lean_write(sep);
+                s.write(c);
+                s.write(sep);
             }
             if let Some(check) = &self.lean.model_check {
                 // The client may still ask for the model of its last (sat) check-sat; its
                 // answer is read and dropped with the rest before the marker.
-                s.lean_write(check);
-                s.lean_write(sep);
+                s.write(check);
+                s.write(sep);
             }
             if backend_ps {
-                s.lean_write("(set-option :print-success true)");
-                s.lean_write(sep);
+                s.write("(set-option :print-success true)");
+                s.write(sep);
             }
-            let n = s.lean_mark(backend_ps);
+            let n = s.mark(backend_ps);
             // Every replayed command was accepted when the client sent it; one the solver
             // refuses now was accepted by smtproxy's parser only. The solver goes on
             // without it, as it would have alone, and the session notes it.
@@ -617,7 +618,7 @@ impl Engine {
             // (an assertion z3 unfolds forever).
             let r = loop {
                 let left = deadline.map(|d| d.saturating_sub(t0.elapsed()));
-                match s.lean_next(left) {
+                match s.next_event(left) {
                     Ok(LeanEvent::Marker { n: m, .. }) if m == n => break Ok(()),
                     Ok(LeanEvent::Form { form, .. }) if form.starts_with("(error") => {
                         let r = refused.get_or_insert((0, form));
@@ -684,12 +685,12 @@ impl Engine {
 
     /// Write one command at the client's position.
     fn lean_send(&mut self, mut c: LeanCmd) {
-        if let Some(s) = self.planner.main.solver_mut() {
+        if let Some(s) = self.planner.main.lean_mut() {
             // The client's own text only the first time: a resent command follows a replay.
             let g = c.gap.take();
-            s.lean_write(&lead_in(s.position(), g.as_ref(), c.line, c.col));
+            s.write(&lead_in(s.position(), g.as_ref(), c.line, c.col));
             c.start = s.position();
-            s.lean_write(&c.text);
+            s.write(&c.text);
         }
         self.lean.inflight.push_back(c);
         self.lean.open += 1;
@@ -702,16 +703,16 @@ impl Engine {
         }
         let ps = self.lean.ps;
         let counted = self.counted();
-        let n = match self.planner.main.solver_mut() {
+        let n = match self.planner.main.lean_mut() {
             Some(s) if counted => {
                 // yices executes a command once the line it is on is complete.
                 if s.position().1 != 1 {
-                    s.lean_write("\n");
+                    s.write("\n");
                 }
-                s.lean_flush();
+                s.flush();
                 0
             }
-            Some(s) => s.lean_mark(ps),
+            Some(s) => s.mark(ps),
             None => 0,
         };
         self.lean.batches.push_back((n, self.lean.open));
@@ -765,8 +766,8 @@ impl Engine {
                 wait = Some(wait.map_or(STUCK_PROBE, |w| w.min(STUCK_PROBE)));
             }
             let t0 = Instant::now();
-            let ev = match self.planner.main.solver_mut() {
-                Some(s) => s.lean_next(wait),
+            let ev = match self.planner.main.lean_mut() {
+                Some(s) => s.next_event(wait),
                 None => Err(DriverError::Protocol("solver not running".into())),
             };
             let dt = t0.elapsed();
@@ -808,7 +809,7 @@ impl Engine {
                     let failure = if let Some(t) = timeout.filter(|&t| progress.elapsed() >= t) {
                         Some(DriverError::Timeout { after: t })
                     } else if suspicious {
-                        let p = self.planner.main.solver_mut().and_then(|s| s.idle_probe());
+                        let p = self.planner.main.lean_mut().and_then(|s| s.idle_probe());
                         let stuck = p.is_some() && p == probe;
                         probe = p;
                         stuck.then(|| {

@@ -49,6 +49,7 @@ use crate::term::signature::{ArityRule, Signature};
 use crate::term::{TermId, TermStore};
 pub use config::{ClientFlags, Config, DEFAULT_JOBS};
 
+use backend::DriverMode;
 use client::{ClientState, Decl};
 use planner::Planner;
 pub use stats::Stats;
@@ -216,7 +217,11 @@ impl Engine {
         };
         let passthrough = cfg.strategy == Strategy::Passthrough;
         let mut planner = Planner::new(&cfg)?;
-        planner.main.lean = passthrough;
+        planner.main.mode = if passthrough {
+            DriverMode::Lean
+        } else {
+            DriverMode::Framed
+        };
         Ok(Engine {
             store: TermStore::new(),
             sig: Signature::for_solver(match dialect {

@@ -1,40 +1,30 @@
-//! The stack strategy: one long-lived incremental backend whose push/pop stack mirrors
-//! the conjuncts that successive queries share (Liu et al.), with optional common
-//! subexpression macros (`stack-cse`).
+//! The stack mirror: the one long-lived incremental backend, what it holds, and the flow
+//! of a query through it (bring the stack to the query's conjuncts, send the check, wait,
+//! race a fresh context or bail out).
 //!
 //! Invariants:
 //! * The backend holds `base` at its base level (no scope) and the conjuncts of
 //!   `frames[i]` in scope `i + 1` (one conjunct per scope, except the oldest of a query
 //!   that brings more than [`SCOPES_MAX`] new ones, which share one; with `one_scope`,
-//!   a query's new conjuncts all share one); the mirror is valid
-//!   only for backend generation `generation` and is cleared whenever the backend
-//!   restarts, so it never describes a solver that is gone.
+//!   a query's new conjuncts all share one; see `prefix`); the mirror is valid only for
+//!   backend generation `generation` and is cleared whenever the backend restarts, so it
+//!   never describes a solver that is gone.
 //! * `base` is the client's own base-level assertions while the client pushes above them
 //!   (an SMT-LIB incremental benchmark): z3 simplifies base-level assertions far better
 //!   than scoped ones. Only a restart removes a base conjunct, so base mode is dropped
 //!   when that keeps happening.
-//! * The backend runs with `:global-declarations true`: declarations and CSE macros live at
-//!   the base level and survive pops, so a query only ever pushes assertions. Names that
-//!   would clash (a client name redeclared with another sort after a reset) get a distinct
-//!   reserved name, mapped back by printing through `StackNames`.
-//! * New conjuncts are pushed oldest-first (by the first time any query contained them),
-//!   one scope each, so the newest branch condition sits on top and the next query on a
-//!   sibling path pops as little as possible. Hybrid's stack (`one_scope`) pushes all the
-//!   new conjuncts of a query in one scope.
-//! * Incremental is not always faster (z3 skips most preprocessing once a push has
-//!   happened, which makes some hard queries 10-100x slower). An incremental solve far
-//!   slower than recent ones (past its bail-out deadline) is raced against a fresh context
-//!   on the auxiliary backend (`--jobs` >= 2; with one job it is killed instead). If the
-//!   fresh context wins, the incremental solve finishes in the background and the backend
-//!   is used again once it has (a first solve over a hard base is often the only slow
-//!   one). After the k-th bail-out, and after an incremental solve much slower than fresh
-//!   ones, the next 2^k queries go straight to a fresh context, so a log of hard queries
-//!   soon runs almost entirely in fresh contexts while KLEE-like logs stay on the stack.
-//! * What a fresh context costs, the yardstick for judging the stack, is measured now and
-//!   then (a probe: the 16th query, then every 16 to 512). With a second process
-//!   (`--jobs` >= 2) the probe is posed there detached while the stack answers the query,
-//!   and its cost (the solver's CPU time) is read at a later query; with one process the
-//!   query itself is answered in a fresh context. A probe never answers the client.
+//! * The backend runs with `:global-declarations true` (a client's own setting of it is
+//!   not passed on): declarations and CSE macros live at the base level and survive pops,
+//!   so a query only ever pushes assertions (see `names`, `cse`).
+//! * An incremental solve past its bail-out deadline (see `costs`) is raced against a
+//!   fresh context on the auxiliary backend (`--jobs` >= 2; with one job it is killed
+//!   instead). If the fresh context wins, the incremental solve finishes in the
+//!   background and the backend is used again once it has (a first solve over a hard base
+//!   is often the only slow one).
+//! * A probe of what a fresh context costs goes, with a second process (`--jobs` >= 2),
+//!   there detached while the stack answers the query, and its cost (the solver's CPU
+//!   time) is read at a later query; with one process the query itself is answered in a
+//!   fresh context. A probe never answers the client.
 //! * A query's pops, declarations, assertions and check-sat go out in one write; their
 //!   acknowledgements are read before the check's answer. The cache planner may start a
 //!   query ahead of need (`begin`) and then wait for it (`finish`) or drop it
@@ -43,20 +33,23 @@
 //!   speculation), nothing else is sent to the backend; its acknowledgements and answer
 //!   are read and dropped first (`settle`, which waits for a dropped speculation up to its
 //!   bail-out deadline), or the backend is killed (`abandon`).
-//! * The backend is restarted when it has accumulated too many scopes, macros or
-//!   declarations.
+//! * The backend is restarted when it has accumulated too many scopes, macros, names or
+//!   declarations, when a base conjunct is no longer wanted, and when it has grown dear
+//!   (see `costs`).
 
-use super::backend::SolverHandle;
-use super::client::Decl;
-use super::fresh::{fresh_check, fresh_script, values_in};
-use super::miss::MissPath;
-use super::stats::Stats;
-use super::vocab::{check_text, declare_text, response_answer, Answer, Query};
+use super::cores::{cores_slow_ms, Cores, CORE_MAX_CONJUNCTS};
+use super::costs::Costs;
+use super::cse::Cse;
+use super::names::StackNames;
+use super::prefix::{frames_kept, scopes, sets_global_declarations, split_conjuncts, Sightings};
 use crate::driver::{DriverError, Response};
-use crate::smt2::printer::{backend_name, write_term, BackendNames, Names};
-use crate::term::{Op, SortId, Sym, TermId, TermStore};
-use rustc_hash::{FxHashMap, FxHashSet};
-use std::borrow::Cow;
+use crate::session::backend::SolverHandle;
+use crate::session::fresh::{fresh_check, fresh_script};
+use crate::session::stats::Stats;
+use crate::session::vocab::{check_text, response_answer, Answer, Query};
+use crate::smt2::printer::write_term;
+use crate::term::{TermId, TermStore};
+use rustc_hash::FxHashSet;
 use std::time::{Duration, Instant};
 
 /// Restart the incremental backend after this many pushes since it started.
@@ -67,32 +60,6 @@ const MAX_MACROS: usize = 100_000;
 /// query of 300,000 conjuncts pushed one scope each kept z3 busy for over ten minutes,
 /// where it solves the same query from scratch in 15 s.
 const SCOPES_MAX: usize = 64;
-/// Queries of at most this many conjuncts have their assertions named for cores.
-const CORE_MAX_CONJUNCTS: usize = 16;
-/// An incremental solve slower than this turns unsat cores off (see `StackMirror::cores`).
-const CORES_SLOW_MS: f64 = 50.0;
-
-/// `CORES_SLOW_MS`, or `SMTPROXY_CORES_SLOW_MS` when set: tests that show what cores do
-/// set it high, so that a loaded machine's slow solve does not turn them off.
-fn cores_slow_ms() -> f64 {
-    static MS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *MS.get_or_init(|| {
-        std::env::var("SMTPROXY_CORES_SLOW_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(CORES_SLOW_MS)
-    })
-}
-/// Bound on the conjuncts whose first sight is kept, and on the subterms whose occurrences
-/// and sizes are counted for CSE (each table is emptied when exceeded).
-const SEEN_MAX: usize = 1 << 20;
-/// A CSE candidate must have at least this many nodes.
-const CSE_MIN_NODES: u32 = 4;
-/// The first query solved fresh as a probe, the least and the most queries between probes.
-const PROBE_FIRST: u64 = 16;
-const PROBE_MAX: u64 = 512;
-/// Incremental samples needed before the stack is judged against fresh contexts.
-const JUDGE_MIN: usize = 8;
 /// A background incremental check (see `StackMirror::pending`) is killed after this long.
 const BACKGROUND_MAX: Duration = Duration::from_secs(30);
 /// How long a race waits on one solver before looking at the other.
@@ -136,37 +103,9 @@ pub enum InFlight {
     Done(Answer),
 }
 
-/// Names in the stack backend: client names, with redeclared ones renamed, and CSE macros.
-#[derive(Default)]
-pub struct StackNames {
-    renamed: FxHashMap<(Sym, SortId), String>,
-    macros: FxHashMap<TermId, String>,
-}
-
-impl StackNames {
-    /// The backend name of a client declaration.
-    pub fn backend_of(&self, d: &Decl) -> String {
-        match self.renamed.get(&(d.sym, d.ret)) {
-            Some(n) => n.clone(),
-            None => backend_name(&d.name).into_owned(),
-        }
-    }
-}
-
-impl Names for StackNames {
-    fn sym<'a>(&'a self, store: &'a TermStore, t: TermId, s: Sym) -> Cow<'a, str> {
-        if let Some(n) = self.renamed.get(&(s, store.sort(t))) {
-            return Cow::Borrowed(n);
-        }
-        backend_name(store.sym_name(s))
-    }
-    fn defined(&self, t: TermId) -> Option<&str> {
-        self.macros.get(&t).map(|s| s.as_str())
-    }
-}
-
 pub struct StackMirror {
-    cse: bool,
+    /// `stack-cse`: what CSE has counted (see `cse`); `None` without macros.
+    cse: Option<Cse>,
     /// The new conjuncts of a query go in one scope, not one each: hybrid's stack sees
     /// only cache misses, which share less with the query before than a whole KLEE
     /// stream does, and z3 pays for every scope (hybrid on seven logs, medians of three
@@ -189,59 +128,27 @@ pub struct StackMirror {
     naming: bool,
     generation: u64,
     names: StackNames,
-    /// backend name -> declaration text sent
-    declared: FxHashMap<String, String>,
     preamble: Vec<String>,
-    first_seen: FxHashMap<TermId, u64>,
-    seen_counter: u64,
-    /// For CSE: in how many distinct conjuncts each subterm occurs.
-    occurrences: FxHashMap<TermId, u32>,
-    sizes: FxHashMap<TermId, u32>,
+    /// When each conjunct was first seen (the order of pushes).
+    sightings: Sightings,
     pushes: u64,
-    recent_ms: Vec<f64>,
-    fresh_ms: Vec<f64>,
-    /// Whole incremental costs (pushes and assertions sent, plus the check), to compare
-    /// with `fresh_ms` (whole fresh contexts).
-    inc_cost_ms: Vec<f64>,
-    /// Time the current query's pushes and assertions took.
-    batch_ms: f64,
-    /// The next query solved fresh only to measure what a fresh context costs, and the gap
-    /// to the one after (doubling while the stack is clearly cheaper).
-    next_probe: u64,
-    probe_gap: u64,
-    /// The last judgement found the stack far cheaper than fresh contexts.
-    stack_cheaper: bool,
-    /// Costs of the first queries on the current backend process, and whether it has grown
-    /// dear since (as cvc5 does, keeping memory across pops) and should be restarted.
-    early_ms: Vec<f64>,
+    /// The costs measured, and when to probe, bail out or back off (see `costs`).
+    costs: Costs,
+    /// The backend has grown dear since its first queries (as cvc5 does, keeping memory
+    /// across pops) and is to be restarted.
     rebuild_due: bool,
-    macro_counter: u64,
     rename_counter: u64,
-    /// Unsat cores (hybrid on z3, array logics; see `cores_pay_in`): `cores` is wanted,
-    /// `cores_on` is on in this generation (`:produce-unsat-cores` in its preamble). The
-    /// assertions of a small query are named `sp!u<k>` (`naming`, `frames_named`,
-    /// `base_named`); a core is asked for only when every assertion in the backend is
-    /// named, so its conjuncts are unsatisfiable by themselves (declarations and macros
-    /// are definitions). `core_names[k]` is the conjunct named `sp!u<k>` in this
-    /// generation; names are never reused (`:global-declarations` keeps them defined). A
-    /// solve slower than `CORES_SLOW_MS` turns cores off for the session (the backend is
-    /// rebuilt without them): core tracking costs z3 its preprocessing on hard queries.
-    cores: bool,
-    cores_on: bool,
-    core_names: FxHashMap<u64, TermId>,
-    core_counter: u64,
-    /// Queries seen, bail-outs so far, and the query number before which queries go
-    /// straight to a fresh context (exponential back-off in the number of bail-outs).
-    queries: u64,
-    bailouts: u32,
-    skip_until: u64,
+    /// Unsat cores (see `cores`). The assertions of a small query are named `sp!u<k>`
+    /// (`naming`, `frames_named`, `base_named`); a core is asked for only when every
+    /// assertion in the backend is named.
+    cores: Cores,
 }
 
 impl StackMirror {
     /// `one_scope`: all new conjuncts of a query share one scope (see `one_scope`).
     pub fn new(cse: bool, one_scope: bool) -> Self {
         StackMirror {
-            cse,
+            cse: cse.then(Cse::default),
             one_scope,
             base: Vec::new(),
             base_drops: 0,
@@ -252,31 +159,13 @@ impl StackMirror {
             naming: false,
             generation: u64::MAX,
             names: StackNames::default(),
-            declared: FxHashMap::default(),
             preamble: Vec::new(),
-            first_seen: FxHashMap::default(),
-            seen_counter: 0,
-            occurrences: FxHashMap::default(),
-            sizes: FxHashMap::default(),
+            sightings: Sightings::default(),
             pushes: 0,
-            recent_ms: Vec::new(),
-            fresh_ms: Vec::new(),
-            inc_cost_ms: Vec::new(),
-            batch_ms: 0.0,
-            next_probe: PROBE_FIRST,
-            probe_gap: PROBE_FIRST,
-            stack_cheaper: false,
-            early_ms: Vec::new(),
+            costs: Costs::new(),
             rebuild_due: false,
-            macro_counter: 0,
             rename_counter: 0,
-            cores: false,
-            cores_on: false,
-            core_names: FxHashMap::default(),
-            core_counter: 0,
-            queries: 0,
-            bailouts: 0,
-            skip_until: 0,
+            cores: Cores::default(),
         }
     }
 
@@ -284,7 +173,7 @@ impl StackMirror {
     /// that an unsat answer can come with a core (`unsat_core`). Takes effect from the
     /// next backend generation on.
     pub fn with_cores(mut self, on: bool) -> Self {
-        self.cores = on;
+        self.cores.wanted = on;
         self
     }
 
@@ -295,7 +184,7 @@ impl StackMirror {
     /// Forget everything about the backend (it will be restarted).
     pub fn clear(&mut self) {
         self.pending = None;
-        self.early_ms.clear();
+        self.costs.new_process();
         self.rebuild_due = false;
         self.base.clear();
         self.frames.clear();
@@ -303,9 +192,7 @@ impl StackMirror {
         self.base_named = true;
         self.generation = u64::MAX;
         self.names = StackNames::default();
-        self.declared.clear();
-        self.core_names.clear();
-        self.cores_on = false;
+        self.cores.clear();
         self.pushes = 0;
     }
 
@@ -321,17 +208,14 @@ impl StackMirror {
         q: &Query,
         stats: &mut Stats,
     ) -> Result<(Answer, Via), DriverError> {
-        self.queries += 1;
-        if !self.settle(main, stats) || self.queries < self.skip_until {
+        self.costs.queries += 1;
+        if !self.settle(main, stats) || self.costs.backing_off(self.costs.queries) {
             stats.stack_detours += 1;
             return self.fresh(aux, store, q, stats);
         }
-        if self.queries >= self.next_probe {
-            // Measure a fresh context now and then: the yardstick for `judge`.
-            if self.stack_cheaper {
-                self.probe_gap = (self.probe_gap * 2).min(PROBE_MAX);
-            }
-            self.next_probe = self.queries + self.probe_gap;
+        if self.costs.probe_due(self.costs.queries) {
+            // Measure a fresh context now and then: the yardstick for judging the stack.
+            self.costs.schedule_probe();
             // With a second process, the fresh context is measured there while the stack
             // answers; with one, the query is answered fresh.
             if !(race && self.probe_detached(aux, store, q, stats)) {
@@ -365,7 +249,8 @@ impl StackMirror {
         // A dropped speculation is waited for like any incremental solve, up to its
         // bail-out deadline; past that it is a slow solve left in the background.
         let wait = if p.speculative {
-            self.bailout_deadline(h.timeout)
+            self.costs
+                .bailout_deadline(h.timeout)
                 .saturating_sub(p.t0.elapsed())
         } else {
             Duration::ZERO
@@ -405,7 +290,7 @@ impl StackMirror {
                 ));
                 h.kill();
                 self.clear();
-                self.back_off();
+                self.costs.back_off();
                 true
             }
             Err(_) => {
@@ -439,9 +324,10 @@ impl StackMirror {
     /// by an id is dropped. What the stack learnt of costs (probes, back-off) stays.
     pub fn forget_terms(&mut self, h: &mut SolverHandle) {
         self.abandon(h);
-        self.first_seen = FxHashMap::default();
-        self.occurrences = FxHashMap::default();
-        self.sizes = FxHashMap::default();
+        self.sightings.forget_terms();
+        if let Some(cse) = self.cse.as_mut() {
+            cse.forget_terms();
+        }
     }
 
     fn fresh(
@@ -453,7 +339,7 @@ impl StackMirror {
     ) -> Result<(Answer, Via), DriverError> {
         let t0 = Instant::now();
         let a = fresh_check(aux, store, q, stats)?;
-        self.record_fresh(t0.elapsed());
+        self.costs.record_fresh(t0.elapsed());
         Ok((a, Via::Fresh))
     }
 
@@ -488,18 +374,18 @@ impl StackMirror {
     /// core for the rest of a session.
     pub fn take_probe(&mut self, aux: &mut SolverHandle) {
         if let Some(d) = aux.detached_cost() {
-            self.record_fresh(d);
+            self.costs.record_fresh(d);
         } else if let Some(age) = aux.detached_age().filter(|&a| a > BACKGROUND_MAX) {
             aux.kill();
-            self.record_fresh(age);
+            self.costs.record_fresh(age);
         }
     }
 
     fn too_large(&self) -> bool {
         self.pushes > MAX_PUSHES
             || self.names.macros.len() > MAX_MACROS
-            || self.declared.len() > MAX_MACROS
-            || self.core_names.len() > MAX_MACROS
+            || self.names.declared.len() > MAX_MACROS
+            || self.cores.len() > MAX_MACROS
     }
 
     fn try_check(
@@ -531,16 +417,16 @@ impl StackMirror {
         q: &Query,
         stats: &mut Stats,
     ) -> Option<InFlight> {
-        let next = self.queries + 1;
-        if !self.settle(main, stats) || next < self.skip_until || next >= self.next_probe {
+        let next = self.costs.queries + 1;
+        if !self.settle(main, stats) || self.costs.backing_off(next) || self.costs.probe_due(next) {
             return None;
         }
-        self.queries = next;
+        self.costs.queries = next;
         match self.try_begin(main, store, q, stats) {
             Ok(f) => Some(f),
             Err(_) => {
                 // Nothing is pending on a dead or failed backend; `check` restarts it.
-                self.queries -= 1;
+                self.costs.queries -= 1;
                 self.clear();
                 main.kill();
                 None
@@ -575,14 +461,14 @@ impl StackMirror {
                         stats.note("stack backend died; restarting it".into());
                         self.clear();
                         main.kill();
-                        self.queries -= 1;
+                        self.costs.queries -= 1;
                         self.check(main, aux, race, store, q, stats)
                     }
                     r => r,
                 }
             }
             InFlight::Sent { .. } => {
-                self.queries -= 1;
+                self.costs.queries -= 1;
                 self.check(main, aux, race, store, q, stats)
             }
         }
@@ -652,27 +538,19 @@ impl StackMirror {
             self.preamble = options.clone();
             cmds.push("(set-option :produce-models true)".into());
             cmds.push("(set-option :global-declarations true)".into());
-            self.cores_on = self.cores && cores_pay_in(q.logic);
-            if self.cores_on {
+            if self.cores.start(q.logic) {
                 cmds.push("(set-option :produce-unsat-cores true)".into());
             }
             cmds.extend(options.iter().cloned());
         }
-        if self.first_seen.len() + conjuncts.len() > SEEN_MAX {
-            // Only an order of pushes: a conjunct seen again is then new.
-            self.first_seen = FxHashMap::default();
-        }
-        if self.sizes.len() > SEEN_MAX || self.occurrences.len() > SEEN_MAX {
-            // Only which subterms get macros: counting starts over.
-            self.sizes = FxHashMap::default();
-            self.occurrences = FxHashMap::default();
+        self.sightings.bound(conjuncts.len());
+        if let Some(cse) = self.cse.as_mut() {
+            cse.bound();
         }
         for &c in &conjuncts {
-            if !self.first_seen.contains_key(&c) {
-                self.first_seen.insert(c, self.seen_counter);
-                self.seen_counter += 1;
-                if self.cse {
-                    self.count_subterms(store, c);
+            if self.sightings.see(c) {
+                if let Some(cse) = self.cse.as_mut() {
+                    cse.count_subterms(store, c);
                 }
             }
         }
@@ -689,10 +567,7 @@ impl StackMirror {
             Vec::new()
         };
         let keep = if new_base.is_empty() {
-            self.frames
-                .iter()
-                .take_while(|f| f.iter().all(|c| want.contains(c)))
-                .count()
+            frames_kept(&self.frames, &want)
         } else {
             0
         };
@@ -716,34 +591,17 @@ impl StackMirror {
             .copied()
             .filter(|c| !kept.contains(c))
             .collect();
-        new.sort_by_key(|c| (self.first_seen.get(c).copied().unwrap_or(u64::MAX), *c));
+        self.sightings.oldest_first(&mut new);
         // Declarations (global).
         for d in q.decls {
-            let key = (d.sym, d.ret);
-            let mut name = self
-                .names
-                .renamed
-                .get(&key)
-                .cloned()
-                .unwrap_or_else(|| backend_name(&d.name).into_owned());
-            let mut text = declare_text(store, d, &name);
-            match self.declared.get(&name) {
-                Some(t) if *t == text => continue,
-                Some(_) => {
-                    self.rename_counter += 1;
-                    name = format!("sp!d{}!{}", self.rename_counter, d.name);
-                    text = declare_text(store, d, &name);
-                    self.names.renamed.insert(key, name.clone());
-                }
-                None => {}
+            if let Some(text) = self.names.declare(store, d, &mut self.rename_counter) {
+                cmds.push(text);
             }
-            self.declared.insert(name, text.clone());
-            cmds.push(text);
         }
         // Named (for cores) only when the query is small: naming costs z3 time on every
         // assertion (sbase-expr/all, about 110 conjuncts a check: 0.24 s of z3 CPU plain,
         // 0.31 s named), and the small components are where cores recur.
-        self.naming = self.cores_on && conjuncts.len() <= CORE_MAX_CONJUNCTS;
+        self.naming = self.cores.on && conjuncts.len() <= CORE_MAX_CONJUNCTS;
         for &c in &new_base {
             self.assert_text(store, c, &mut cmds);
             self.base.push(c);
@@ -753,11 +611,7 @@ impl StackMirror {
         }
         // The oldest new conjuncts share one scope when there are very many of them.
         let max_scopes = if self.one_scope { 1 } else { SCOPES_MAX };
-        let shared = new.len().saturating_sub(max_scopes - 1);
-        let scopes = std::iter::once(&new[..shared])
-            .filter(|g| !g.is_empty())
-            .chain(new[shared..].chunks(1));
-        for group in scopes {
+        for group in scopes(&new, max_scopes) {
             cmds.push("(push 1)".into());
             for &c in group {
                 self.assert_text(store, c, &mut cmds);
@@ -768,7 +622,7 @@ impl StackMirror {
             stats.pushes += 1;
         }
         let check = check_text(store, q.assumptions, &self.names);
-        let deadline = self.bailout_deadline(h.timeout);
+        let deadline = self.costs.bailout_deadline(h.timeout);
         let generation = self.generation;
         // Pops, declarations, assertions and the check in one write, nothing read yet: the
         // solver works through them while the caller goes on (z3 spends about as long on
@@ -776,7 +630,7 @@ impl StackMirror {
         let t0 = Instant::now();
         if let Some(acks) = h.send_with_check(&cmds, &check)? {
             stats.solver_checks += 1;
-            self.batch_ms = 0.0;
+            self.costs.batch_ms = 0.0;
             return Ok(InFlight::Sent {
                 t0,
                 deadline,
@@ -785,7 +639,7 @@ impl StackMirror {
             });
         }
         let sent = h.batch(&cmds);
-        self.batch_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        self.costs.batch_ms = t0.elapsed().as_secs_f64() * 1000.0;
         match sent {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
@@ -860,14 +714,14 @@ impl StackMirror {
             return self.race(h, aux, store, q, stats, t0);
         }
         h.kill();
-        let cores_on = self.cores_on;
+        let cores_on = self.cores.on;
         self.clear();
         stats.stack_bailouts += 1;
         if cores_on {
             // Judged again without named assertions (see `incremental_answer`).
             self.cores_off();
         } else {
-            self.back_off();
+            self.costs.back_off();
         }
         self.fresh(aux, store, q, stats)
     }
@@ -876,48 +730,16 @@ impl StackMirror {
     /// was far slower than fresh ones have been (the answer stands).
     fn incremental_answer(&mut self, resp: &Response, t0: Instant) -> Answer {
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
-        if self.cores_on && ms > cores_slow_ms() {
+        if self.cores.on && ms > cores_slow_ms() {
             // Slow with named assertions: the stack is judged again without them, so this
             // solve counts neither towards its costs nor towards a back-off.
             self.cores_off();
             return response_answer(resp);
         }
-        self.record(ms);
-        push_window(&mut self.inc_cost_ms, self.batch_ms + ms);
-        if self.early_ms.len() < JUDGE_MIN {
-            self.early_ms.push(self.batch_ms + ms);
+        if self.costs.incremental(ms) {
+            self.rebuild_due = true;
         }
-        if let Some(fresh) = median(&self.fresh_ms) {
-            if ms > 100.0 && ms > 3.0 * fresh {
-                self.back_off();
-                return response_answer(resp);
-            }
-        }
-        self.judge();
         response_answer(resp)
-    }
-
-    /// Compare what queries cost on the stack with what fresh contexts cost (means, once
-    /// there are enough of both). The stack clearly dearer (some solvers, e.g. cvc5 on
-    /// small queries, are slower incrementally): back off to fresh contexts and measure
-    /// the stack anew afterwards. The stack clearly cheaper: probe fresh contexts less often.
-    fn judge(&mut self) {
-        if self.inc_cost_ms.len() < JUDGE_MIN || self.fresh_ms.len() < 3 {
-            return;
-        }
-        // Means, not medians: a few slow queries can outweigh many fast ones.
-        let (inc, fresh) = (mean(&self.inc_cost_ms), mean(&self.fresh_ms));
-        self.stack_cheaper = inc < 0.5 * fresh;
-        if inc > 1.25 * fresh {
-            self.inc_cost_ms.clear();
-            self.probe_gap = PROBE_FIRST;
-            if self.early_ms.len() == JUDGE_MIN && mean(&self.early_ms) < 0.8 * fresh {
-                // It was cheap when the process was new: it has grown, start it afresh.
-                self.rebuild_due = true;
-            } else {
-                self.back_off();
-            }
-        }
     }
 
     /// The incremental solve on `h` is past its bail-out deadline: solve the query fresh on
@@ -980,7 +802,7 @@ impl StackMirror {
                 match aux.poll(RACE_SLICE) {
                     Ok(Some(resp)) => {
                         stats.stack_bailouts += 1;
-                        if self.cores_on {
+                        if self.cores.on {
                             // Slow with named assertions: rebuilt without them rather than
                             // waited for (see `incremental_answer`).
                             self.cores_off();
@@ -996,7 +818,7 @@ impl StackMirror {
                                 speculative: false,
                             });
                         }
-                        self.record_fresh(fresh_t0.elapsed());
+                        self.costs.record_fresh(fresh_t0.elapsed());
                         return Ok((response_answer(&resp), Via::Fresh));
                     }
                     Ok(None) => {}
@@ -1013,14 +835,12 @@ impl StackMirror {
 
     /// `(assert c)`, after the CSE macros it needs.
     fn assert_text(&mut self, store: &TermStore, c: TermId, cmds: &mut Vec<String>) {
-        if self.cse {
-            self.define_macros(store, c, cmds);
+        if let Some(cse) = self.cse.as_mut() {
+            cse.define_macros(store, c, &mut self.names, cmds);
         }
         let mut s = String::from("(assert ");
         if self.naming {
-            let k = self.core_counter;
-            self.core_counter += 1;
-            self.core_names.insert(k, c);
+            let k = self.cores.name(c);
             s.push_str("(! ");
             write_term(store, c, &self.names, &mut s);
             s.push_str(" :named sp!u");
@@ -1036,16 +856,12 @@ impl StackMirror {
     /// No more unsat cores this session, without a rebuild: nothing more is named (the
     /// option stays on in this backend, which costs nothing by itself).
     pub fn stop_cores(&mut self) {
-        self.cores = false;
-        self.cores_on = false;
+        self.cores.stop();
     }
 
     /// No more unsat cores this session; a backend that has them on is rebuilt without.
     fn cores_off(&mut self) {
-        if self.cores {
-            self.cores = false;
-            self.rebuild_due |= self.cores_on;
-        }
+        self.rebuild_due |= self.cores.off();
     }
 
     /// The conjuncts of an unsat core of the backend's last check, which it has just
@@ -1055,7 +871,7 @@ impl StackMirror {
     /// Never empty (an empty core would refute everything: a backend giving one is not
     /// believed).
     pub fn unsat_core(&mut self, h: &mut SolverHandle) -> Option<Vec<TermId>> {
-        if !self.cores_on
+        if !self.cores.on
             || self.pending.is_some()
             || h.generation != self.generation
             || !self.base_named
@@ -1067,7 +883,7 @@ impl StackMirror {
             Ok(Response::Other(t)) => t,
             _ => return None,
         };
-        let core = core_conjuncts(&text, &self.core_names)?;
+        let core = self.cores.conjuncts(&text)?;
         (!core.is_empty()).then_some(core)
     }
 
@@ -1075,328 +891,12 @@ impl StackMirror {
     /// frequent: more than one drop per 16 queries, as when the components of a sliced
     /// query take turns on the backend.
     fn base_allowed(&self) -> bool {
-        self.base_drops <= self.queries / 16
+        self.base_drops <= self.costs.queries / 16
     }
 
-    fn back_off(&mut self) {
-        self.bailouts += 1;
-        self.skip_until = self.queries + (1u64 << self.bailouts.min(10));
-    }
-
-    /// The time a query took in a fresh context (after a bail-out or during back-off), the
-    /// yardstick for incremental solves.
     /// Time spent reading the model of the last query: on the stack backend
     /// (`incremental`) or a fresh context; added to that query's cost.
     pub fn add_model_cost(&mut self, incremental: bool, d: Duration) {
-        let v = if incremental {
-            &mut self.inc_cost_ms
-        } else {
-            &mut self.fresh_ms
-        };
-        if let Some(last) = v.last_mut() {
-            *last += d.as_secs_f64() * 1000.0;
-        }
-    }
-
-    fn record_fresh(&mut self, d: Duration) {
-        push_window(&mut self.fresh_ms, d.as_secs_f64() * 1000.0);
-    }
-
-    fn record(&mut self, ms: f64) {
-        push_window(&mut self.recent_ms, ms);
-    }
-
-    /// A deadline past which the incremental solve is abandoned: far slower than recent
-    /// solves (20x the median, between 250 ms and 2 s; 1 s while there are fewer than 8
-    /// samples),
-    /// never later than the client's deadline.
-    fn bailout_deadline(&self, client: Option<Duration>) -> Duration {
-        let d = if self.recent_ms.len() < 8 {
-            Duration::from_secs(1)
-        } else {
-            let median = median(&self.recent_ms).unwrap_or(0.0);
-            Duration::from_secs_f64((median * 20.0).clamp(250.0, 2000.0) / 1000.0)
-        };
-        match client {
-            Some(c) if c < d => c,
-            _ => d,
-        }
-    }
-
-    fn count_subterms(&mut self, store: &TermStore, c: TermId) {
-        let mut seen: FxHashSet<TermId> = FxHashSet::default();
-        let mut stack = vec![c];
-        while let Some(t) = stack.pop() {
-            if !seen.insert(t) {
-                continue;
-            }
-            if matches!(store.op(t), Op::Forall(_) | Op::Exists(_)) {
-                continue;
-            }
-            *self.occurrences.entry(t).or_insert(0) += 1;
-            stack.extend(store.args(t).iter().copied());
-        }
-        let mut ids: Vec<TermId> = seen.into_iter().collect();
-        ids.sort_unstable();
-        for t in ids {
-            if !self.sizes.contains_key(&t) {
-                let s = 1 + store
-                    .args(t)
-                    .iter()
-                    .map(|a| self.sizes.get(a).copied().unwrap_or(1))
-                    .sum::<u32>();
-                self.sizes.insert(t, s.min(1 << 20));
-            }
-        }
-    }
-
-    /// Define, before asserting `c`, a macro for each repeated subterm of `c` that has none.
-    fn define_macros(&mut self, store: &TermStore, c: TermId, cmds: &mut Vec<String>) {
-        let mut seen: FxHashSet<TermId> = FxHashSet::default();
-        let mut stack = vec![c];
-        let mut cands: Vec<TermId> = Vec::new();
-        while let Some(t) = stack.pop() {
-            if !seen.insert(t) || self.names.macros.contains_key(&t) {
-                continue;
-            }
-            if matches!(store.op(t), Op::Forall(_) | Op::Exists(_) | Op::Annot(_)) {
-                continue;
-            }
-            if t != c
-                && !store.args(t).is_empty()
-                && self.occurrences.get(&t).copied().unwrap_or(0) >= 2
-                && self.sizes.get(&t).copied().unwrap_or(0) >= CSE_MIN_NODES
-            {
-                cands.push(t);
-            }
-            stack.extend(store.args(t).iter().copied());
-        }
-        cands.sort_unstable();
-        for t in cands {
-            let name = format!("sp!m{}", self.macro_counter);
-            self.macro_counter += 1;
-            let mut s = format!("(define-fun {name} () ");
-            store.sorts.print(store.sort(t), &mut s);
-            s.push(' ');
-            write_term(store, t, &self.names, &mut s);
-            s.push(')');
-            cmds.push(s);
-            self.names.macros.insert(t, name);
-        }
-    }
-}
-
-/// Whether unsat cores are worth asking for under this logic: with arrays (KLEE's path
-/// conditions over input bytes, where refuted branch conditions recur with small cores;
-/// sort/all: 52 solver checks without them, 43 with), or no logic said. Not for pure
-/// bit-vector or arithmetic logics: hard QF_BV queries lose z3's preprocessing to core
-/// tracking (domain.smt2: 13 s of CPU without cores, 28 s with).
-fn cores_pay_in(logic: Option<&str>) -> bool {
-    match logic {
-        None => true,
-        Some(l) => l.starts_with("QF_A") || l == "ALL",
-    }
-}
-
-/// The conjuncts named in a `(get-unsat-core)` answer, `(sp!u3 sp!u7)`: None unless it is
-/// a list of `sp!u<k>` names all in `names` (deduplicated, in the answer's order).
-fn core_conjuncts(text: &str, names: &FxHashMap<u64, TermId>) -> Option<Vec<TermId>> {
-    let inner = text.trim().strip_prefix('(')?.strip_suffix(')')?;
-    let mut out: Vec<TermId> = Vec::new();
-    for tok in inner.split_ascii_whitespace() {
-        let k: u64 = tok.strip_prefix("sp!u")?.parse().ok()?;
-        let c = *names.get(&k)?;
-        if !out.contains(&c) {
-            out.push(c);
-        }
-    }
-    Some(out)
-}
-
-/// Keep the last 64 samples.
-fn push_window(v: &mut Vec<f64>, x: f64) {
-    v.push(x);
-    if v.len() > 64 {
-        v.remove(0);
-    }
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
-}
-
-fn median(v: &[f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut v = v.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    Some(v[v.len() / 2])
-}
-
-/// The `hybrid` strategy's miss path: the incremental stack in `main`, raced against a
-/// fresh context in `aux` when `race`.
-pub struct StackMiss<'a> {
-    pub stack: &'a mut StackMirror,
-    pub main: &'a mut SolverHandle,
-    pub aux: &'a mut SolverHandle,
-    pub race: bool,
-    /// Which backend answered the last `solve`.
-    pub last: Via,
-}
-
-impl MissPath for StackMiss<'_> {
-    type Ahead = InFlight;
-
-    fn begin(&mut self, store: &mut TermStore, q: &Query, stats: &mut Stats) -> Option<InFlight> {
-        self.stack.begin(self.main, store, q, stats)
-    }
-
-    fn drop_ahead(&mut self, ahead: InFlight) {
-        self.stack.drop_inflight(ahead);
-    }
-
-    fn solve(
-        &mut self,
-        store: &mut TermStore,
-        q: &Query,
-        ahead: Option<InFlight>,
-        stats: &mut Stats,
-    ) -> Result<Answer, DriverError> {
-        let (a, via) = match ahead {
-            Some(f) => self
-                .stack
-                .finish(f, self.main, self.aux, self.race, store, q, stats)?,
-            None => self
-                .stack
-                .check(self.main, self.aux, self.race, store, q, stats)?,
-        };
-        self.last = via;
-        Ok(a)
-    }
-
-    fn values(
-        &mut self,
-        store: &TermStore,
-        terms: &[TermId],
-    ) -> Result<Option<Vec<String>>, DriverError> {
-        match self.last {
-            Via::Incremental => {
-                let generation = self.main.generation;
-                values_in(self.main, generation, store, terms, self.stack.names())
-            }
-            Via::Fresh => {
-                let generation = self.aux.generation;
-                values_in(self.aux, generation, store, terms, &BackendNames)
-            }
-        }
-    }
-
-    fn unsat_core(&mut self) -> Option<Vec<TermId>> {
-        match self.last {
-            Via::Incremental => self.stack.unsat_core(self.main),
-            Via::Fresh => None,
-        }
-    }
-
-    fn stop_cores(&mut self) {
-        self.stack.stop_cores();
-    }
-}
-
-/// The conjuncts of the assertions: top-level `and` split, annotations stripped at the top,
-/// `(= false X)` read as `(not X)`, `true` dropped, duplicates removed (first kept).
-pub fn split_conjuncts(store: &mut TermStore, assertions: &[TermId]) -> Vec<TermId> {
-    let mut out = Vec::new();
-    let mut seen = FxHashSet::default();
-    let mut stack: Vec<TermId> = assertions.iter().rev().copied().collect();
-    while let Some(t) = stack.pop() {
-        match store.op(t) {
-            Op::And => stack.extend(store.args(t).iter().rev().copied()),
-            Op::Annot(_) => stack.push(store.args(t)[0]),
-            Op::True => {}
-            Op::Eq if store.args(t).len() == 2 && store.args(t)[0] == TermStore::FALSE => {
-                let x = store.args(t)[1];
-                let n = store.mk_not(x);
-                if seen.insert(n) {
-                    out.push(n);
-                }
-            }
-            _ => {
-                if seen.insert(t) {
-                    out.push(t);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Whether the command `text` sets `:global-declarations` (or z3's `:global-decls`).
-fn sets_global_declarations(text: &str) -> bool {
-    let mut words = text
-        .trim_start_matches(|c: char| c == '(' || c.is_whitespace())
-        .split(|c: char| c.is_whitespace() || c == ')')
-        .filter(|w| !w.is_empty());
-    words.next() == Some("set-option")
-        && matches!(words.next(), Some(":global-declarations" | ":global-decls"))
-}
-
-#[cfg(test)]
-mod tests {
-
-    #[test]
-    fn the_client_s_global_declarations_are_not_the_backend_s() {
-        assert!(sets_global_declarations("(set-option :global-decls false)"));
-        assert!(sets_global_declarations(
-            "( set-option\n :global-declarations true)"
-        ));
-        assert!(!sets_global_declarations(
-            "(set-option :global-declarations-x true)"
-        ));
-        assert!(!sets_global_declarations(
-            "(set-option :produce-models true)"
-        ));
-        assert!(!sets_global_declarations("(set-logic QF_BV)"));
-    }
-
-    use super::*;
-
-    #[test]
-    fn core_answers_map_to_named_conjuncts_only() {
-        let names: FxHashMap<u64, TermId> = [(3, TermId(30)), (7, TermId(70)), (9, TermId(70))]
-            .into_iter()
-            .collect();
-        assert_eq!(
-            core_conjuncts("(sp!u3 sp!u7)", &names),
-            Some(vec![TermId(30), TermId(70)])
-        );
-        // Two names of one conjunct (asserted twice): once.
-        assert_eq!(
-            core_conjuncts(" (sp!u7\n sp!u9 sp!u3) ", &names),
-            Some(vec![TermId(70), TermId(30)])
-        );
-        assert_eq!(core_conjuncts("()", &names), Some(vec![]));
-        // A name of another generation, a client's name, a term, not a list: nothing.
-        assert_eq!(core_conjuncts("(sp!u3 sp!u4)", &names), None);
-        assert_eq!(core_conjuncts("(sp!u3 a1)", &names), None);
-        assert_eq!(core_conjuncts("(sp!u3 (not x))", &names), None);
-        assert_eq!(core_conjuncts("(sp!ux)", &names), None);
-        assert_eq!(core_conjuncts("unsupported", &names), None);
-        assert_eq!(
-            core_conjuncts("(error \"unsat core is not available\")", &names),
-            None
-        );
-    }
-
-    #[test]
-    fn cores_only_under_array_logics() {
-        for l in ["QF_ABV", "QF_AUFBV", "QF_AX", "QF_ALIA", "ALL"] {
-            assert!(cores_pay_in(Some(l)), "{l}");
-        }
-        assert!(cores_pay_in(None));
-        for l in ["QF_BV", "QF_LIA", "QF_UFBV", "QF_S", "LIA"] {
-            assert!(!cores_pay_in(Some(l)), "{l}");
-        }
+        self.costs.add_model_cost(incremental, d);
     }
 }

@@ -1,0 +1,204 @@
+//! The stack's yardstick: what incremental solves and fresh contexts cost, and the
+//! decisions drawn from it (when to probe a fresh context, when a solve is slow enough to
+//! bail out of, when to back off to fresh contexts for a while, when the backend has grown
+//! dear and is to be rebuilt).
+//!
+//! Invariants:
+//! * Incremental is not always faster (z3 skips most preprocessing once a push has
+//!   happened, which makes some hard queries 10-100x slower). A solve past
+//!   [`Costs::bailout_deadline`] (20x the median of recent solves, between 250 ms and 2 s;
+//!   1 s while there are fewer than 8 samples; never later than the client's deadline) is
+//!   given up on. After the k-th bail-out, and after an incremental solve much slower than
+//!   fresh ones, the next 2^k queries go straight to a fresh context
+//!   ([`Costs::back_off`]), so a log of hard queries soon runs almost entirely in fresh
+//!   contexts while KLEE-like logs stay on the stack.
+//! * What a fresh context costs is measured now and then (a probe: the 16th query, then
+//!   every 16 to 512, the gap doubling while the stack is clearly cheaper). A probe never
+//!   answers the client (the mirror decides how it is posed).
+//! * Whole costs are compared by their means once there are enough of both
+//!   ([`JUDGE_MIN`] incremental, 3 fresh): the stack clearly dearer backs off, unless it
+//!   was cheap while its process was new, which asks for a rebuild instead.
+//! * Every window keeps the last 64 samples only; nothing here refers to terms, so it
+//!   survives the term store's collection and backend restarts.
+
+use std::time::Duration;
+
+/// The first query solved fresh as a probe, the least and the most queries between probes.
+const PROBE_FIRST: u64 = 16;
+const PROBE_MAX: u64 = 512;
+/// Incremental samples needed before the stack is judged against fresh contexts.
+const JUDGE_MIN: usize = 8;
+
+/// The costs measured so far and the query count they are scheduled by.
+pub(super) struct Costs {
+    /// Queries seen (by the stack's `check` and `begin`).
+    pub(super) queries: u64,
+    /// Bail-outs so far, and the query number before which queries go straight to a fresh
+    /// context (exponential back-off in the number of bail-outs).
+    bailouts: u32,
+    skip_until: u64,
+    recent_ms: Vec<f64>,
+    fresh_ms: Vec<f64>,
+    /// Whole incremental costs (pushes and assertions sent, plus the check), to compare
+    /// with `fresh_ms` (whole fresh contexts).
+    inc_cost_ms: Vec<f64>,
+    /// Time the current query's pushes and assertions took.
+    pub(super) batch_ms: f64,
+    /// The next query solved fresh only to measure what a fresh context costs, and the gap
+    /// to the one after (doubling while the stack is clearly cheaper).
+    next_probe: u64,
+    probe_gap: u64,
+    /// The last judgement found the stack far cheaper than fresh contexts.
+    stack_cheaper: bool,
+    /// Costs of the first queries on the current backend process (to tell whether it has
+    /// grown dear since, as cvc5 does, keeping memory across pops).
+    early_ms: Vec<f64>,
+}
+
+impl Costs {
+    pub(super) fn new() -> Self {
+        Costs {
+            queries: 0,
+            bailouts: 0,
+            skip_until: 0,
+            recent_ms: Vec::new(),
+            fresh_ms: Vec::new(),
+            inc_cost_ms: Vec::new(),
+            batch_ms: 0.0,
+            next_probe: PROBE_FIRST,
+            probe_gap: PROBE_FIRST,
+            stack_cheaper: false,
+            early_ms: Vec::new(),
+        }
+    }
+
+    /// A new backend process: its early costs are measured anew.
+    pub(super) fn new_process(&mut self) {
+        self.early_ms.clear();
+    }
+
+    /// Query number `n` falls in a back-off: it goes straight to a fresh context.
+    pub(super) fn backing_off(&self, n: u64) -> bool {
+        n < self.skip_until
+    }
+
+    /// A probe is due at query number `n`.
+    pub(super) fn probe_due(&self, n: u64) -> bool {
+        n >= self.next_probe
+    }
+
+    /// The probe due now is taken: schedule the next one.
+    pub(super) fn schedule_probe(&mut self) {
+        if self.stack_cheaper {
+            self.probe_gap = (self.probe_gap * 2).min(PROBE_MAX);
+        }
+        self.next_probe = self.queries + self.probe_gap;
+    }
+
+    pub(super) fn back_off(&mut self) {
+        self.bailouts += 1;
+        self.skip_until = self.queries + (1u64 << self.bailouts.min(10));
+    }
+
+    /// Time spent reading the model of the last query: on the stack backend
+    /// (`incremental`) or a fresh context; added to that query's cost.
+    pub(super) fn add_model_cost(&mut self, incremental: bool, d: Duration) {
+        let v = if incremental {
+            &mut self.inc_cost_ms
+        } else {
+            &mut self.fresh_ms
+        };
+        if let Some(last) = v.last_mut() {
+            *last += d.as_secs_f64() * 1000.0;
+        }
+    }
+
+    /// The time a query took in a fresh context (after a bail-out, during back-off, or a
+    /// probe), the yardstick for incremental solves.
+    pub(super) fn record_fresh(&mut self, d: Duration) {
+        push_window(&mut self.fresh_ms, d.as_secs_f64() * 1000.0);
+    }
+
+    fn record(&mut self, ms: f64) {
+        push_window(&mut self.recent_ms, ms);
+    }
+
+    /// An incremental solve of `ms` finished (its pushes and assertions took `batch_ms`):
+    /// note it, and back off to fresh contexts if it was far slower than fresh ones have
+    /// been. True when the backend is to be rebuilt (see `judge`).
+    pub(super) fn incremental(&mut self, ms: f64) -> bool {
+        self.record(ms);
+        push_window(&mut self.inc_cost_ms, self.batch_ms + ms);
+        if self.early_ms.len() < JUDGE_MIN {
+            self.early_ms.push(self.batch_ms + ms);
+        }
+        if let Some(fresh) = median(&self.fresh_ms) {
+            if ms > 100.0 && ms > 3.0 * fresh {
+                self.back_off();
+                return false;
+            }
+        }
+        self.judge()
+    }
+
+    /// Compare what queries cost on the stack with what fresh contexts cost (means, once
+    /// there are enough of both). The stack clearly dearer (some solvers, e.g. cvc5 on
+    /// small queries, are slower incrementally): back off to fresh contexts and measure
+    /// the stack anew afterwards, or, when it was cheap while the process was new, return
+    /// true (rebuild it). The stack clearly cheaper: probe fresh contexts less often.
+    fn judge(&mut self) -> bool {
+        if self.inc_cost_ms.len() < JUDGE_MIN || self.fresh_ms.len() < 3 {
+            return false;
+        }
+        // Means, not medians: a few slow queries can outweigh many fast ones.
+        let (inc, fresh) = (mean(&self.inc_cost_ms), mean(&self.fresh_ms));
+        self.stack_cheaper = inc < 0.5 * fresh;
+        if inc > 1.25 * fresh {
+            self.inc_cost_ms.clear();
+            self.probe_gap = PROBE_FIRST;
+            if self.early_ms.len() == JUDGE_MIN && mean(&self.early_ms) < 0.8 * fresh {
+                // It was cheap when the process was new: it has grown, start it afresh.
+                return true;
+            }
+            self.back_off();
+        }
+        false
+    }
+
+    /// A deadline past which the incremental solve is abandoned: far slower than recent
+    /// solves (20x the median, between 250 ms and 2 s; 1 s while there are fewer than 8
+    /// samples), never later than the client's deadline.
+    pub(super) fn bailout_deadline(&self, client: Option<Duration>) -> Duration {
+        let d = if self.recent_ms.len() < 8 {
+            Duration::from_secs(1)
+        } else {
+            let median = median(&self.recent_ms).unwrap_or(0.0);
+            Duration::from_secs_f64((median * 20.0).clamp(250.0, 2000.0) / 1000.0)
+        };
+        match client {
+            Some(c) if c < d => c,
+            _ => d,
+        }
+    }
+}
+
+/// Keep the last 64 samples.
+fn push_window(v: &mut Vec<f64>, x: f64) {
+    v.push(x);
+    if v.len() > 64 {
+        v.remove(0);
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut v = v.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    Some(v[v.len() / 2])
+}
