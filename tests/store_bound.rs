@@ -270,8 +270,11 @@ fn incumbents_outlast_newcomers_of_equal_worth() {
     }
     // The first pass was written a minute ago.
     let c = Connection::open(&p).unwrap();
-    c.execute("UPDATE results SET created = created - 60, last_used = last_used - 60", [])
-        .unwrap();
+    c.execute(
+        "UPDATE results SET created = created - 60, last_used = last_used - 60",
+        [],
+    )
+    .unwrap();
     drop(c);
     let mut s = DiskStore::open(&p)
         .unwrap()
@@ -299,7 +302,8 @@ fn the_kind_that_is_read_is_kept() {
         {
             let mut s = DiskStore::open(&p).unwrap();
             for i in 0..2000u32 {
-                s.put_worth(&key(i), &entry(i * 4 + 1), 3, i % 2 == 1).unwrap();
+                s.put_worth(&key(i), &entry(i * 4 + 1), 3, i % 2 == 1)
+                    .unwrap();
             }
             s.flush().unwrap();
         }
@@ -328,7 +332,11 @@ fn the_kind_that_is_read_is_kept() {
                 }
             }
         }
-        let (read, unread) = if twins_read { (twins, own) } else { (own, twins) };
+        let (read, unread) = if twins_read {
+            (twins, own)
+        } else {
+            (own, twins)
+        };
         assert!(
             read >= 400 && unread * 4 <= read,
             "twins read {twins_read}: kept {read} of the read kind, {unread} of the other"
