@@ -204,3 +204,142 @@ fn newer_schema_refused() {
         .expect("refused");
     assert!(e.to_string().contains("schema version"), "{e}");
 }
+
+/// A small entry read again and again survives a flood of big entries that nobody reads,
+/// however much more those took to compute than it did... within reason: its worth per
+/// byte (hits × its cost / its bytes) is what keeps it.
+#[test]
+fn hot_small_entries_survive_a_flood_of_cold_big_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("hot.sqlite3");
+    let hot: Vec<u32> = (0..200).map(|i| i * 4).collect(); // unsat: a few bytes each
+    {
+        let mut s = DiskStore::open(&p).unwrap();
+        for &i in &hot {
+            s.put_costed(&key(i), &entry(i), 2).unwrap();
+        }
+        s.flush().unwrap();
+    }
+    // Read by three runs (each counts one hit: later reads come from memory).
+    for _ in 0..3 {
+        let mut s = DiskStore::open(&p).unwrap();
+        for &i in &hot {
+            assert!(s.get(&key(i)).unwrap().is_some());
+        }
+        s.flush().unwrap();
+    }
+    let cap: u64 = 256 << 10;
+    let mut s = DiskStore::open(&p)
+        .unwrap()
+        .with_max_bytes(Some(cap))
+        .unwrap();
+    // 5,000 cold sat entries of about 300 bytes (several times the cap), each twice as
+    // costly as a hot one.
+    for i in 0..5000u32 {
+        let i = 100_000 + i * 4 + 1;
+        s.put_costed(&key(i), &entry(i), 4).unwrap();
+    }
+    s.flush().unwrap();
+    assert!(s.evicted() > 3000, "evicted {}", s.evicted());
+    assert!(file_len(&p) <= cap + cap / 10, "{} bytes", file_len(&p));
+    let kept = hot
+        .iter()
+        .filter(|&&i| s.get(&key(i)).unwrap() == Some(entry(i)))
+        .count();
+    assert_eq!(kept, hot.len(), "hot entries evicted by cold ones");
+}
+
+/// Entries of equal worth: those already in the store are not displaced by newcomers, so
+/// that a workload larger than the store (a replay of many logs) keeps a stable part of
+/// itself rather than cycling through all of it and finding nothing on its next pass.
+#[test]
+fn incumbents_outlast_newcomers_of_equal_worth() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cyclic.sqlite3");
+    let cap: u64 = 512 << 10;
+    {
+        let mut s = DiskStore::open(&p)
+            .unwrap()
+            .with_max_bytes(Some(cap))
+            .unwrap();
+        for i in 0..600u32 {
+            s.put_costed(&key(i), &entry(i * 4 + 1), 3).unwrap();
+        }
+        s.flush().unwrap();
+        assert_eq!(s.evicted(), 0, "the first pass fits");
+    }
+    // The first pass was written a minute ago.
+    let c = Connection::open(&p).unwrap();
+    c.execute(
+        "UPDATE results SET created = created - 60, last_used = last_used - 60",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let mut s = DiskStore::open(&p)
+        .unwrap()
+        .with_max_bytes(Some(cap))
+        .unwrap();
+    for i in 10_000..14_000u32 {
+        s.put_costed(&key(i), &entry(i * 4 + 1), 3).unwrap();
+    }
+    s.flush().unwrap();
+    assert!(s.evicted() > 1000, "evicted {}", s.evicted());
+    let old = (0..600u32)
+        .filter(|&i| s.get(&key(i)).unwrap().is_some())
+        .count();
+    assert!(old >= 550, "only {old} of 600 incumbents kept");
+}
+
+/// The worth's prior follows the store: where the twins (exact keys) take the hits, an
+/// unread twin outlasts an unread entry of the other kind of the same cost and size; and
+/// the other way round where the canonical entries take them.
+#[test]
+fn the_kind_that_is_read_is_kept() {
+    for twins_read in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("kinds.sqlite3");
+        {
+            let mut s = DiskStore::open(&p).unwrap();
+            for i in 0..2000u32 {
+                s.put_worth(&key(i), &entry(i * 4 + 1), 3, i % 2 == 1)
+                    .unwrap();
+            }
+            s.flush().unwrap();
+        }
+        {
+            // The first half is read: its twins, or its other entries.
+            let mut s = DiskStore::open(&p).unwrap();
+            for i in (0..1000u32).filter(|i| (i % 2 == 1) == twins_read) {
+                assert!(s.get(&key(i)).unwrap().is_some());
+            }
+            s.flush().unwrap();
+        }
+        let before = file_len(&p);
+        let mut s = DiskStore::open(&p)
+            .unwrap()
+            .with_max_bytes(Some(before * 45 / 100))
+            .unwrap();
+        assert!(s.evicted() > 0);
+        // Of the unread second half, the entries of the kind that is read are kept.
+        let (mut twins, mut own) = (0, 0);
+        for i in 1000..2000u32 {
+            if s.get(&key(i)).unwrap().is_some() {
+                if i % 2 == 1 {
+                    twins += 1
+                } else {
+                    own += 1
+                }
+            }
+        }
+        let (read, unread) = if twins_read {
+            (twins, own)
+        } else {
+            (own, twins)
+        };
+        assert!(
+            read >= 400 && unread * 4 <= read,
+            "twins read {twins_read}: kept {read} of the read kind, {unread} of the other"
+        );
+    }
+}

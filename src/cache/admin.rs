@@ -19,7 +19,7 @@
 //! * Prune deletes by a bound on the file, by days since last use, or below a worth,
 //!   then gives the space back (`VACUUM`).
 
-use super::disk::{enforce_bound, unix_now, WORTH_SQL};
+use super::disk::{enforce_bound, kind_priors, unix_now, WORTH_SQL};
 use super::{
     CacheError, DiskStore, Entry, FleetSecret, Key, Verdict, FORMAT_VERSION, SCHEMA_VERSION,
 };
@@ -231,9 +231,10 @@ pub fn disk_prune(path: &Path, how: &Prune) -> Result<PruneReport, AdminError> {
         deleted += c.execute("DELETE FROM results WHERE last_used < ?1", [cutoff])? as u64;
     }
     if let Some(w) = how.below_worth {
+        let (own, twin) = kind_priors(c)?;
         deleted += c.execute(
-            &format!("DELETE FROM results WHERE {WORTH_SQL} < ?2"),
-            params![now, w],
+            &format!("DELETE FROM results WHERE {WORTH_SQL} < ?4"),
+            params![now, own, twin, w],
         )? as u64;
     }
     if deleted > 0 {

@@ -14,9 +14,12 @@
 //!   still read and write a schema-2 file (the new columns have defaults).
 //! * Bound: with a byte bound ([`DiskStore::with_max_bytes`]), after each write batch
 //!   whose commit leaves the file (pages × page size) above the bound, the entries of
-//!   lowest worth per byte ([`WORTH_SQL`]: solve time × hits, divided by days since last
-//!   use; [`EVICT_ORDER_SQL`]) are deleted in one batch (a tenth of the entries,
-//!   [`LOW_WATER`]), free pages handed back to the file system
+//!   lowest worth per byte ([`WORTH_SQL`]: the time a hit saves × the hits to expect,
+//!   divided by days since last use; [`EVICT_ORDER_SQL`]) are deleted in one batch
+//!   ([`EVICT_SHARE`] of the entries, or as many as the file is over), newest first
+//!   among equals (a newcomer does not displace an entry of the same worth that is
+//!   still waiting for its next use: a replay longer than the store keeps a stable part
+//!   of itself instead of cycling through all of it), free pages handed back to the file system
 //!   (`auto_vacuum=INCREMENTAL`), and, where the file is still more than 5% over (space
 //!   freed inside pages, or a file without auto-vacuum), rebuilt by `VACUUM`; the
 //!   write-ahead log is then truncated and kept to a tenth of the bound. Space freed
@@ -58,18 +61,41 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 pub const BUSY_ATTEMPTS: u32 = 3;
 /// The default bound on the file's size (`--cache-max-mb`).
 pub const DEFAULT_MAX_MB: u64 = 1024;
-/// An eviction deletes this share of the entries, the least worth per byte first; the
-/// space freed inside pages is filled by the next writes before the file grows again.
-pub const LOW_WATER: f64 = 0.9;
+/// An eviction deletes this share of the entries (or as many as the file is over its
+/// bound), the least worth per byte first; the space freed inside pages is filled by the
+/// next writes before the file grows again. Small, so that what is deleted is only what
+/// the bound needs (a coarse step deletes entries worth more than some that stay out).
+pub const EVICT_SHARE: f64 = 0.02;
 /// An entry's worth, higher kept longer: the milliseconds a hit saves (at least 1), times
-/// one more than its hits, divided by one more than the days since it was last used, and
-/// by 4 for a twin (an exact key whose canonical entry answers the same lookups).
-pub const WORTH_SQL: &str = "((solve_ms + 1.0) * (hits + 1.0) / (1.0 + 3.0 * twin)
+/// the hits to expect of it: those it had, plus the mean hits of the entries of its kind
+/// in the store (`?2` for entries put under their own key, `?3` for twins, exact keys
+/// written beside their canonical one; see [`kind_priors`]), divided by one more than the
+/// days since it was last used. The prior gives a new entry the chance its kind has shown
+/// in this store, whatever the workload: where repeats come under the client's names the
+/// exact keys take the hits (they are asked first), where they come renamed the canonical
+/// ones do.
+pub const WORTH_SQL: &str = "((solve_ms + 1.0) * (hits + (CASE twin WHEN 0 THEN ?2 ELSE ?3 END))
       / (1.0 + max(0, ?1 - last_used) / 86400.0))";
 /// The order of eviction: least worth per byte the entry takes (its key, value and about
-/// 40 bytes of cell and index overhead), then least recently used.
-pub const EVICT_ORDER_SQL: &str = "((solve_ms + 1.0) * (hits + 1.0) / (1.0 + 3.0 * twin)
-      / (1.0 + max(0, ?1 - last_used) / 86400.0) / (length(value) + 56.0)) ASC, last_used ASC";
+/// 40 bytes of cell and index overhead), then the newest first.
+pub const EVICT_ORDER_SQL: &str = "((solve_ms + 1.0) * (hits + (CASE twin WHEN 0 THEN ?2 ELSE ?3 END))
+      / (1.0 + max(0, ?1 - last_used) / 86400.0) / (length(value) + 56.0)) ASC, created DESC, last_used DESC";
+
+/// The mean hits of the store's entries of each kind, (put under their own key, twins),
+/// each counted as (hits + 1) / (entries + 1) so that a kind with no entries yet is given
+/// one hit: the prior of [`WORTH_SQL`].
+pub fn kind_priors(conn: &Connection) -> Result<(f64, f64), CacheError> {
+    let mut prior = [1.0f64; 2];
+    let mut stmt = conn.prepare_cached(
+        "SELECT twin != 0, (sum(hits) + 1.0) / (count(*) + 1.0) FROM results GROUP BY twin != 0",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, bool>(0)?, r.get::<_, f64>(1)?)))?;
+    for row in rows {
+        let (twin, p) = row?;
+        prior[usize::from(twin)] = p;
+    }
+    Ok((prior[0], prior[1]))
+}
 
 /// Seconds since the Unix epoch.
 pub fn unix_now() -> i64 {
@@ -202,18 +228,20 @@ pub(crate) fn enforce_bound(conn: &Connection, max: u64, floor: u64) -> Result<u
         if n == 0 {
             break;
         }
-        // A tenth, or as many as the file is over its bound (a bound lowered well below
+        // EVICT_SHARE, or as many as the file is over its bound (a bound lowered well below
         // the file, as `cache prune --max-mb` may).
         let over = 1.0 - slack as f64 / file_bytes(conn)?.max(1) as f64;
-        let k = ((n as f64 * over.max(1.0 - LOW_WATER)).ceil() as i64).max(1);
+        let k = ((n as f64 * over.max(EVICT_SHARE)).ceil() as i64).max(1);
         conn.execute_batch("BEGIN IMMEDIATE;")?;
-        let del = conn.execute(
-            &format!(
-                "DELETE FROM results WHERE key IN
-                   (SELECT key FROM results ORDER BY {EVICT_ORDER_SQL} LIMIT ?2)"
-            ),
-            params![unix_now(), k],
-        );
+        let del = kind_priors(conn).and_then(|(own, twin)| {
+            Ok(conn.execute(
+                &format!(
+                    "DELETE FROM results WHERE key IN
+                       (SELECT key FROM results ORDER BY {EVICT_ORDER_SQL} LIMIT ?4)"
+                ),
+                params![unix_now(), own, twin, k],
+            )?)
+        });
         match del {
             Ok(d) => {
                 deleted += d as u64;
