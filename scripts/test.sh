@@ -17,7 +17,7 @@ smtproxy_path_setup
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 export RUST_BACKTRACE="${RUST_BACKTRACE:-1}"
 
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 failures=()
 
 step "install dependencies"
@@ -71,5 +71,6 @@ echo
 if [ ${#failures[@]} -gt 0 ]; then
     echo "FAILED: ${failures[*]}"
 fi
+echo "test.sh took $((SECONDS / 60))m$((SECONDS % 60))s"
 echo "$n_passed passed, $n_failed failed"
 [ ${#failures[@]} -eq 0 ]
