@@ -16,6 +16,12 @@
 //!   again after a run of the other that doubles each time it is confirmed (up to
 //!   [`EXPLOIT_MAX`] queries), so a session whose cache starts paying later is noticed.
 //!   A switch needs the other route to be cheaper by [`MARGIN`].
+//! * Exploration is bounded in time: the probes of the route not preferred may cost at
+//!   most [`EXPLORE_SHARE`] of the session's governed wall time more than the preferred
+//!   route would have (each probe's extra cost, measured, is summed; a probe is put off
+//!   while the next one, at the costs known, would pass the share). A route several times
+//!   dearer than the other is therefore probed seldom, a close one as often as above.
+//!   The first measurement of each route is not bounded.
 //! * Small sessions are never switched: the first [`WINDOW`] queries run modelled.
 
 use std::time::Duration;
@@ -26,6 +32,9 @@ pub const WINDOW: u64 = 64;
 pub const EXPLOIT_MAX: u64 = 4096;
 /// The other route must cost less than this fraction of the current one to be taken.
 pub const MARGIN: f64 = 0.9;
+/// The share of the session's wall time that probes of the route not preferred may cost
+/// beyond what the preferred route would have cost.
+pub const EXPLORE_SHARE: f64 = 0.05;
 
 /// A way to answer the client's queries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +82,8 @@ pub struct Governor {
     exploit: u64,
     /// Route changes made.
     pub switches: u64,
+    /// What the probes have cost beyond the preferred route, in ms.
+    regret_ms: f64,
 }
 
 impl Default for Governor {
@@ -87,6 +98,7 @@ impl Default for Governor {
             length: WINDOW,
             exploit: 4 * WINDOW,
             switches: 0,
+            regret_ms: 0.0,
         }
     }
 }
@@ -105,11 +117,16 @@ impl Governor {
     /// check-sats: record its cost and choose the route of the next window.
     pub fn decide(&mut self, wall: Duration, queries: u64) -> Route {
         let n = queries.saturating_sub(self.start_queries);
+        let probing = self.route != self.preferred;
         if n > 0 {
             let per = wall.saturating_sub(self.start_wall).as_secs_f64() * 1e3 / n as f64;
+            if probing {
+                if let Some(p) = self.cost(self.preferred) {
+                    self.regret_ms += n as f64 * (per - p).max(0.0);
+                }
+            }
             self.cost_mut(self.route).add(per);
         }
-        let probing = self.route != self.preferred;
         let other = flip(self.preferred);
         let next = match (self.cost(self.preferred), self.cost(other)) {
             (Some(p), Some(o)) => {
@@ -127,6 +144,13 @@ impl Governor {
                 } else if probing {
                     // A probe of the other route that did not pay: back, for twice as long.
                     self.exploit = (self.exploit * 2).min(EXPLOIT_MAX);
+                    self.length = self.exploit;
+                    self.preferred
+                } else if self.regret_ms + WINDOW as f64 * (o - p).max(0.0)
+                    > EXPLORE_SHARE * wall.as_secs_f64() * 1e3
+                {
+                    // A probe now would take exploration past its share of the time:
+                    // run the preferred route on.
                     self.length = self.exploit;
                     self.preferred
                 } else {
@@ -227,6 +251,32 @@ mod tests {
             assert!(!g.due(q));
         }
         assert_eq!(g.route(), Route::Modelled);
+    }
+
+    #[test]
+    fn far_dearer_route_is_probed_seldom() {
+        // A warm store (0.5 ms a query modelled) in front of a solver taking 15 ms: the
+        // first lean window is all the exploration the share allows here.
+        let share = run(0.5, 15.0, 20_000);
+        assert!(share <= WINDOW as f64 / 20_000.0, "lean share {share}");
+    }
+
+    #[test]
+    fn exploration_stays_within_its_share() {
+        // Probes beyond the first measurements cost at most EXPLORE_SHARE of the time.
+        for (m, l) in [(0.5, 3.0), (2.0, 0.3), (1.0, 1.5)] {
+            let total = 50_000u64;
+            let lean = run(m, l, total);
+            let (best, worst) = if m <= l { (m, l) } else { (l, m) };
+            let dear = if m <= l { lean } else { 1.0 - lean };
+            let extra = dear * total as f64 * (worst - best);
+            let first = WINDOW as f64 * (worst - best);
+            let wall = total as f64 * best;
+            assert!(
+                extra <= first + EXPLORE_SHARE * wall * 1.1,
+                "m {m} l {l}: probes cost {extra:.0} ms of {wall:.0}"
+            );
+        }
     }
 
     #[test]
