@@ -227,7 +227,7 @@ impl Portfolio {
             let mut won = false;
             while i < running.len() {
                 let m = running[i];
-                match self.poll(key, m, t0, slice, stats) {
+                match self.poll(key, m, t0, slice, false, stats) {
                     Poll::Running => i += 1,
                     Poll::Failed => {
                         running.remove(i);
@@ -353,7 +353,7 @@ impl Portfolio {
             let mut i = 0;
             while i < running.len() {
                 let m = running[i];
-                match self.poll(key, m, t0, RACE_SLICE, stats) {
+                match self.poll(key, m, t0, RACE_SLICE, true, stats) {
                     Poll::Running => i += 1,
                     Poll::Answered(a, ms, g) => {
                         running.remove(i);
@@ -376,18 +376,24 @@ impl Portfolio {
     }
 
     /// One look at member `m`'s detached check (sent at `t0`), waiting up to `wait`.
+    /// `late`: the caller was busy elsewhere since it was sent (the first solver's own
+    /// path), so the answer may have come long ago: its time is the process's CPU time
+    /// for it (see `SolverHandle::detached_cost`), at most the time since `t0`.
     fn poll(
         &mut self,
         key: &ClassKey,
         m: usize,
         t0: Instant,
         wait: Duration,
+        late: bool,
         stats: &mut Stats,
     ) -> Poll {
         let member = &mut self.members[m];
         match member.h.detached_answer(wait) {
-            Some((_, r)) => {
-                let ms = t0.elapsed().as_secs_f64() * 1000.0;
+            Some((cost, r)) => {
+                let elapsed = t0.elapsed();
+                let took = if late { cost.min(elapsed) } else { elapsed };
+                let ms = took.as_secs_f64() * 1000.0;
                 if let Response::Error(e) = &r {
                     stats.note(format!(
                         "portfolio: {} rejected the query: {e}",
