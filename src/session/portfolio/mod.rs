@@ -142,6 +142,13 @@ impl Portfolio {
     /// (it is then out of this race, or of the portfolio when it does not start).
     fn start(&mut self, m: usize, cmds: &[String], check: &str, stats: &mut Stats) -> bool {
         let member = &mut self.members[m];
+        if member.h.detached_age().is_some() && member.h.detached_answer(Duration::ZERO).is_none() {
+            // A solve started ahead and dropped, still running: it is not this query.
+            if member.h.detached_age().is_some() {
+                member.h.kill();
+                member.counts.kills += 1;
+            }
+        }
         match member.h.send_detached(cmds, check) {
             Ok(true) => {
                 member.counts.checks += 1;
@@ -177,19 +184,26 @@ impl Portfolio {
         key: &ClassKey,
         first: &[usize],
         wait_all: bool,
+        ahead: Option<Instant>,
         stats: &mut Stats,
     ) -> Raced {
-        let t0 = Instant::now();
+        let t0 = ahead.unwrap_or_else(Instant::now);
         let (cmds, check) = fresh_script(store, q);
         let enabled = self.enabled();
         let mut queue: Vec<usize> = first.to_vec();
         queue.extend(self.learner.others(key, &enabled, first));
+        let mut running: Vec<usize> = Vec::new();
+        let mut started: Vec<usize> = Vec::new();
+        if ahead.is_some() {
+            // `first[0]` was posed the query by `begin`, at `t0`.
+            let m = queue.remove(0);
+            running.push(m);
+            started.push(m);
+        }
         let escalate_at = match first {
             [m] => self.learner.escalate_after(key, *m),
             _ => Duration::ZERO,
         };
-        let mut running: Vec<usize> = Vec::new();
-        let mut started: Vec<usize> = Vec::new();
         // (member, answer, ms, generation), in the order they came.
         let mut answers: Vec<(usize, Answer, f64, u64)> = Vec::new();
         let mut first_answer: Option<Duration> = None;
@@ -197,7 +211,7 @@ impl Portfolio {
         // The most members that ran at once.
         let mut most = 0;
         // Start `first` now.
-        let mut budget = first.len().min(self.jobs);
+        let mut budget = first.len().min(self.jobs).saturating_sub(running.len());
         loop {
             // Start who is due: `first` at once; the others past the threshold (or when
             // nobody runs any more, e.g. every racer failed), within `--jobs`.
@@ -227,7 +241,7 @@ impl Portfolio {
             let mut won = false;
             while i < running.len() {
                 let m = running[i];
-                match self.poll(key, m, t0, slice, false, stats) {
+                match self.poll(key, m, t0, slice, None, stats) {
                     Poll::Running => i += 1,
                     Poll::Failed => {
                         running.remove(i);
@@ -349,11 +363,19 @@ impl Portfolio {
         let grace =
             (answered_at * EXPLORE_GRACE_FACTOR).clamp(EXPLORE_GRACE_MIN, EXPLORE_GRACE_MAX);
         let mut out = Vec::new();
+        // An answer already there came before the first one (when exactly is not known;
+        // the solver's CPU time is counted in clock ticks): it is taken to have cost half.
+        let mut before = Some(answered_at.as_secs_f64() * 1000.0 / 2.0);
         while !running.is_empty() && t0.elapsed() < answered_at + grace {
             let mut i = 0;
+            let wait = if before.is_some() {
+                Duration::ZERO
+            } else {
+                RACE_SLICE
+            };
             while i < running.len() {
                 let m = running[i];
-                match self.poll(key, m, t0, RACE_SLICE, true, stats) {
+                match self.poll(key, m, t0, wait, before, stats) {
                     Poll::Running => i += 1,
                     Poll::Answered(a, ms, g) => {
                         running.remove(i);
@@ -364,6 +386,7 @@ impl Portfolio {
                     }
                 }
             }
+            before = None;
         }
         for m in running {
             self.members[m].h.kill();
@@ -376,24 +399,21 @@ impl Portfolio {
     }
 
     /// One look at member `m`'s detached check (sent at `t0`), waiting up to `wait`.
-    /// `late`: the caller was busy elsewhere since it was sent (the first solver's own
-    /// path), so the answer may have come long ago: its time is the process's CPU time
-    /// for it (see `SolverHandle::detached_cost`), at most the time since `t0`.
+    /// `late_ms`: what an answer found now is taken to have cost (the caller was busy
+    /// elsewhere since the check was sent), rather than the time since `t0`.
     fn poll(
         &mut self,
         key: &ClassKey,
         m: usize,
         t0: Instant,
         wait: Duration,
-        late: bool,
+        late_ms: Option<f64>,
         stats: &mut Stats,
     ) -> Poll {
         let member = &mut self.members[m];
         match member.h.detached_answer(wait) {
-            Some((cost, r)) => {
-                let elapsed = t0.elapsed();
-                let took = if late { cost.min(elapsed) } else { elapsed };
-                let ms = took.as_secs_f64() * 1000.0;
+            Some((_, r)) => {
+                let ms = late_ms.unwrap_or_else(|| t0.elapsed().as_secs_f64() * 1000.0);
                 if let Response::Error(e) = &r {
                     stats.note(format!(
                         "portfolio: {} rejected the query: {e}",
@@ -519,6 +539,32 @@ impl<'a, M: MissPath> PortfolioMiss<'a, M> {
 }
 
 impl<M: MissPath> PortfolioMiss<'_, M> {
+    /// The race's answer (see `Portfolio::race`); when nobody answered, the first
+    /// solver's own path has the last word (it may still say unknown, never stored).
+    #[allow(clippy::too_many_arguments)]
+    fn answer(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        key: &ClassKey,
+        first: &[usize],
+        wait_all: bool,
+        ahead: Option<Instant>,
+        stats: &mut Stats,
+    ) -> Result<Answer, DriverError> {
+        match self
+            .portfolio
+            .race(store, q, key, first, wait_all, ahead, stats)
+        {
+            Raced::Answered(a, m, g) => {
+                self.last = Last::Member(m, g);
+                Ok(a)
+            }
+            Raced::NoAnswer => self.on_primary(store, q, None, key, stats),
+            Raced::TimedOut => Ok(Answer::Unknown),
+        }
+    }
+
     /// Explore a class with the first solver among the racers: its own path answers (it
     /// cannot be raced: it blocks), while the others solve the query detached on the other
     /// cores; they are then waited for (the exploring grace) to be measured, and every
@@ -587,36 +633,65 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
     }
 }
 
-impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
-    type Ahead = M::Ahead;
+/// A solve started ahead of need (`MissPath::begin`).
+pub enum Ahead<A> {
+    /// By the first solver's own path.
+    Primary(A),
+    /// By member `m`, alone, in a fresh context posed at `t0`.
+    Member(usize, Instant),
+}
 
-    /// Solve ahead only where the first solver's own path would answer alone.
-    fn begin(&mut self, store: &mut TermStore, q: &Query, stats: &mut Stats) -> Option<M::Ahead> {
+impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
+    type Ahead = Ahead<M::Ahead>;
+
+    /// Solve ahead where one solver would answer alone: the first solver's own path, or
+    /// the member learned fastest (detached, in a fresh context).
+    fn begin(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        stats: &mut Stats,
+    ) -> Option<Self::Ahead> {
         let pf = &mut *self.portfolio;
         let enabled = pf.enabled();
         match pf.learner.plan(&Self::key(q), &enabled, true) {
-            Plan::Alone(0) => self.primary.begin(store, q, stats),
-            _ => None,
+            Plan::Alone(0) => self.primary.begin(store, q, stats).map(Ahead::Primary),
+            Plan::Alone(m) => {
+                let (cmds, check) = fresh_script(store, q);
+                let t0 = Instant::now();
+                pf.start(m, &cmds, &check, stats)
+                    .then_some(Ahead::Member(m, t0))
+            }
+            Plan::Race { .. } => None,
         }
     }
 
-    fn drop_ahead(&mut self, ahead: M::Ahead) {
-        self.primary.drop_ahead(ahead);
+    fn drop_ahead(&mut self, ahead: Self::Ahead) {
+        match ahead {
+            Ahead::Primary(a) => self.primary.drop_ahead(a),
+            // Left to finish: the member's next use reads or ends it (`Portfolio::start`).
+            Ahead::Member(..) => {}
+        }
     }
 
     fn solve(
         &mut self,
         store: &mut TermStore,
         q: &Query,
-        ahead: Option<M::Ahead>,
+        ahead: Option<Self::Ahead>,
         stats: &mut Stats,
     ) -> Result<Answer, DriverError> {
         self.last = Last::None;
         let key = Self::key(q);
         let enabled = self.portfolio.enabled();
         let plan = self.portfolio.learner.plan(&key, &enabled, false);
-        if ahead.is_some() {
-            return self.on_primary(store, q, ahead, &key, stats);
+        let ahead_at = match ahead {
+            Some(Ahead::Primary(a)) => return self.on_primary(store, q, Some(a), &key, stats),
+            Some(Ahead::Member(m, t0)) => Some((m, t0)),
+            None => None,
+        };
+        if let Some((m, t0)) = ahead_at {
+            return self.answer(store, q, &key, &[m], false, Some(t0), stats);
         }
         let (first, wait_all) = match plan {
             Plan::Alone(0) => return self.on_primary(store, q, None, &key, stats),
@@ -627,16 +702,7 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
             Plan::Alone(m) => (vec![m], false),
             Plan::Race { first, wait_all } => (first, wait_all),
         };
-        match self.portfolio.race(store, q, &key, &first, wait_all, stats) {
-            Raced::Answered(a, m, g) => {
-                self.last = Last::Member(m, g);
-                Ok(a)
-            }
-            // Nobody answered: the first solver's own path has the last word (it may
-            // still say unknown, which is never stored).
-            Raced::NoAnswer => self.on_primary(store, q, None, &key, stats),
-            Raced::TimedOut => Ok(Answer::Unknown),
-        }
+        self.answer(store, q, &key, &first, wait_all, None, stats)
     }
 
     fn values(
