@@ -164,9 +164,10 @@ pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) 
     }
     let _ = std::fs::remove_dir_all(&tmp);
     println!(
-        "# {} logs x {} runs x {} round(s) ({}), {} cores, {:.0} s in all",
+        "# {} logs x {} {} x {} round(s) ({}), {} cores, {:.0} s in all",
         corpus_paths.len(),
         variants.len(),
+        if several { "runs" } else { "strategies" },
         opts.rounds,
         if opts.rounds > 1 {
             "median run shown"

@@ -297,3 +297,59 @@ fn a_lying_member_is_caught() {
     );
     assert_eq!(answers(&again.stdout_str()), z3);
 }
+
+#[test]
+fn bench_rows_per_solver_portfolio_and_virtual_best() {
+    require_all();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    let json_s = json.to_string_lossy().into_owned();
+    let log = corpus("klee/sbase-expr/solver-queries.smt2.gz");
+    let log_s = log.to_string_lossy().into_owned();
+    let out = run(
+        &[
+            "--solver",
+            "z3,yices",
+            "bench",
+            "--strategies",
+            "hybrid",
+            "--cache",
+            "none",
+            "--json",
+            &json_s,
+            &log_s,
+        ],
+        b"",
+        T,
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr_str());
+    let stdout = out.stdout_str();
+    let rows: Vec<&str> = stdout
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(
+        rows,
+        ["hybrid@z3", "hybrid@yices", "hybrid@z3,yices", "hybrid@vbs"],
+        "{stdout}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    let solver: Vec<&str> = runs.iter().map(|r| r["solver"].as_str().unwrap()).collect();
+    assert_eq!(solver, ["z3", "yices", "z3,yices", "vbs"]);
+    let wall = |i: usize| runs[i]["wall_ms"].as_f64().unwrap();
+    // Per check-sat the least of the solo runs: never more than either in all.
+    assert!(
+        wall(3) <= wall(0) + 1e-6 && wall(3) <= wall(1) + 1e-6,
+        "{v}"
+    );
+    for r in runs {
+        assert_eq!(r["strategy"], "hybrid");
+        assert_eq!(r["queries"], runs[0]["queries"]);
+        assert_eq!(r["expected_mismatches"], 0);
+    }
+    assert_eq!(runs[2]["solvers"].as_array().unwrap().len(), 2);
+}
