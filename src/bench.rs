@@ -5,9 +5,17 @@
 //! times per log, interleaved, and the strategy's median run stands for it (its mismatches
 //! are those of all N runs). Prints a table, writes `{"runs": [...]}` JSON (one run per
 //! strategy per log) and an optional SVG plot.
+//!
+//! With several solvers (`--solver z3,yices`), every strategy runs with each solver alone
+//! and, for the modelled strategies (cache, hybrid), with the portfolio of them all; a
+//! `vbs` row per strategy is the virtual best solver: per check-sat the fastest of the
+//! solo runs (their median runs), summed. Rows then name their solver (`hybrid@yices`,
+//! `hybrid@z3,yices`, `hybrid@vbs`) and the JSON runs carry it in `solver`. Fresh's run
+//! with the first solver is the cross-check reference.
 
 use crate::cli::EngineArgs;
 use crate::corpus;
+use crate::driver::spec::solver_list;
 use crate::replay::{self, progress_bar, ReplayResult};
 use crate::session::stats::Summary;
 use crate::session::vocab::Answer;
@@ -36,12 +44,38 @@ pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) 
         bail!("--rounds must be at least 1");
     }
     let strats = parse_strategies(opts.strategies)?;
+    let solvers: Vec<String> = args
+        .solver
+        .as_deref()
+        .map(|v| solver_list(v).into_iter().map(str::to_string).collect())
+        .unwrap_or_default();
+    let several = solvers.len() > 1;
+    // (strategy, solver label, engine arguments) of every run, fresh first.
+    let mut variants: Vec<(Strategy, String, EngineArgs)> = Vec::new();
+    for &s in &strats {
+        if !several {
+            variants.push((s, String::new(), args.clone()));
+            continue;
+        }
+        for (i, solver) in solvers.iter().enumerate() {
+            let mut a = args.clone();
+            a.solver = Some(solver.clone());
+            if i > 0 {
+                // The solver flags on the command line are the first solver's.
+                a.solver_flags.backend.clear();
+            }
+            variants.push((s, solver.clone(), a));
+        }
+        if matches!(s, Strategy::Cache | Strategy::Hybrid) {
+            variants.push((s, solvers.join(","), args.clone()));
+        }
+    }
     let tmp = std::env::temp_dir().join(format!("smtproxy-bench-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     let mut runs: Vec<Summary> = Vec::new();
     let mut failures = 0u64;
     println!(
-        "{:<44} {:<12} {:>7} {:>7} {:>7} {:>7} {:>5} {:>10} {:>10} {:>8} {:>5}",
+        "{:<44} {:<24} {:>7} {:>7} {:>7} {:>7} {:>5} {:>10} {:>10} {:>8} {:>5}",
         "log",
         "strategy",
         "queries",
@@ -70,10 +104,11 @@ pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) 
         let log = corpus::load(path)?;
         // The answers of fresh's first run: the reference every other run is checked against.
         let mut fresh_answers: Option<Vec<Answer>> = None;
-        let mut per_strategy: Vec<Vec<Summary>> = strats.iter().map(|_| Vec::new()).collect();
+        let mut per_variant: Vec<Vec<Summary>> = variants.iter().map(|_| Vec::new()).collect();
         for round in 0..opts.rounds {
-            for (i, &s) in strats.iter().enumerate() {
-                let mut cache = cache_config(args)?;
+            for (i, (s, solver, vargs)) in variants.iter().enumerate() {
+                let s = *s;
+                let mut cache = cache_config(vargs)?;
                 if let Some(c) = cache.as_mut() {
                     if !opts.warm {
                         c.disk = Some(
@@ -82,24 +117,28 @@ pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) 
                         c.redis = None;
                     }
                 }
-                let mut label = format!("{} {}", short_name(path), s.name());
+                let mut label = format!("{} {}", short_name(path), row_name(s, solver));
                 if opts.rounds > 1 {
                     label.push_str(&format!(" {}/{}", round + 1, opts.rounds));
                 }
-                let (sum, answers) =
-                    run_one(args, s, cache, &log, &label, fresh_answers.as_deref())?;
+                let (mut sum, answers) =
+                    run_one(vargs, s, cache, &log, &label, fresh_answers.as_deref())?;
                 if s == Strategy::Fresh && fresh_answers.is_none() {
                     fresh_answers = Some(answers);
                 }
+                sum.solver = solver.clone();
                 failures += sum.expected_mismatches + sum.cross_mismatches;
-                per_strategy[i].push(sum);
+                per_variant[i].push(sum);
             }
         }
-        let medians: Vec<Summary> = per_strategy.into_iter().filter_map(median_run).collect();
-        // Against fresh, when fresh ran on this log ("-" otherwise).
+        let mut medians: Vec<Summary> = per_variant.into_iter().filter_map(median_run).collect();
+        if several {
+            medians = with_vbs(medians, &solvers);
+        }
+        // Against fresh (with the first solver), when fresh ran on this log ("-" otherwise).
         let fresh_wall = medians
             .iter()
-            .find(|m| m.strategy == Strategy::Fresh.name())
+            .find(|m| m.strategy == Strategy::Fresh.name() && (!several || m.solver == solvers[0]))
             .map(|m| m.wall_ms);
         for sum in medians {
             let speedup = fresh_wall.map_or_else(
@@ -107,9 +146,9 @@ pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) 
                 |f| format!("{:.2}x", f / sum.wall_ms.max(1e-9)),
             );
             println!(
-                "{:<44} {:<12} {:>7} {:>7} {:>7} {:>7} {:>5} {:>10.1} {:>10.1} {:>8} {:>5}",
+                "{:<44} {:<24} {:>7} {:>7} {:>7} {:>7} {:>5} {:>10.1} {:>10.1} {:>8} {:>5}",
                 short_name(path),
-                sum.strategy,
+                row_name_str(&sum.strategy, &sum.solver),
                 sum.queries,
                 sum.solver_checks,
                 sum.cache_hits,
@@ -125,9 +164,10 @@ pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) 
     }
     let _ = std::fs::remove_dir_all(&tmp);
     println!(
-        "# {} logs x {} strategies x {} round(s) ({}), {} cores, {:.0} s in all",
+        "# {} logs x {} {} x {} round(s) ({}), {} cores, {:.0} s in all",
         corpus_paths.len(),
-        strats.len(),
+        variants.len(),
+        if several { "runs" } else { "strategies" },
         opts.rounds,
         if opts.rounds > 1 {
             "median run shown"
@@ -146,6 +186,68 @@ pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) 
         plot_svg(&p, &runs)?;
     }
     Ok(if failures > 0 { 1 } else { 0 })
+}
+
+/// A row's name: the strategy, and its solver(s) when `bench` runs several.
+fn row_name(s: Strategy, solver: &str) -> String {
+    row_name_str(s.name(), solver)
+}
+
+fn row_name_str(strategy: &str, solver: &str) -> String {
+    if solver.is_empty() {
+        strategy.to_string()
+    } else {
+        format!("{strategy}@{solver}")
+    }
+}
+
+/// After each strategy's runs, its virtual best solver (`solver` "vbs"): per check-sat
+/// the least time of the strategy's solo runs (one per solver in `solvers`), summed.
+/// Only where every solo run answered every check-sat.
+fn with_vbs(runs: Vec<Summary>, solvers: &[String]) -> Vec<Summary> {
+    let mut out: Vec<Summary> = Vec::with_capacity(runs.len() + 2);
+    let mut i = 0;
+    while i < runs.len() {
+        let strategy = runs[i].strategy.clone();
+        let mut j = i;
+        while j < runs.len() && runs[j].strategy == strategy {
+            j += 1;
+        }
+        let group = &runs[i..j];
+        out.extend(group.iter().cloned());
+        let solos: Vec<&Summary> = group
+            .iter()
+            .filter(|r| solvers.contains(&r.solver))
+            .collect();
+        let n = solos.first().map_or(0, |r| r.check_ms.len());
+        if solos.len() == solvers.len() && n > 0 && solos.iter().all(|r| r.check_ms.len() == n) {
+            let best: Vec<f64> = (0..n)
+                .map(|k| {
+                    solos
+                        .iter()
+                        .map(|r| r.check_ms[k])
+                        .fold(f64::INFINITY, f64::min)
+                })
+                .collect();
+            let mut v = solos[0].clone();
+            v.solver = "vbs".into();
+            v.wall_ms = best.iter().sum();
+            v.solver_ms = 0.0;
+            v.solver_checks = 0;
+            v.cache_hits = 0;
+            v.model_hits = 0;
+            v.enumerated = 0;
+            v.guessed = 0;
+            v.expected_mismatches = 0;
+            v.cross_mismatches = 0;
+            v.wall_ms_rounds = Vec::new();
+            v.solvers = Vec::new();
+            v.check_ms = best;
+            out.push(v);
+        }
+        i = j;
+    }
+    out
 }
 
 /// The strategies to run, fresh first (it is the reference for cross-checks).
@@ -200,9 +302,10 @@ fn run_one(
         }
         None => 0,
     };
-    let sum = engine
+    let mut sum = engine
         .stats
         .summary(&log.path, res.expected_mismatches, cross);
+    sum.check_ms = res.check_ms;
     Ok((sum, res.answers))
 }
 

@@ -2,7 +2,9 @@
 //! check-sat answer is compared with the answer recorded in the log (`--check`): KLEE's
 //! result comments, or `(set-info :status ...)` before the check-sat in plain scripts. An
 //! `unknown` where an answer was recorded counts as a mismatch: it is not wrong, but it is
-//! not the answer either.
+//! not the answer either. The time of each check-sat is kept too (the engine's time from
+//! the previous answer, or the start, to its own: the commands that posed it included;
+//! reading the log not), for `bench`'s virtual best solver.
 
 use crate::corpus::{Log, LogKind};
 use crate::session::vocab::Answer;
@@ -33,6 +35,9 @@ pub struct ReplayResult {
     pub expected_mismatches: u64,
     /// (check-sat index, expected, got) for the first mismatches.
     pub mismatch_examples: Vec<(usize, Answer, Answer)>,
+    /// The time of each check-sat, in ms: the engine's, from the previous answer (or the
+    /// start) to its own.
+    pub check_ms: Vec<f64>,
 }
 
 /// Run every command of `log` through `engine`; a KLEE record's `(exit)` acts as `(reset)`.
@@ -42,6 +47,8 @@ pub fn replay(log: &Log, engine: &mut Engine, mut progress: impl FnMut(usize)) -
     let mut seen_checks = 0usize;
     let mut reader = CommandReader::new(log.text.as_bytes());
     let mut done = false;
+    // Time spent in the engine since the last check-sat's answer.
+    let mut since = std::time::Duration::ZERO;
     while !done {
         let outs = match reader.next_frame() {
             Some(frame) => {
@@ -53,7 +60,10 @@ pub fn replay(log: &Log, engine: &mut Engine, mut progress: impl FnMut(usize)) -
                     f => f,
                 };
                 let more = reader.more_in_memory();
-                engine.push(frame, more)
+                let t0 = std::time::Instant::now();
+                let outs = engine.push(frame, more);
+                since += t0.elapsed();
+                outs
             }
             None => {
                 done = true;
@@ -80,6 +90,8 @@ pub fn replay(log: &Log, engine: &mut Engine, mut progress: impl FnMut(usize)) -
                 }
                 res.answers.push(a);
                 res.expected.push(expected);
+                res.check_ms.push(since.as_secs_f64() * 1000.0);
+                since = std::time::Duration::ZERO;
                 seen_checks += 1;
                 progress(seen_checks);
             }

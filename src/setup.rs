@@ -5,6 +5,7 @@
 use crate::cache::tiered::CacheConfig;
 use crate::cache::FleetSecret;
 use crate::cli::EngineArgs;
+use crate::driver::spec::solver_list;
 use crate::driver::SolverSpec;
 use crate::session::{Config, Engine, Strategy};
 use anyhow::{bail, Result};
@@ -76,6 +77,25 @@ pub fn cache_config(args: &EngineArgs) -> Result<Option<CacheConfig>> {
     Ok(Some(cfg))
 }
 
+/// The solvers `--solver` names: the first (client-facing) one, which must be there, and
+/// the other members of a portfolio (`--solver z3,yices,cvc5`); one that cannot be found
+/// is left out with a warning.
+pub fn solvers(value: Option<&str>) -> Result<(SolverSpec, Vec<SolverSpec>)> {
+    let Some(value) = value else {
+        return Ok((SolverSpec::resolve(None)?, Vec::new()));
+    };
+    let list = solver_list(value);
+    let first = SolverSpec::resolve(Some(list.first().copied().unwrap_or(value)))?;
+    let mut others: Vec<SolverSpec> = Vec::new();
+    for entry in list.iter().skip(1) {
+        match SolverSpec::resolve(Some(entry)) {
+            Ok(s) => others.push(s),
+            Err(e) => eprintln!("smtproxy: warning: portfolio: {entry}: {e}; going on without it"),
+        }
+    }
+    Ok((first, others))
+}
+
 pub fn make_engine(
     args: &EngineArgs,
     strategy: Strategy,
@@ -83,7 +103,7 @@ pub fn make_engine(
     cache: Option<CacheConfig>,
 ) -> Result<Engine> {
     let timeout = args.timeout_ms.map(Duration::from_millis);
-    let mut solver = SolverSpec::resolve(args.solver.as_deref())?;
+    let (mut solver, portfolio) = solvers(args.solver.as_deref())?;
     solver
         .args
         .extend(args.solver_flags.backend.iter().cloned());
@@ -91,6 +111,7 @@ pub fn make_engine(
         Config {
             strategy,
             solver,
+            portfolio,
             timeout,
             cache,
             jobs: args.jobs.max(1),

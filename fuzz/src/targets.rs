@@ -148,6 +148,7 @@ fn fuzz_engine(
     let cfg = Config {
         strategy,
         solver: spec,
+        portfolio: Vec::new(),
         timeout: Some(timeout),
         cache,
         jobs: smtproxy::session::DEFAULT_JOBS,

@@ -40,7 +40,8 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone)]
 pub struct EngineArgs {
-    /// Backend: z3, cvc5, yices, or a full command line 'CMD ARGS'.
+    /// Backend: z3, cvc5, yices, or a full command line 'CMD ARGS'; a comma-separated
+    /// list (z3,yices,cvc5) is a portfolio whose first solver faces the client.
     #[arg(long, global = true, env = "SMTPROXY_SOLVER")]
     pub solver: Option<String>,
     /// hybrid | stack | stack-cse | cache | passthrough | fresh (default: hybrid, or the
@@ -187,7 +188,8 @@ fn name_hint(argv0: &str) -> Option<&'static str> {
 
 /// The kind of solver `--solver`'s value names, without looking for it.
 fn kind_of(solver: &str) -> SolverKind {
-    let s = solver.trim();
+    // A portfolio's flags are its first solver's.
+    let s = crate::driver::spec::first_solver(solver);
     SolverKind::named(s).unwrap_or_else(|| {
         crate::driver::spec::split_command_line(s)
             .first()
@@ -240,6 +242,8 @@ pub fn parse(argv: Vec<String>) -> Result<Invocation, clap::Error> {
     let flags = solver_flags::read(kind, &rest)
         .map_err(|e| clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{e}\n")))?;
     if flags.informational {
+        // The first solver of a portfolio answers informational flags.
+        let solver = solver.map(|s| crate::driver::spec::first_solver(&s).to_string());
         return Ok(Invocation::Solver { solver, args: rest });
     }
     if let (Some(ms), false) = (flags.timeout_ms, timeout_given) {

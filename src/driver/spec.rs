@@ -151,6 +151,21 @@ impl SolverSpec {
     }
 }
 
+/// The entries of a `--solver` list (`z3,yices,cvc5`; each a name or a full command
+/// line), trimmed, empty ones dropped. One entry for a plain `--solver` value.
+pub fn solver_list(value: &str) -> Vec<&str> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .collect()
+}
+
+/// The first entry of a `--solver` list: the client-facing solver.
+pub fn first_solver(value: &str) -> &str {
+    solver_list(value).first().copied().unwrap_or(value)
+}
+
 fn current_exe_canonical() -> Option<PathBuf> {
     std::env::current_exe()
         .ok()
@@ -420,6 +435,17 @@ pub fn join_path<I: IntoIterator<Item = PathBuf>>(dirs: I) -> OsString {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn solver_lists() {
+        assert_eq!(solver_list("z3"), vec!["z3"]);
+        assert_eq!(
+            solver_list(" yices , z3,cvc5 --tlimit-per=9"),
+            vec!["yices", "z3", "cvc5 --tlimit-per=9"]
+        );
+        assert_eq!(first_solver("cvc5,z3"), "cvc5");
+        assert_eq!(solver_list(",z3,"), vec!["z3"]);
+    }
 
     #[test]
     fn split() {

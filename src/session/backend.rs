@@ -9,7 +9,8 @@
 //!
 //! A handle may carry one detached check (`send_detached`: a fresh context solved only to
 //! measure what it costs, while the caller goes on with the other backend). Its responses
-//! are read only by `detached_cost`; any other use of the handle first reads what has
+//! are read only by `detached_cost` or `detached_answer` (which also gives the answer: the
+//! portfolio races fresh contexts this way); any other use of the handle first reads what has
 //! arrived and, if the check is still running, kills the process, so no other command's
 //! responses are ever confused with the detached check's.
 
@@ -67,9 +68,9 @@ pub struct SolverHandle {
     /// How the next process is started.
     pub mode: DriverMode,
     detached: Option<Detached>,
-    /// The cost of a detached check that finished while the handle was wanted for
-    /// something else, kept for `detached_cost`.
-    detached_done: Option<Duration>,
+    /// The cost and answer of a detached check that has finished, kept for
+    /// `detached_cost` / `detached_answer`.
+    detached_done: Option<(Duration, Response)>,
 }
 
 /// A check sent by `send_detached` whose answer nobody waits for.
@@ -81,6 +82,8 @@ struct Detached {
     in_reset: bool,
     /// Responses to read after the reset's, before the check's answer.
     acks: usize,
+    /// One of them was an error: the check's answer is not about the whole query.
+    rejected: Option<String>,
 }
 
 impl SolverHandle {
@@ -335,6 +338,7 @@ impl SolverHandle {
             cpu0,
             in_reset: true,
             acks,
+            rejected: None,
         });
         Ok(true)
     }
@@ -349,24 +353,37 @@ impl SolverHandle {
     /// time until its answer was seen. `None` while it runs, or when it was lost (the
     /// process died or was killed).
     pub fn detached_cost(&mut self) -> Option<Duration> {
-        self.read_detached();
+        self.read_detached(Duration::ZERO);
+        self.detached_done.take().map(|(cost, _)| cost)
+    }
+
+    /// The answer of the detached check once it has come (waiting up to `wait` for what
+    /// has not arrived), with its cost as `detached_cost` tells it; an error response when
+    /// the solver rejected one of the query's commands. `None` while it runs, or when it
+    /// was lost (then `detached_age` is `None` too).
+    pub fn detached_answer(&mut self, wait: Duration) -> Option<(Duration, Response)> {
+        self.read_detached(wait);
         self.detached_done.take()
     }
 
     /// Read the detached check's responses that have arrived; when its answer is among
     /// them, its cost goes to `detached_done`. On any failure the process is killed.
-    fn read_detached(&mut self) {
+    fn read_detached(&mut self, wait: Duration) {
         let (Some(d), Some(Running::Framed(s))) = (self.detached.as_mut(), self.solver.as_mut())
         else {
             self.detached = None;
             return;
         };
+        let t0 = Instant::now();
         loop {
-            match s.poll_response(Duration::ZERO) {
+            match s.poll_response(wait.saturating_sub(t0.elapsed())) {
                 Ok(Some(r)) => {
                     if d.in_reset {
                         d.in_reset = !matches!(&r, Response::Other(t) if t.starts_with("(:name"));
                     } else if d.acks > 0 {
+                        if let (Response::Error(e), None) = (&r, &d.rejected) {
+                            d.rejected = Some(e.clone());
+                        }
                         d.acks -= 1;
                     } else {
                         let cpu = s.cpu_ns().zip(d.cpu0).map(|(b, a)| b.saturating_sub(a));
@@ -374,9 +391,13 @@ impl SolverHandle {
                             Some(ns) if ns > 0 => Duration::from_nanos(ns),
                             _ => d.t0.elapsed(),
                         };
+                        let r = match d.rejected.take() {
+                            Some(e) => Response::Error(e),
+                            None => r,
+                        };
                         self.detached = None;
                         // An error or `unknown` still measured a fresh context.
-                        self.detached_done = Some(cost);
+                        self.detached_done = Some((cost, r));
                         return;
                     }
                 }
@@ -395,7 +416,7 @@ impl SolverHandle {
     /// would be taken for the caller's).
     fn end_detached(&mut self) {
         if self.detached.is_some() {
-            self.read_detached();
+            self.read_detached(Duration::ZERO);
             if self.detached.take().is_some() {
                 self.kill();
             }

@@ -13,7 +13,13 @@ pub const DEFAULT_JOBS: usize = 2;
 #[derive(Clone, Debug)]
 pub struct Config {
     pub strategy: Strategy,
+    /// The first (client-facing) solver: its dialect, and the only one of the lean
+    /// passthrough and of whatever the modelled strategies do not model.
     pub solver: SolverSpec,
+    /// The other solvers of a portfolio (`--solver z3,yices,...`), in order; empty for one
+    /// solver. The modelled strategies' misses are raced among all of them
+    /// (`session::portfolio`).
+    pub portfolio: Vec<SolverSpec>,
     pub timeout: Option<Duration>,
     pub cache: Option<crate::cache::tiered::CacheConfig>,
     /// Backend processes that may solve at once (>= 2: a slow incremental solve is raced

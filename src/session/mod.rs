@@ -33,6 +33,7 @@ pub mod miss;
 pub mod model_text;
 pub mod own_model;
 pub mod planner;
+pub mod portfolio;
 pub mod stack;
 pub mod stats;
 pub mod vocab;
@@ -1170,6 +1171,7 @@ pub fn engine_for(
         Config {
             strategy,
             solver: spec,
+            portfolio: Vec::new(),
             timeout,
             cache,
             jobs: DEFAULT_JOBS,

@@ -2,7 +2,9 @@
 //! model of a sat answer lives afterwards (in the backend that solved it, or in a model
 //! smtproxy evaluated itself). Invariants: a backend answer of `unknown` or a deadline is
 //! answered `unknown` and nothing is stored; a model held in the backend is only asked for
-//! while the backend generation that produced it is still running.
+//! while the backend generation that produced it is still running. With a portfolio
+//! (`Config::portfolio`), the cache stage's misses go through `portfolio::PortfolioMiss`
+//! around the strategy's own miss path; everything else stays with the first solver.
 
 use super::backend::SolverHandle;
 use super::cache_stage::{CachePlanner, Planned};
@@ -11,6 +13,7 @@ use super::config::Config;
 use super::fresh::{fresh_check, get_value_text, FreshMiss};
 use super::model_text::{filter_model, ModelName};
 use super::own_model::OwnModel;
+use super::portfolio::{Portfolio, PortfolioMiss};
 use super::stack::{StackMirror, StackMiss, Via};
 use super::stats::Stats;
 use super::vocab::{split_values, Answer, ModelError, Query, Strategy};
@@ -39,6 +42,8 @@ pub struct Planner {
     aux: SolverHandle,
     stack: StackMirror,
     cached: Option<CachePlanner>,
+    /// The other solvers of `--solver a,b,...` (modelled strategies only).
+    portfolio: Option<Portfolio>,
     model_at: ModelAt,
     /// The solver's answers to set-logic for names outside the common ones.
     logic_replies: rustc_hash::FxHashMap<String, Response>,
@@ -65,6 +70,14 @@ impl Planner {
                 Strategy::Hybrid => Some(CachePlanner::new(cfg.cache.as_ref(), true)),
                 _ => None,
             },
+            portfolio: match cfg.strategy {
+                Strategy::Cache | Strategy::Hybrid if !cfg.portfolio.is_empty() => {
+                    let mut specs = vec![cfg.solver.clone()];
+                    specs.extend(cfg.portfolio.iter().cloned());
+                    Some(Portfolio::new(&specs, cfg.jobs, cfg.timeout))
+                }
+                _ => None,
+            },
             model_at: ModelAt::None,
             logic_replies: Default::default(),
         })
@@ -72,7 +85,12 @@ impl Planner {
 
     /// Time spent waiting on backends so far.
     pub fn busy(&self) -> std::time::Duration {
-        self.main.busy + self.aux.busy
+        self.main.busy
+            + self.aux.busy
+            + self
+                .portfolio
+                .as_ref()
+                .map_or_else(Default::default, |p| p.busy)
     }
 
     /// The client reset: nothing in the backends is lost (the stack strategy keeps its
@@ -94,32 +112,34 @@ impl Planner {
     ) -> Result<Answer, DriverError> {
         self.model_at = ModelAt::None;
         self.stack.take_probe(&mut self.aux);
-        let before = self.main.busy + self.aux.busy;
+        let before = self.busy();
         if let Some(c) = self.cached.as_mut() {
             // Hybrid's misses go to the incremental stack, the cache strategy's to a
-            // fresh context.
+            // fresh context; with a portfolio, through it.
             let planned = if self.strategy == Strategy::Hybrid {
-                let mut miss = StackMiss {
+                let miss = StackMiss {
                     stack: &mut self.stack,
                     main: &mut self.main,
                     aux: &mut self.aux,
                     race: self.race,
                     last: Via::Incremental,
                 };
-                c.check(&mut miss, store, q, stats)?
+                match self.portfolio.as_mut() {
+                    Some(p) => c.check(&mut PortfolioMiss::new(miss, p), store, q, stats)?,
+                    None => c.check(&mut { miss }, store, q, stats)?,
+                }
             } else {
-                c.check(
-                    &mut FreshMiss {
-                        backend: &mut self.main,
-                    },
-                    store,
-                    q,
-                    stats,
-                )?
+                let miss = FreshMiss {
+                    backend: &mut self.main,
+                };
+                match self.portfolio.as_mut() {
+                    Some(p) => c.check(&mut PortfolioMiss::new(miss, p), store, q, stats)?,
+                    None => c.check(&mut { miss }, store, q, stats)?,
+                }
             };
             match planned {
                 Planned::Own(a, m) => {
-                    stats.solver += (self.main.busy + self.aux.busy) - before;
+                    stats.solver += self.busy() - before;
                     if let Some(m) = m {
                         self.model_at = ModelAt::Own(OwnModel::new(m));
                     }
@@ -153,7 +173,7 @@ impl Planner {
                 Ok(a)
             }
         };
-        stats.solver += (self.main.busy + self.aux.busy) - before;
+        stats.solver += self.busy() - before;
         r
     }
 
@@ -354,6 +374,11 @@ impl Planner {
             }
         }
         stats.restarts = self.main.restarts + self.aux.restarts;
+        if let Some(p) = self.portfolio.as_mut() {
+            stats.restarts += p.restarts();
+            stats.portfolio = p.counts();
+            p.shutdown();
+        }
         self.main.kill();
         self.aux.kill();
     }

@@ -67,12 +67,38 @@ pub struct Stats {
     pub term_collections: u64,
     /// The process's peak resident set (VmHWM), in MB; 0 where the system does not say.
     pub peak_rss_mb: f64,
+    /// Portfolio (`--solver a,b,...`): a sat whose model smtproxy evaluated true and an
+    /// unsat for the same query (a solver bug; the unsat is never served or stored).
+    pub solver_disagreements: u64,
+    /// Portfolio: queries on which more than one solver ran at once.
+    pub portfolio_races: u64,
+    /// Portfolio: each solver's counters, in `--solver` order (empty for one solver).
+    pub portfolio: Vec<SolverCounts>,
     pub notes: Vec<String>,
 }
 
-#[derive(Serialize)]
+/// One portfolio member's counters.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct SolverCounts {
+    /// Its name (`z3`, `yices`, `cvc5`, or a custom program's file name).
+    pub solver: String,
+    /// Queries it was asked (for the first solver, those of its own miss path too).
+    pub checks: u64,
+    /// Queries whose answer (sat or unsat) it gave.
+    pub wins: u64,
+    /// Races it took part in (it and another solver on the same query at once).
+    pub races: u64,
+    /// Times it was killed because another solver answered first (or past a deadline).
+    pub kills: u64,
+}
+
+#[derive(Clone, Serialize)]
 pub struct Summary {
     pub strategy: String,
+    /// `bench` with several solvers: the solver(s) of this run (`z3`, `z3,yices` for the
+    /// portfolio, `vbs` for the virtual best solver); absent otherwise.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub solver: String,
     pub log: String,
     pub queries: u64,
     pub sat: u64,
@@ -119,6 +145,16 @@ pub struct Summary {
     /// summary itself is the median run's; its mismatches are those of all runs).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub wall_ms_rounds: Vec<f64>,
+    /// Portfolio: see `Stats::solver_disagreements`, `Stats::portfolio_races`, and each
+    /// solver's counters (absent for one solver).
+    pub solver_disagreements: u64,
+    pub portfolio_races: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub solvers: Vec<SolverCounts>,
+    /// The time of each check-sat of a replay (from the previous answer to this one), in
+    /// ms: what the virtual best solver is computed from. Not serialised.
+    #[serde(skip)]
+    pub check_ms: Vec<f64>,
 }
 
 impl Stats {
@@ -176,6 +212,11 @@ impl Stats {
             term_collections: self.term_collections,
             peak_rss_mb: (self.peak_rss_mb * 10.0).round() / 10.0,
             wall_ms_rounds: Vec::new(),
+            solver_disagreements: self.solver_disagreements,
+            portfolio_races: self.portfolio_races,
+            solvers: self.portfolio.clone(),
+            solver: String::new(),
+            check_ms: Vec::new(),
         }
     }
 }

@@ -1,0 +1,251 @@
+//! Who wins, per query class, in a portfolio of solvers: measured solve times in, a plan
+//! per query out. A class is the query's logic and the (log2) sizes of its conjunct and
+//! declaration lists. Plain data: it starts no process and reads no clock.
+//!
+//! Invariants:
+//! * A plan only ever names enabled members, and a race at most `jobs` of them at once.
+//! * A class is explored (its enabled members raced, each waited for) until every enabled
+//!   member has a measured time in it, and again every [`REEXPLORE`]-th query, so a
+//!   solver that lost once (and was killed, its time only bounded below) can win back.
+//! * Only a definitive answer (sat/unsat) is a measured time; a member killed as a loser
+//!   is known to take at least as long as it ran; `unknown`, an error or a death counts as
+//!   very slow ([`FAILED_MS`]).
+//! * A member that answers alone is given `escalate_after` before the others join; a class
+//!   whose fastest member takes more than [`SLOW_MS`] is raced from the start, unless the
+//!   fastest is the first solver (member 0): its own path (the incremental stack) cannot
+//!   be raced, and is what made it fastest.
+
+use rustc_hash::FxHashMap;
+use std::time::Duration;
+
+/// Queries of a class re-explored every this many.
+pub const REEXPLORE: u64 = 64;
+/// A class whose best measured time is above this is raced from its first query on.
+pub const SLOW_MS: f64 = 200.0;
+/// A member answering alone gets this many times its measured time before the others
+/// join, and at least [`ESCALATE_MIN_MS`].
+const ESCALATE_FACTOR: f64 = 3.0;
+const ESCALATE_MIN_MS: f64 = 20.0;
+/// What `unknown`, an error or a death is taken to have cost.
+pub const FAILED_MS: f64 = 10_000.0;
+/// Weight of a new measurement in a member's estimate.
+const ALPHA: f64 = 0.3;
+
+/// The class of a query: its logic, and log2 of its conjunct and declaration counts.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ClassKey {
+    logic: String,
+    conjuncts: u8,
+    decls: u8,
+}
+
+impl ClassKey {
+    pub fn new(logic: Option<&str>, conjuncts: usize, decls: usize) -> ClassKey {
+        let log2 = |n: usize| (usize::BITS - n.leading_zeros()) as u8;
+        ClassKey {
+            logic: logic.unwrap_or("").to_string(),
+            conjuncts: log2(conjuncts),
+            decls: log2(decls),
+        }
+    }
+}
+
+/// How to solve one query.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// One member, the others joining past `escalate_after`.
+    Alone(usize),
+    /// These members at once (at most `jobs`); the rest join when one of them fails.
+    /// `wait_all`: every racer is waited for (a bounded while), to be measured and
+    /// cross-checked, rather than killed at the first answer.
+    Race { first: Vec<usize>, wait_all: bool },
+}
+
+#[derive(Clone, Debug, Default)]
+struct Class {
+    seen: u64,
+    /// Estimated solve time per member, in ms (None: never measured here).
+    est: Vec<Option<f64>>,
+}
+
+pub struct Learner {
+    members: usize,
+    jobs: usize,
+    classes: FxHashMap<ClassKey, Class>,
+}
+
+impl Learner {
+    pub fn new(members: usize, jobs: usize) -> Learner {
+        Learner {
+            members,
+            jobs: jobs.max(1),
+            classes: FxHashMap::default(),
+        }
+    }
+
+    fn class(&mut self, key: &ClassKey) -> &mut Class {
+        let n = self.members;
+        self.classes.entry(key.clone()).or_insert_with(|| Class {
+            seen: 0,
+            est: vec![None; n],
+        })
+    }
+
+    /// The plan for the next query of class `key`, among the `enabled` members; `peek`
+    /// leaves the class's query count as it is (the plan of a query not yet asked).
+    pub fn plan(&mut self, key: &ClassKey, enabled: &[bool], peek: bool) -> Plan {
+        let jobs = self.jobs;
+        let c = self.class(key);
+        let seen = c.seen + 1;
+        if !peek {
+            c.seen = seen;
+        }
+        let live: Vec<usize> = (0..enabled.len()).filter(|&m| enabled[m]).collect();
+        if live.len() <= 1 {
+            return Plan::Alone(live.first().copied().unwrap_or(0));
+        }
+        let order = order(c, &live);
+        let unmeasured = live.iter().any(|&m| c.est[m].is_none());
+        if unmeasured || seen % REEXPLORE == 0 {
+            if jobs >= 2 {
+                return Plan::Race {
+                    first: order.into_iter().take(jobs).collect(),
+                    wait_all: true,
+                };
+            }
+            // One process at a time: each member alone in turn.
+            return Plan::Alone(live[(seen as usize) % live.len()]);
+        }
+        let best = order[0];
+        if jobs >= 2 && best != 0 && c.est[best].unwrap_or(0.0) > SLOW_MS {
+            return Plan::Race {
+                first: order.into_iter().take(jobs).collect(),
+                wait_all: false,
+            };
+        }
+        Plan::Alone(best)
+    }
+
+    /// The enabled members other than `except`, unmeasured ones first, then fastest first.
+    pub fn others(&mut self, key: &ClassKey, enabled: &[bool], except: &[usize]) -> Vec<usize> {
+        let c = self.class(key);
+        let live: Vec<usize> = (0..enabled.len())
+            .filter(|&m| enabled[m] && !except.contains(&m))
+            .collect();
+        order(c, &live)
+    }
+
+    /// How long member `m`, answering alone, runs before the others join.
+    pub fn escalate_after(&mut self, key: &ClassKey, m: usize) -> Duration {
+        let est = self.class(key).est.get(m).copied().flatten().unwrap_or(0.0);
+        Duration::from_secs_f64((est * ESCALATE_FACTOR).max(ESCALATE_MIN_MS) / 1000.0)
+    }
+
+    /// Member `m` answered (sat or unsat) in `ms`.
+    pub fn answered(&mut self, key: &ClassKey, m: usize, ms: f64) {
+        if let Some(e) = self.class(key).est.get_mut(m) {
+            *e = Some(match *e {
+                Some(old) => old + ALPHA * (ms - old),
+                None => ms,
+            });
+        }
+    }
+
+    /// Member `m` was stopped after `ms` without an answer (another answered first): it
+    /// takes at least that long; its estimate never drops for it.
+    pub fn lost(&mut self, key: &ClassKey, m: usize, ms: f64) {
+        if let Some(e) = self.class(key).est.get_mut(m) {
+            *e = Some(match *e {
+                Some(old) => old.max(old + ALPHA * (ms * 1.5 - old)),
+                None => ms * 1.5,
+            });
+        }
+    }
+
+    /// Member `m` gave no answer (`unknown`, an error, a death).
+    pub fn failed(&mut self, key: &ClassKey, m: usize) {
+        self.lost(key, m, FAILED_MS);
+    }
+}
+
+/// `live` ordered for a race: unmeasured members first (to measure them), then by
+/// estimate, fastest first; ties in `--solver` order.
+fn order(c: &Class, live: &[usize]) -> Vec<usize> {
+    let mut v = live.to_vec();
+    v.sort_by(|&a, &b| {
+        let ka = c.est.get(a).copied().flatten().unwrap_or(-1.0);
+        let kb = c.est.get(b).copied().flatten().unwrap_or(-1.0);
+        ka.total_cmp(&kb).then(a.cmp(&b))
+    });
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explores_then_sends_the_fastest_alone() {
+        let k = ClassKey::new(Some("QF_BV"), 3, 2);
+        let mut l = Learner::new(3, 2);
+        let all = [true, true, true];
+        assert_eq!(
+            l.plan(&k, &all, false),
+            Plan::Race {
+                first: vec![0, 1],
+                wait_all: true
+            }
+        );
+        l.answered(&k, 0, 10.0);
+        l.answered(&k, 1, 2.0);
+        // Member 2 still unmeasured: raced first.
+        assert_eq!(
+            l.plan(&k, &all, false),
+            Plan::Race {
+                first: vec![2, 1],
+                wait_all: true
+            }
+        );
+        l.answered(&k, 2, 50.0);
+        assert_eq!(l.plan(&k, &all, false), Plan::Alone(1));
+        assert_eq!(l.others(&k, &all, &[1]), vec![0, 2]);
+        assert_eq!(l.escalate_after(&k, 1), Duration::from_millis(20));
+        // A disabled member is never planned.
+        assert_eq!(l.plan(&k, &[true, false, true], false), Plan::Alone(0));
+    }
+
+    #[test]
+    fn a_loser_never_looks_faster_and_slow_classes_race() {
+        let k = ClassKey::new(None, 1, 1);
+        let mut l = Learner::new(2, 2);
+        l.answered(&k, 0, 900.0);
+        l.answered(&k, 1, 300.0);
+        assert_eq!(
+            l.plan(&k, &[true, true], false),
+            Plan::Race {
+                first: vec![1, 0],
+                wait_all: false
+            }
+        );
+        // The first solver fastest: its own path, alone.
+        l.answered(&k, 1, 5000.0);
+        assert_eq!(l.plan(&k, &[true, true], false), Plan::Alone(0));
+        l.answered(&k, 1, 300.0);
+        l.answered(&k, 0, 900.0);
+        let before = l.classes[&k].est[0].unwrap();
+        l.lost(&k, 0, 10.0);
+        assert!(l.classes[&k].est[0].unwrap() >= before);
+        l.failed(&k, 1);
+        assert!(l.classes[&k].est[1].unwrap() > before);
+    }
+
+    #[test]
+    fn one_job_explores_in_turn() {
+        let k = ClassKey::new(None, 1, 1);
+        let mut l = Learner::new(2, 1);
+        let a = l.plan(&k, &[true, true], false);
+        let b = l.plan(&k, &[true, true], false);
+        assert_ne!(a, b);
+        assert!(matches!(a, Plan::Alone(_)) && matches!(b, Plan::Alone(_)));
+    }
+}

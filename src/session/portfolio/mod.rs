@@ -1,0 +1,736 @@
+//! The portfolio (`--solver z3,yices,cvc5`): the miss path of the modelled strategies
+//! with several solvers behind it. [`PortfolioMiss`] wraps the first solver's own miss
+//! path (hybrid's incremental stack, or cache's fresh context) and [`Portfolio`] holds one
+//! more backend per solver (the first one included), each posed a query in a fresh
+//! context (`fresh::fresh_script`), detached (`SolverHandle::send_detached`), so that
+//! several can work at once. Per query class the [`learner`] says who answers: the first
+//! solver's own path when it has been fastest there, another solver alone (the rest
+//! joining once it runs past a threshold learned from its times), or a race.
+//!
+//! Invariants:
+//! * The first definitive answer (sat/unsat) of a race wins and the other racers are
+//!   killed; a killed or dead member is restarted only when it is next needed (its query
+//!   is posed whole in a fresh context, so nothing of its state must be rebuilt).
+//!   `unknown`, an error, a rejected command or a death is no answer while another member
+//!   may still give one: the next member is started instead.
+//! * At most `--jobs` members run at once (one, with `--jobs 1`: no race, no escalation).
+//! * This path only says `sat`; the cache stage asks `values` of the very process that
+//!   answered and serves the sat only with a model it evaluated true on the client's query
+//!   (else the query goes to the first solver). Values the client asks for are printed by
+//!   smtproxy from that model, in the first solver's dialect.
+//! * While a class is explored every racer is waited for (a bounded while): a sat whose
+//!   model smtproxy evaluated true and an unsat for the same query is a solver bug: it is
+//!   reported on stderr, counted (`solver_disagreements`), the sat is answered (the unsat
+//!   is neither served nor stored), and the solver that said unsat leaves the portfolio.
+//! * A member that cannot be started leaves the portfolio with one warning; the first
+//!   solver never does (it is the client's).
+
+pub mod learner;
+
+use learner::{ClassKey, Learner, Plan};
+
+use super::backend::SolverHandle;
+use super::fresh::{fresh_script, values_in};
+use super::miss::MissPath;
+use super::stats::{SolverCounts, Stats};
+use super::vocab::{response_answer, Answer, Query};
+use crate::driver::{DriverError, Response, SolverSpec};
+use crate::query::eval::{Evaluator, Model};
+use crate::query::slice::free_symbols_of;
+use crate::query::value::Value;
+use crate::smt2::parser::parse_term;
+use crate::smt2::printer::BackendNames;
+use crate::term::signature::Signature;
+use crate::term::{TermId, TermStore};
+use std::time::{Duration, Instant};
+
+/// After the first answer of an exploring race, the others are waited for this many times
+/// as long as it took, and at least [`EXPLORE_GRACE_MIN`], at most [`EXPLORE_GRACE_MAX`].
+const EXPLORE_GRACE_FACTOR: u32 = 3;
+const EXPLORE_GRACE_MIN: Duration = Duration::from_millis(30);
+const EXPLORE_GRACE_MAX: Duration = Duration::from_secs(1);
+/// How long one look at a racer waits for its answer while others run.
+const RACE_SLICE: Duration = Duration::from_millis(1);
+/// ... and while it runs alone.
+const ALONE_SLICE: Duration = Duration::from_millis(5);
+
+/// One solver of the portfolio.
+struct Member {
+    h: SolverHandle,
+    enabled: bool,
+    counts: SolverCounts,
+}
+
+/// Who answered the last `solve`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Last {
+    None,
+    /// The first solver's own miss path.
+    Primary,
+    /// Member `m`'s fresh context, in this generation of its process.
+    Member(usize, u64),
+}
+
+/// How a race ended.
+enum Raced {
+    /// `m`'s answer (sat or unsat), from its process of generation `g`.
+    Answered(Answer, usize, u64),
+    /// Every member tried gave no answer (`unknown`, an error, a death).
+    NoAnswer,
+    /// The session's deadline passed.
+    TimedOut,
+}
+
+/// The portfolio's solvers and what it learned of them (one per engine).
+pub struct Portfolio {
+    members: Vec<Member>,
+    learner: Learner,
+    jobs: usize,
+    timeout: Option<Duration>,
+    /// Wall time spent racing (what the solvers cost the client).
+    pub busy: Duration,
+    pub disagreements: u64,
+    pub races: u64,
+}
+
+impl Portfolio {
+    /// `specs[0]` is the first (client-facing) solver; the others follow in order.
+    pub fn new(specs: &[SolverSpec], jobs: usize, timeout: Option<Duration>) -> Portfolio {
+        let members: Vec<Member> = specs
+            .iter()
+            .map(|s| Member {
+                h: SolverHandle::new(s.clone(), timeout),
+                enabled: true,
+                counts: SolverCounts {
+                    solver: s.name().to_string(),
+                    ..Default::default()
+                },
+            })
+            .collect();
+        Portfolio {
+            learner: Learner::new(members.len(), jobs),
+            members,
+            jobs: jobs.max(1),
+            timeout,
+            busy: Duration::ZERO,
+            disagreements: 0,
+            races: 0,
+        }
+    }
+
+    fn enabled(&self) -> Vec<bool> {
+        self.members.iter().map(|m| m.enabled).collect()
+    }
+
+    /// Each member's counters, in `--solver` order.
+    pub fn counts(&self) -> Vec<SolverCounts> {
+        self.members.iter().map(|m| m.counts.clone()).collect()
+    }
+
+    /// Processes restarted (after a kill or a death).
+    pub fn restarts(&self) -> u64 {
+        self.members.iter().map(|m| m.h.restarts).sum()
+    }
+
+    pub fn shutdown(&mut self) {
+        for m in &mut self.members {
+            m.h.kill();
+        }
+    }
+
+    /// Pose `q` to member `m` in a fresh context, detached; false when it cannot take it
+    /// (it is then out of this race, or of the portfolio when it does not start).
+    fn start(&mut self, m: usize, cmds: &[String], check: &str, stats: &mut Stats) -> bool {
+        let member = &mut self.members[m];
+        if member.h.detached_age().is_some() && member.h.detached_answer(Duration::ZERO).is_none() {
+            // A solve started ahead and dropped, still running: it is not this query.
+            if member.h.detached_age().is_some() {
+                member.h.kill();
+                member.counts.kills += 1;
+            }
+        }
+        match member.h.send_detached(cmds, check) {
+            Ok(true) => {
+                member.counts.checks += 1;
+                stats.solver_checks += 1;
+                true
+            }
+            // A command that needs special handling: this member sits this query out.
+            Ok(false) => false,
+            Err(e) => {
+                let died_before = member.h.generation > 0;
+                member.h.kill();
+                if !died_before && m != 0 {
+                    member.enabled = false;
+                    let msg = format!(
+                        "portfolio: {} did not start ({e}); going on without it",
+                        member.counts.solver
+                    );
+                    eprintln!("smtproxy: warning: {msg}");
+                    stats.note(msg);
+                }
+                false
+            }
+        }
+    }
+
+    /// Solve `q` by `first` at once (the rest joining past the threshold when `first` is
+    /// one member, or when a racer fails); `wait_all` waits for every racer (a bounded
+    /// while) to measure and cross-check them. The answer and who gave it.
+    fn race(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        key: &ClassKey,
+        first: &[usize],
+        wait_all: bool,
+        ahead: Option<Instant>,
+        stats: &mut Stats,
+    ) -> Raced {
+        let t0 = ahead.unwrap_or_else(Instant::now);
+        let (cmds, check) = fresh_script(store, q);
+        let enabled = self.enabled();
+        let mut queue: Vec<usize> = first.to_vec();
+        queue.extend(self.learner.others(key, &enabled, first));
+        let mut running: Vec<usize> = Vec::new();
+        let mut started: Vec<usize> = Vec::new();
+        if ahead.is_some() {
+            // `first[0]` was posed the query by `begin`, at `t0`.
+            let m = queue.remove(0);
+            running.push(m);
+            started.push(m);
+        }
+        let escalate_at = match first {
+            [m] => self.learner.escalate_after(key, *m),
+            _ => Duration::ZERO,
+        };
+        // (member, answer, ms, generation), in the order they came.
+        let mut answers: Vec<(usize, Answer, f64, u64)> = Vec::new();
+        let mut first_answer: Option<Duration> = None;
+        let mut timed_out = false;
+        // The most members that ran at once.
+        let mut most = 0;
+        // Start `first` now.
+        let mut budget = first.len().min(self.jobs).saturating_sub(running.len());
+        loop {
+            // Start who is due: `first` at once; the others past the threshold (or when
+            // nobody runs any more, e.g. every racer failed), within `--jobs`.
+            let due = t0.elapsed() >= escalate_at && first_answer.is_none();
+            while !queue.is_empty()
+                && running.len() < self.jobs
+                && (budget > 0 || due || running.is_empty())
+                && !(running.is_empty() && !answers.is_empty())
+            {
+                let m = queue.remove(0);
+                budget = budget.saturating_sub(1);
+                if self.start(m, &cmds, &check, stats) {
+                    running.push(m);
+                    started.push(m);
+                }
+            }
+            if running.is_empty() {
+                break;
+            }
+            most = most.max(running.len());
+            let slice = if running.len() > 1 {
+                RACE_SLICE
+            } else {
+                ALONE_SLICE
+            };
+            let mut i = 0;
+            let mut won = false;
+            while i < running.len() {
+                let m = running[i];
+                match self.poll(key, m, t0, slice, None, stats) {
+                    Poll::Running => i += 1,
+                    Poll::Failed => {
+                        running.remove(i);
+                    }
+                    Poll::Answered(a, ms, g) => {
+                        running.remove(i);
+                        answers.push((m, a, ms, g));
+                        first_answer.get_or_insert(t0.elapsed());
+                        if !wait_all {
+                            won = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            if won {
+                break;
+            }
+            if let Some(fa) = first_answer {
+                let grace = (fa * EXPLORE_GRACE_FACTOR).clamp(EXPLORE_GRACE_MIN, EXPLORE_GRACE_MAX);
+                if t0.elapsed() >= fa + grace {
+                    break;
+                }
+            }
+            if self.timeout.is_some_and(|t| t0.elapsed() >= t) {
+                timed_out = true;
+                break;
+            }
+        }
+        for m in running {
+            self.members[m].h.kill();
+            self.members[m].counts.kills += 1;
+            self.learner
+                .lost(key, m, t0.elapsed().as_secs_f64() * 1000.0);
+        }
+        if most > 1 {
+            self.races += 1;
+            stats.portfolio_races += 1;
+            for &m in &started {
+                self.members[m].counts.races += 1;
+            }
+        }
+        self.busy += t0.elapsed();
+        if timed_out && answers.is_empty() {
+            stats.timeouts += 1;
+            return Raced::TimedOut;
+        }
+        let sat = answers.iter().find(|x| x.1 == Answer::Sat).copied();
+        let unsat = answers.iter().find(|x| x.1 == Answer::Unsat).copied();
+        let winner = match (sat, unsat) {
+            (Some(s), Some(u)) => {
+                let holds = model_holds(store, q, |store, leaves| {
+                    values_in(&mut self.members[s.0].h, s.3, store, leaves, &BackendNames)
+                        .ok()
+                        .flatten()
+                });
+                self.disagree(s.0, holds, u.0, stats);
+                Some(s)
+            }
+            _ => answers.first().copied(),
+        };
+        match winner {
+            Some((m, a, _, g)) => {
+                self.members[m].counts.wins += 1;
+                Raced::Answered(a, m, g)
+            }
+            None => Raced::NoAnswer,
+        }
+    }
+
+    /// Member `s` said sat and member `u` unsat on `q`; `holds`: smtproxy evaluated `s`'s
+    /// model true on `q`. Then `u` is wrong: reported, counted, and (unless it is the
+    /// first solver) left out from now on. Either way the sat goes on to the cache stage,
+    /// which serves it only with a model it evaluated true, else asks the first solver.
+    /// True for a disagreement found.
+    fn disagree(&mut self, s: usize, holds: bool, u: usize, stats: &mut Stats) -> bool {
+        let (sn, un) = (
+            self.members[s].counts.solver.clone(),
+            self.members[u].counts.solver.clone(),
+        );
+        if !holds {
+            let msg = format!(
+                "portfolio: {sn} answered sat and {un} unsat on the same query; \
+                 {sn}'s model could not be checked, so neither is trusted alone"
+            );
+            eprintln!("smtproxy: warning: {msg}");
+            stats.note(msg);
+            return false;
+        }
+        self.disagreements += 1;
+        stats.solver_disagreements += 1;
+        let out = if u != 0 {
+            self.members[u].enabled = false;
+            self.members[u].h.kill();
+            format!("; {un} leaves the portfolio")
+        } else {
+            String::new()
+        };
+        let msg = format!(
+            "solver disagreement: {un} answered unsat where {sn}'s model satisfies the \
+             query (a bug in {un}); answering sat{out}"
+        );
+        eprintln!("smtproxy: warning: {msg}");
+        stats.note(msg);
+        true
+    }
+
+    /// Wait for the detached checks of `running` (sent at `t0`), the first answer having
+    /// come at `answered_at`, for the exploring grace at most; kill who is left. Their
+    /// definitive answers (member, answer, ms, generation).
+    fn collect(
+        &mut self,
+        key: &ClassKey,
+        mut running: Vec<usize>,
+        t0: Instant,
+        answered_at: Duration,
+        stats: &mut Stats,
+    ) -> Vec<(usize, Answer, f64, u64)> {
+        let grace =
+            (answered_at * EXPLORE_GRACE_FACTOR).clamp(EXPLORE_GRACE_MIN, EXPLORE_GRACE_MAX);
+        let mut out = Vec::new();
+        // An answer already there came before the first one (when exactly is not known;
+        // the solver's CPU time is counted in clock ticks): it is taken to have cost half.
+        let mut before = Some(answered_at.as_secs_f64() * 1000.0 / 2.0);
+        while !running.is_empty() && t0.elapsed() < answered_at + grace {
+            let mut i = 0;
+            let wait = if before.is_some() {
+                Duration::ZERO
+            } else {
+                RACE_SLICE
+            };
+            while i < running.len() {
+                let m = running[i];
+                match self.poll(key, m, t0, wait, before, stats) {
+                    Poll::Running => i += 1,
+                    Poll::Answered(a, ms, g) => {
+                        running.remove(i);
+                        out.push((m, a, ms, g));
+                    }
+                    Poll::Failed => {
+                        running.remove(i);
+                    }
+                }
+            }
+            before = None;
+        }
+        for m in running {
+            self.members[m].h.kill();
+            self.members[m].counts.kills += 1;
+            self.learner
+                .lost(key, m, t0.elapsed().as_secs_f64() * 1000.0);
+        }
+        self.busy += t0.elapsed().saturating_sub(answered_at);
+        out
+    }
+
+    /// One look at member `m`'s detached check (sent at `t0`), waiting up to `wait`.
+    /// `late_ms`: what an answer found now is taken to have cost (the caller was busy
+    /// elsewhere since the check was sent), rather than the time since `t0`.
+    fn poll(
+        &mut self,
+        key: &ClassKey,
+        m: usize,
+        t0: Instant,
+        wait: Duration,
+        late_ms: Option<f64>,
+        stats: &mut Stats,
+    ) -> Poll {
+        let member = &mut self.members[m];
+        match member.h.detached_answer(wait) {
+            Some((_, r)) => {
+                let ms = late_ms.unwrap_or_else(|| t0.elapsed().as_secs_f64() * 1000.0);
+                if let Response::Error(e) = &r {
+                    stats.note(format!(
+                        "portfolio: {} rejected the query: {e}",
+                        member.counts.solver
+                    ));
+                }
+                match response_answer(&r) {
+                    Answer::Unknown => {
+                        self.learner.failed(key, m);
+                        Poll::Failed
+                    }
+                    a => {
+                        self.learner.answered(key, m, ms);
+                        Poll::Answered(a, ms, member.h.generation)
+                    }
+                }
+            }
+            None if member.h.detached_age().is_none() => {
+                // Lost: the process died (it is restarted when next needed).
+                member.h.kill();
+                stats.note(format!(
+                    "portfolio: {} died during a check; restarting it when needed",
+                    member.counts.solver
+                ));
+                self.learner.failed(key, m);
+                Poll::Failed
+            }
+            None => Poll::Running,
+        }
+    }
+}
+
+/// What one look at a racer found.
+enum Poll {
+    Running,
+    /// A definitive answer, after `ms`, from the process of this generation.
+    Answered(Answer, f64, u64),
+    /// `unknown`, an error, or a death.
+    Failed,
+}
+
+/// Whether a model satisfies every assertion of `q`: `values` gives the solver's value of
+/// each free constant (as text), which smtproxy parses and evaluates itself.
+fn model_holds(
+    store: &mut TermStore,
+    q: &Query,
+    values: impl FnOnce(&TermStore, &[TermId]) -> Option<Vec<String>>,
+) -> bool {
+    let mut all: Vec<TermId> = q.assertions.to_vec();
+    all.extend_from_slice(q.assumptions);
+    let leaves = free_symbols_of(store, &all);
+    let values = if leaves.is_empty() {
+        Vec::new()
+    } else {
+        match values(store, &leaves) {
+            Some(v) if v.len() == leaves.len() => v,
+            _ => return false,
+        }
+    };
+    let empty = Signature::default();
+    let mut m = Model::new();
+    for (&l, v) in leaves.iter().zip(values) {
+        let Ok(t) = parse_term(store, &empty, &v) else {
+            return false;
+        };
+        let Some(val) = Value::from_term(store, t) else {
+            return false;
+        };
+        m.set(l, val);
+    }
+    let mut ev = Evaluator::new(store, &m, true);
+    all.iter().all(|&t| ev.is_true(t).unwrap_or(false))
+}
+
+/// The miss path with a portfolio behind it: `primary` is the first solver's own path.
+pub struct PortfolioMiss<'a, M: MissPath> {
+    pub primary: M,
+    pub portfolio: &'a mut Portfolio,
+    last: Last,
+}
+
+impl<'a, M: MissPath> PortfolioMiss<'a, M> {
+    pub fn new(primary: M, portfolio: &'a mut Portfolio) -> Self {
+        PortfolioMiss {
+            primary,
+            portfolio,
+            last: Last::None,
+        }
+    }
+
+    fn key(q: &Query) -> ClassKey {
+        ClassKey::new(
+            q.logic,
+            q.assertions.len() + q.assumptions.len(),
+            q.decls.len(),
+        )
+    }
+
+    /// `q` through the first solver's own path, timed for the learner.
+    fn on_primary(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        ahead: Option<M::Ahead>,
+        key: &ClassKey,
+        stats: &mut Stats,
+    ) -> Result<Answer, DriverError> {
+        let t0 = Instant::now();
+        let a = self.primary.solve(store, q, ahead, stats)?;
+        let pf = &mut *self.portfolio;
+        pf.members[0].counts.checks += 1;
+        match a {
+            Answer::Unknown => pf.learner.failed(key, 0),
+            _ => {
+                pf.learner
+                    .answered(key, 0, t0.elapsed().as_secs_f64() * 1000.0);
+                pf.members[0].counts.wins += 1;
+            }
+        }
+        self.last = Last::Primary;
+        Ok(a)
+    }
+}
+
+impl<M: MissPath> PortfolioMiss<'_, M> {
+    /// The race's answer (see `Portfolio::race`); when nobody answered, the first
+    /// solver's own path has the last word (it may still say unknown, never stored).
+    #[allow(clippy::too_many_arguments)]
+    fn answer(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        key: &ClassKey,
+        first: &[usize],
+        wait_all: bool,
+        ahead: Option<Instant>,
+        stats: &mut Stats,
+    ) -> Result<Answer, DriverError> {
+        match self
+            .portfolio
+            .race(store, q, key, first, wait_all, ahead, stats)
+        {
+            Raced::Answered(a, m, g) => {
+                self.last = Last::Member(m, g);
+                Ok(a)
+            }
+            Raced::NoAnswer => self.on_primary(store, q, None, key, stats),
+            Raced::TimedOut => Ok(Answer::Unknown),
+        }
+    }
+
+    /// Explore a class with the first solver among the racers: its own path answers (it
+    /// cannot be raced: it blocks), while the others solve the query detached on the other
+    /// cores; they are then waited for (the exploring grace) to be measured, and every
+    /// answer is cross-checked against the first solver's.
+    fn explore(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        key: &ClassKey,
+        first: &[usize],
+        stats: &mut Stats,
+    ) -> Result<Answer, DriverError> {
+        let pf = &mut *self.portfolio;
+        let (cmds, check) = fresh_script(store, q);
+        let t0 = Instant::now();
+        let mut running: Vec<usize> = Vec::new();
+        let room = pf.jobs.saturating_sub(1);
+        for &m in first.iter().filter(|&&m| m != 0).take(room) {
+            if pf.start(m, &cmds, &check, stats) {
+                running.push(m);
+            }
+        }
+        let a0 = self.on_primary(store, q, None, key, stats)?;
+        let pf = &mut *self.portfolio;
+        if !running.is_empty() {
+            pf.races += 1;
+            stats.portfolio_races += 1;
+            pf.members[0].counts.races += 1;
+            for &m in &running {
+                pf.members[m].counts.races += 1;
+            }
+        }
+        let others = pf.collect(key, running, t0, t0.elapsed(), stats);
+        let sat = others.iter().find(|x| x.1 == Answer::Sat).copied();
+        let unsat = others.iter().find(|x| x.1 == Answer::Unsat).copied();
+        match (a0, sat, unsat) {
+            (Answer::Unsat, Some((m, _, _, g)), _) => {
+                let holds = model_holds(store, q, |store, leaves| {
+                    values_in(&mut pf.members[m].h, g, store, leaves, &BackendNames)
+                        .ok()
+                        .flatten()
+                });
+                if pf.disagree(m, holds, 0, stats) {
+                    pf.members[m].counts.wins += 1;
+                    self.last = Last::Member(m, g);
+                    return Ok(Answer::Sat);
+                }
+            }
+            (Answer::Sat, _, Some((m, _, _, _))) => {
+                let primary = &mut self.primary;
+                let holds = model_holds(store, q, |store, leaves| {
+                    primary.values(store, leaves).ok().flatten()
+                });
+                self.portfolio.disagree(0, holds, m, stats);
+            }
+            (Answer::Unknown, _, _) => {
+                if let Some(&(m, a, _, g)) = others.first() {
+                    self.portfolio.members[m].counts.wins += 1;
+                    self.last = Last::Member(m, g);
+                    return Ok(a);
+                }
+            }
+            _ => {}
+        }
+        Ok(a0)
+    }
+}
+
+/// A solve started ahead of need (`MissPath::begin`).
+pub enum Ahead<A> {
+    /// By the first solver's own path.
+    Primary(A),
+    /// By member `m`, alone, in a fresh context posed at `t0`.
+    Member(usize, Instant),
+}
+
+impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
+    type Ahead = Ahead<M::Ahead>;
+
+    /// Solve ahead where one solver would answer alone: the first solver's own path, or
+    /// the member learned fastest (detached, in a fresh context).
+    fn begin(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        stats: &mut Stats,
+    ) -> Option<Self::Ahead> {
+        let pf = &mut *self.portfolio;
+        let enabled = pf.enabled();
+        match pf.learner.plan(&Self::key(q), &enabled, true) {
+            Plan::Alone(0) => self.primary.begin(store, q, stats).map(Ahead::Primary),
+            Plan::Alone(m) => {
+                let (cmds, check) = fresh_script(store, q);
+                let t0 = Instant::now();
+                pf.start(m, &cmds, &check, stats)
+                    .then_some(Ahead::Member(m, t0))
+            }
+            Plan::Race { .. } => None,
+        }
+    }
+
+    fn drop_ahead(&mut self, ahead: Self::Ahead) {
+        match ahead {
+            Ahead::Primary(a) => self.primary.drop_ahead(a),
+            // Left to finish: the member's next use reads or ends it (`Portfolio::start`).
+            Ahead::Member(..) => {}
+        }
+    }
+
+    fn solve(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        ahead: Option<Self::Ahead>,
+        stats: &mut Stats,
+    ) -> Result<Answer, DriverError> {
+        self.last = Last::None;
+        let key = Self::key(q);
+        let enabled = self.portfolio.enabled();
+        let plan = self.portfolio.learner.plan(&key, &enabled, false);
+        let ahead_at = match ahead {
+            Some(Ahead::Primary(a)) => return self.on_primary(store, q, Some(a), &key, stats),
+            Some(Ahead::Member(m, t0)) => Some((m, t0)),
+            None => None,
+        };
+        if let Some((m, t0)) = ahead_at {
+            return self.answer(store, q, &key, &[m], false, Some(t0), stats);
+        }
+        let (first, wait_all) = match plan {
+            Plan::Alone(0) => return self.on_primary(store, q, None, &key, stats),
+            Plan::Race {
+                first,
+                wait_all: true,
+            } if first.contains(&0) => return self.explore(store, q, &key, &first, stats),
+            Plan::Alone(m) => (vec![m], false),
+            Plan::Race { first, wait_all } => (first, wait_all),
+        };
+        self.answer(store, q, &key, &first, wait_all, None, stats)
+    }
+
+    fn values(
+        &mut self,
+        store: &TermStore,
+        terms: &[TermId],
+    ) -> Result<Option<Vec<String>>, DriverError> {
+        match self.last {
+            Last::Primary => self.primary.values(store, terms),
+            Last::Member(m, g) => values_in(
+                &mut self.portfolio.members[m].h,
+                g,
+                store,
+                terms,
+                &BackendNames,
+            ),
+            Last::None => Ok(None),
+        }
+    }
+
+    fn unsat_core(&mut self) -> Option<Vec<TermId>> {
+        match self.last {
+            Last::Primary => self.primary.unsat_core(),
+            _ => None,
+        }
+    }
+
+    fn stop_cores(&mut self) {
+        self.primary.stop_cores();
+    }
+}
