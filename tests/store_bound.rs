@@ -1,9 +1,15 @@
 //! The on-disk store over time: a byte bound that holds (evicting what is worth least),
 //! and a store written with the previous schema migrated and served.
 
+mod common;
+
+use common::redis_server::Server;
 use rusqlite::Connection;
 use smtproxy::cache::disk::{unix_now, DEFAULT_BATCH};
-use smtproxy::cache::{DiskStore, Entry, Key, Store, FORMAT_VERSION, SCHEMA_VERSION};
+use smtproxy::cache::{
+    DiskStore, Entry, FleetSecret, Key, MemoryStore, RedisStore, Store, TieredCache,
+    FORMAT_VERSION, SCHEMA_VERSION,
+};
 use std::path::Path;
 use std::time::Duration;
 
@@ -342,4 +348,77 @@ fn the_kind_that_is_read_is_kept() {
             "twins read {twins_read}: kept {read} of the read kind, {unread} of the other"
         );
     }
+}
+
+/// A Redis hit copied to disk was computed on another machine, at a cost this file never
+/// saw: it is written with the mean cost of the file's own entries and the hit that found
+/// it, so under the bound it outlasts the file's unread entries of that cost instead of
+/// going first (as an entry of cost 0 and no hits would).
+#[test]
+fn a_redis_hit_copied_to_disk_keeps_its_worth() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("copied.sqlite3");
+    {
+        // The file's own entries: 10 and 30 ms, a mean of 20.
+        let mut s = DiskStore::open(&p).unwrap();
+        for i in 0..400u32 {
+            let ms = if i % 2 == 0 { 10 } else { 30 };
+            s.put_costed(&key(i), &entry(i * 4 + 1), ms).unwrap();
+        }
+        s.flush().unwrap();
+    }
+    let server = Server::start();
+    let secret = || Some(FleetSecret::from_bytes(b"store_bound test secret").unwrap());
+    let copied = 1000..1200u32;
+    {
+        let mut r = RedisStore::connect(&server.url())
+            .unwrap()
+            .with_secret(secret());
+        for i in copied.clone() {
+            r.put(&key(i), &entry(i * 4 + 1)).unwrap();
+        }
+        r.flush().unwrap();
+    }
+    {
+        let disk = DiskStore::open(&p).unwrap();
+        let redis = RedisStore::connect(&server.url())
+            .unwrap()
+            .with_secret(secret());
+        let mut c = TieredCache::from_parts(MemoryStore::new(16, 1 << 20), Some(disk), Some(redis));
+        for i in copied.clone() {
+            assert_eq!(c.get(&key(i)), Some(entry(i * 4 + 1)), "entry {i}");
+        }
+        assert_eq!(c.stats().redis_hits, copied.len() as u64);
+        c.flush();
+    }
+    {
+        let conn = Connection::open(&p).unwrap();
+        for i in copied.clone() {
+            let (ms, hits, twin): (i64, i64, i64) = conn
+                .query_row(
+                    "SELECT solve_ms, hits, twin FROM results WHERE key = ?1",
+                    [&key(i).0[..]],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .unwrap();
+            assert_eq!((ms, hits, twin), (20, 1, 0), "copied entry {i}");
+        }
+    }
+    // Half the file: the copies (worth 21 x (1 + prior)) stay, the unread own entries
+    // (11 or 31 x prior) go.
+    let before = file_len(&p);
+    let mut s = DiskStore::open(&p)
+        .unwrap()
+        .with_max_bytes(Some(before / 2))
+        .unwrap();
+    assert!(s.evicted() > 0);
+    let kept = copied
+        .clone()
+        .filter(|&i| s.get(&key(i)).unwrap().is_some())
+        .count();
+    assert!(
+        kept * 10 >= copied.len() * 9,
+        "kept {kept} of {} copies",
+        copied.len()
+    );
 }

@@ -24,7 +24,12 @@
 //!   freed inside pages, or a file without auto-vacuum), rebuilt by `VACUUM`; the
 //!   write-ahead log is then truncated and kept to a tenth of the bound. Space freed
 //!   inside pages is reused by the next writes before the file grows.
-//!   Hits are counted in memory and written with the next batch.
+//!   Hits are counted in memory and written with the next batch. An entry copied in from
+//!   another tier (a Redis hit, [`DiskStore::put_copied`]) was computed elsewhere, at a
+//!   cost this file never saw: it is written with the mean cost of the file's own-key
+//!   entries ([`MEAN_COST_SQL`], refreshed every [`MEAN_COST_REFRESH`]) and the one hit
+//!   that brought it, so it is neither evicted first for a cost of 0 nor kept above the
+//!   file's own results.
 //! * Concurrency: WAL journal (readers never wait for writers), `synchronous=NORMAL`,
 //!   a busy timeout (default [`DEFAULT_BUSY_TIMEOUT`]) for writers, and every write batch
 //!   is one `BEGIN IMMEDIATE` transaction of `INSERT OR IGNORE` (first writer wins;
@@ -81,6 +86,11 @@ pub const WORTH_SQL: &str = "((solve_ms + 1.0) * (hits + (CASE twin WHEN 0 THEN 
 pub const EVICT_ORDER_SQL: &str = "((solve_ms + 1.0) * (hits + (CASE twin WHEN 0 THEN ?2 ELSE ?3 END))
       / (1.0 + max(0, ?1 - last_used) / 86400.0) / (length(value) + 56.0)) ASC, created DESC, last_used DESC";
 
+/// The mean cost of the entries put under their own key: what a copied entry is valued at.
+pub const MEAN_COST_SQL: &str = "SELECT coalesce(avg(solve_ms), 0.0) FROM results WHERE twin = 0";
+/// How long the mean cost is used before it is read again (a scan of the file).
+pub const MEAN_COST_REFRESH: Duration = Duration::from_secs(60);
+
 /// The mean hits of the store's entries of each kind, (put under their own key, twins),
 /// each counted as (hits + 1) / (entries + 1) so that a kind with no entries yet is given
 /// one hit: the prior of [`WORTH_SQL`].
@@ -118,6 +128,8 @@ pub struct DiskStore {
     evicted: u64,
     /// The file's size after the last eviction (see [`enforce_bound`]).
     bound_floor: u64,
+    /// [`MEAN_COST_SQL`] and when it was read.
+    mean_cost: Option<(u64, Instant)>,
 }
 
 /// Encoded entries not yet written, shared with the exit flush.
@@ -128,8 +140,9 @@ struct Buffered {
 
 #[derive(Default)]
 struct Pending {
-    /// Encoded entry, the milliseconds it took to compute, and whether it is a twin.
-    entries: FxHashMap<Key, (Vec<u8>, u64, bool)>,
+    /// Encoded entry, the milliseconds it took to compute, whether it is a twin, and the
+    /// hits it starts with.
+    entries: FxHashMap<Key, (Vec<u8>, u64, bool, u32)>,
     /// Hits on written entries not yet counted in the file.
     hits: FxHashMap<Key, u32>,
     since: Option<Instant>,
@@ -148,7 +161,7 @@ impl crate::signals::ExitFlush for Buffered {
             .lock()
             .entries
             .iter()
-            .map(|(k, (v, ms, twin))| (*k, v.clone(), *ms, *twin))
+            .map(|(k, (v, ms, twin, hits))| (*k, v.clone(), *ms, *twin, *hits))
             .collect();
         if rows.is_empty() {
             return;
@@ -173,8 +186,8 @@ impl crate::signals::ExitFlush for Buffered {
     }
 }
 
-/// An entry to write: key, encoded entry, milliseconds it took to compute, twin.
-type Row = (Key, Vec<u8>, u64, bool);
+/// An entry to write: key, encoded entry, milliseconds it took to compute, twin, hits.
+type Row = (Key, Vec<u8>, u64, bool, u32);
 
 /// One `BEGIN IMMEDIATE` transaction of `INSERT OR IGNORE`s in key order, and of the
 /// hit counts `hits` adds to entries already in the file.
@@ -186,15 +199,16 @@ fn insert_rows(conn: &mut Connection, rows: &[Row], hits: &[(Key, u32)]) -> Resu
     {
         let mut stmt = tx.prepare_cached(
             "INSERT OR IGNORE INTO results(key, value, solve_ms, hits, last_used, created, twin)
-             VALUES (?1, ?2, ?3, 0, ?4, ?4, ?5)",
+             VALUES (?1, ?2, ?3, ?6, ?4, ?4, ?5)",
         )?;
-        for (k, v, ms, twin) in rows {
+        for (k, v, ms, twin, hits) in rows {
             stmt.execute(params![
                 &k.0[..],
                 v,
                 (*ms).min(i64::MAX as u64) as i64,
                 now,
-                i64::from(*twin)
+                i64::from(*twin),
+                *hits
             ])?;
         }
         let mut stmt = tx
@@ -366,6 +380,7 @@ impl DiskStore {
             max_bytes: None,
             evicted: 0,
             bound_floor: 0,
+            mean_cost: None,
         })
     }
 
@@ -437,7 +452,8 @@ impl DiskStore {
     }
 
     /// `put_costed`, and whether the entry is a twin: a second key (the exact one) of a
-    /// result stored under another key just before, evicted before entries of its worth.
+    /// result stored under another key just before, valued by the hits twins get in this
+    /// file (the prior of [`WORTH_SQL`]).
     pub fn put_worth(
         &mut self,
         k: &Key,
@@ -445,11 +461,42 @@ impl DiskStore {
         solve_ms: u64,
         twin: bool,
     ) -> Result<(), CacheError> {
+        self.put_row(k, e, solve_ms, twin, 0)
+    }
+
+    /// `put` of an entry another tier answered (a Redis hit): computed elsewhere, it is
+    /// valued at the mean cost of this file's own-key entries, with the hit that found it.
+    pub fn put_copied(&mut self, k: &Key, e: &Entry) -> Result<(), CacheError> {
+        let ms = self.mean_cost()?;
+        self.put_row(k, e, ms, false, 1)
+    }
+
+    /// [`MEAN_COST_SQL`], read at most every [`MEAN_COST_REFRESH`].
+    fn mean_cost(&mut self) -> Result<u64, CacheError> {
+        if let Some((ms, at)) = self.mean_cost {
+            if at.elapsed() < MEAN_COST_REFRESH {
+                return Ok(ms);
+            }
+        }
+        let mean: f64 = self.conn.query_row(MEAN_COST_SQL, [], |r| r.get(0))?;
+        let ms = mean.round().max(0.0) as u64;
+        self.mean_cost = Some((ms, Instant::now()));
+        Ok(ms)
+    }
+
+    fn put_row(
+        &mut self,
+        k: &Key,
+        e: &Entry,
+        solve_ms: u64,
+        twin: bool,
+        hits: u32,
+    ) -> Result<(), CacheError> {
         let (n, since) = {
             let mut p = self.buffer.lock();
             p.entries
                 .entry(*k)
-                .or_insert_with(|| (e.encode(k), solve_ms, twin));
+                .or_insert_with(|| (e.encode(k), solve_ms, twin, hits));
             (p.entries.len(), *p.since.get_or_insert_with(Instant::now))
         };
         let due = n >= self.batch || since.elapsed() >= FLUSH_INTERVAL;
@@ -483,7 +530,7 @@ impl DiskStore {
             (
                 p.entries
                     .iter()
-                    .map(|(k, (v, ms, twin))| (*k, v.clone(), *ms, *twin))
+                    .map(|(k, (v, ms, twin, hits))| (*k, v.clone(), *ms, *twin, *hits))
                     .collect(),
                 p.hits.iter().map(|(k, n)| (*k, *n)).collect(),
             )
@@ -771,7 +818,7 @@ fn check_header(path: &Path) -> Result<(), CacheError> {
 
 impl Store for DiskStore {
     fn get(&mut self, k: &Key) -> Result<Option<Entry>, CacheError> {
-        if let Some((v, _, _)) = self.buffer.lock().entries.get(k) {
+        if let Some((v, _, _, _)) = self.buffer.lock().entries.get(k) {
             return Entry::decode(k, v).map(Some);
         }
         let mut stmt = self

@@ -14,7 +14,9 @@
 //! * An entry's worth to the disk tier's bound is the time from the miss of its key to
 //!   its `put` (what the solver, or the local decision, spent on it); an entry put
 //!   without a miss of its own right after one that had (the exact key after the
-//!   canonical key) is given that one's time.
+//!   canonical key) is given that one's time. A Redis hit copied to disk was computed
+//!   elsewhere: the disk tier values it at its own entries' mean cost, with one hit
+//!   (`DiskStore::put_copied`).
 
 use super::{CacheError, DiskStore, Entry, FleetSecret, Key, MemoryStore, RedisStore, Store};
 use rustc_hash::FxHashMap;
@@ -316,7 +318,7 @@ impl TieredCache {
                     self.stats.redis_hits += 1;
                     self.mem.put_entry(k, &e);
                     if let Some(d) = self.disk.as_mut() {
-                        if let Err(err) = d.put(k, &e) {
+                        if let Err(err) = d.put_copied(k, &e) {
                             self.tier_error(Tier::Disk, err);
                         }
                     }
@@ -337,7 +339,8 @@ impl TieredCache {
     }
 
     /// `put` of a second key (the exact key) for a result just put under its canonical
-    /// key: the disk tier's bound evicts it before its twin.
+    /// key: the disk tier values it by the hits such twins get there (see
+    /// `disk::WORTH_SQL`), so whichever key a workload's repeats come under is kept.
     pub fn put_twin(&mut self, k: &Key, e: &Entry) {
         self.put_as(k, e, true)
     }

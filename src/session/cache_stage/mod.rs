@@ -322,7 +322,9 @@ impl CachePlanner {
     }
 
     /// The exact key of a result just stored under its canonical key: the store keeps it
-    /// as a twin (evicted before the canonical entry, which answers the same lookups).
+    /// as a twin, valued by the hits twins get in that store (not evicted before the
+    /// canonical entry: where repeats come under the client's names the exact key takes
+    /// the hits, where they come renamed the canonical one does; see `cache::disk`).
     fn put_twin(&mut self, k: &Key, verdict: Verdict, model: Option<String>) {
         if let Some(t) = self.store_tiers.as_mut() {
             t.put_twin(k, &Entry { verdict, model });
