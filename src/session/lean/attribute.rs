@@ -61,11 +61,7 @@ fn error_position(msg: &str) -> Option<(usize, usize)> {
 /// Which form (index) each command printed. `complete`: the batch's marker arrived, so
 /// every form is known. Returns the assignment and how many commands are observed (the
 /// rest of a batch cut short by a death are not).
-pub fn align(
-    cmds: &[LeanCmd],
-    forms: &[FormInfo],
-    complete: bool,
-) -> (Vec<Vec<usize>>, usize) {
+pub fn align(cmds: &[LeanCmd], forms: &[FormInfo], complete: bool) -> (Vec<Vec<usize>>, usize) {
     let n = cmds.len();
     let mut out = vec![Vec::new(); n];
     if n == 1 && cmds[0].kind == Kind::Alone {
@@ -123,9 +119,9 @@ pub fn align(
 
 #[cfg(test)]
 mod tests {
+    use super::super::frame::classify;
     use super::*;
     use crate::driver::reader::command_head;
-    use super::super::frame::classify;
 
     fn cmd(text: &str, start: (usize, usize)) -> LeanCmd {
         let kind = classify(command_head(text).unwrap_or(""), false, Dialect::Z3);

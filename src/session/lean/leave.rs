@@ -62,7 +62,9 @@ mod tests {
     use super::*;
 
     fn opts(kv: &[(&str, &str)]) -> Vec<(String, String)> {
-        kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -70,7 +72,10 @@ mod tests {
         let cores = opts(&[(":produce-unsat-cores", "true")]);
         assert!(!leaves_at_reset(Dialect::Z3, &cores));
         assert!(leaves_at_reset(Dialect::Cvc5, &cores));
-        assert!(leaves_at_reset(Dialect::Z3, &opts(&[(":produce-models", "true")])));
+        assert!(leaves_at_reset(
+            Dialect::Z3,
+            &opts(&[(":produce-models", "true")])
+        ));
     }
 
     #[test]

@@ -373,10 +373,7 @@ impl Passthrough {
             host.stats().solver += dt;
             match ev {
                 Ok(LeanEvent::Form { raw, form }) => {
-                    let quiet = self
-                        .inflight
-                        .get(self.forms.len())
-                        .is_some_and(|c| c.quiet);
+                    let quiet = self.inflight.get(self.forms.len()).is_some_and(|c| c.quiet);
                     if quiet && form == "success" && raw.ends_with(b"success") {
                         self.out.push(&raw[..raw.len() - 7]);
                         self.out.skip_line_break();
