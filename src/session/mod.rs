@@ -34,6 +34,7 @@ pub mod model_text;
 pub mod own_model;
 pub mod planner;
 pub mod portfolio;
+mod position;
 pub mod stack;
 pub mod stats;
 pub mod vocab;
@@ -50,69 +51,19 @@ use crate::term::signature::{ArityRule, Signature};
 use crate::term::{TermId, TermStore};
 pub use config::{ClientFlags, Config, DEFAULT_JOBS};
 
-use backend::DriverMode;
+use backend::{DriverMode, SolverHandle};
 use client::{ClientState, Decl};
+use lean::leave::{self, unmodelled_option};
+use lean::{Passthrough, Tracked, Unmodelled};
 use planner::Planner;
+use position::{
+    argument_offset, argument_position, position_at, run_error_position, token_end, z3_position,
+};
 pub use stats::Stats;
 use std::io::Write;
 use std::time::{Duration, Instant};
 use vocab::ModelError;
-pub use vocab::{Answer, Strategy};
-
-/// Line and column of byte `i` of the command `text` that starts at (`line`, `col`).
-fn position_at(text: &str, i: usize, line: usize, col: usize) -> (usize, usize) {
-    let before = &text.as_bytes()[..i.min(text.len())];
-    match before.iter().rposition(|&b| b == b'\n') {
-        Some(nl) => (
-            line + before.iter().filter(|&&b| b == b'\n').count(),
-            i - nl,
-        ),
-        None => (line, col + i),
-    }
-}
-
-/// The byte offset of the first argument of the command `text`: after `(`, the command
-/// name and the blanks that follow it.
-fn argument_offset(text: &str) -> usize {
-    let b = text.as_bytes();
-    let mut i = text.find('(').map_or(0, |p| p + 1);
-    while i < b.len() && b[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    i = token_end(b, i);
-    while i < b.len() && b[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    i
-}
-
-/// The end of the atom that starts at byte `i` of `b`.
-fn token_end(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'(' && b[i] != b')' {
-        i += 1;
-    }
-    i
-}
-
-/// A position as z3 prints it: on the first line of its input z3's columns are one more
-/// than on the others (`(pop 5)` alone is refused at column 7 on line 1, column 6 below).
-fn z3_position((line, col): (usize, usize)) -> (usize, usize) {
-    (line, if line == 1 { col + 1 } else { col })
-}
-
-/// Where z3 puts an error about the first argument of the command `text` that starts at
-/// (`line`, `col`).
-fn argument_position(text: &str, line: usize, col: usize) -> (usize, usize) {
-    z3_position(position_at(text, argument_offset(text), line, col))
-}
-
-/// Where z3 reports an error found while running a command it has parsed (get-value or
-/// get-model without a model, get-unsat-core without the option): the column before the
-/// command's closing parenthesis, 0 when that parenthesis starts a line.
-fn run_error_position(text: &str, line: usize, col: usize) -> (usize, usize) {
-    let (l, c) = position_at(text, text.len().saturating_sub(1), line, col);
-    z3_position((l, c.saturating_sub(1)))
-}
+pub use vocab::{Answer, Outcome, Strategy};
 
 /// `:produce-models` before the client sets it: z3 produces models unless told not to,
 /// cvc5 and yices only when told to (a command-line flag may say otherwise). cvc5 and
@@ -120,34 +71,6 @@ fn run_error_position(text: &str, line: usize, col: usize) -> (usize, usize) {
 fn default_produce_models(dialect: Dialect, flags: &ClientFlags) -> bool {
     flags.produce_models.unwrap_or(dialect == Dialect::Z3)
 }
-
-/// Whether `(set-option K V)` asks for what smtproxy does not model (unsat cores, proofs,
-/// assignments, interpolants): such a session is passed through to the solver.
-fn unmodelled_option(k: &str, v: &str) -> bool {
-    v == "true"
-        && matches!(
-            k,
-            ":produce-unsat-cores"
-                | ":produce-proofs"
-                | ":produce-unsat-assumptions"
-                | ":produce-assignments"
-                | ":produce-interpolants"
-        )
-}
-
-/// What happened on one command (for replay and bench).
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct Outcome {
-    /// The answer to a check-sat / check-sat-assuming, if this was one.
-    pub check: Option<Answer>,
-    /// A `(set-info :status ...)` seen.
-    pub status: Option<Answer>,
-    pub exit: bool,
-}
-
-/// How many passthrough commands may be in flight at once (the solver's backlog while
-/// smtproxy waits for the oldest batch).
-const PIPELINE_MAX: usize = 1024;
 
 /// Who answers the client's commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,7 +83,7 @@ enum Mode {
     Passthrough,
     /// Passthrough after a command smtproxy does not model; a `(reset)`, or a `(pop)` of
     /// every level that holds what smtproxy did not model, ends it when nothing unmodelled
-    /// is left behind (`Engine::leave_passthrough`, `Engine::leave_at_pop`).
+    /// is left behind (`lean::leave`).
     FallBack,
     /// Passthrough because it has been the cheaper route (`governor`); the governor may
     /// end it at a `(reset)`.
@@ -201,8 +124,9 @@ pub struct Engine {
     flags: ClientFlags,
     /// Per option keyword, the value the backend last accepted (see `interpret`).
     options_taken: rustc_hash::FxHashMap<String, String>,
-    /// The passthrough's state: its commands in flight, its backend's (see `lean`).
-    lean: lean::Lean,
+    /// The passthrough's state: its commands in flight, its backend's (see `lean`). While
+    /// one of its methods runs, this holds an empty one (`with_lean`).
+    lean: Passthrough,
     out: Box<dyn Write + Send>,
     out_closed: bool,
     /// When the term store is collected (see `arena`).
@@ -253,7 +177,7 @@ impl Engine {
             options_taken: Default::default(),
             // The solver flags smtproxy honours itself (print-success, models) reach a
             // passthrough backend by the replay that a stale state starts with.
-            lean: lean::Lean::new(
+            lean: Passthrough::new(
                 1,
                 passthrough
                     && (cfg.client.print_success || cfg.client.produce_models == Some(true)),
@@ -294,7 +218,7 @@ impl Engine {
         self.stats.route_switches = g.switches;
         self.planner.main.kill();
         self.mode = Mode::ByCost;
-        self.lean = lean::Lean::new(self.planner.main.generation, true);
+        self.lean = Passthrough::new(self.planner.main.generation, true);
     }
 
     /// Collect the term store at a `(reset)` once it holds `floor` nodes (default
@@ -416,7 +340,7 @@ impl Engine {
         let t0 = Instant::now();
         self.push_t0 = t0;
         let outs = if self.passing() {
-            self.lean_push(frame, more)
+            self.pass_frame(frame, more)
         } else {
             vec![self.handle_now(frame)]
         };
@@ -429,7 +353,7 @@ impl Engine {
     pub fn idle(&mut self) {
         if self.passing() {
             let t0 = Instant::now();
-            let _ = self.lean_sync();
+            let _ = self.pass_sync(false);
             self.stats.wall += t0.elapsed();
         }
     }
@@ -437,7 +361,7 @@ impl Engine {
     /// Answer everything still in flight (at the end of input).
     pub fn finish(&mut self) -> Vec<Outcome> {
         let t0 = Instant::now();
-        let outs = self.lean_sync_with(true);
+        let outs = self.pass_sync(true);
         self.stats.wall += t0.elapsed();
         outs
     }
@@ -516,12 +440,11 @@ impl Engine {
     fn fall_back(&mut self, text: &str, line: usize, col: usize, why: &str) -> Outcome {
         if self.mode == Mode::Modelled {
             self.mode = Mode::FallBack;
-            self.lean.stale = true;
-            self.lean.unmodelled_from = Some(self.client.depth());
+            self.lean.fall_back(self.client.depth());
             self.stats.fallbacks_passthrough += 1;
             self.stats.note(format!("switched to passthrough: {why}"));
         }
-        self.lean_command(text.to_string(), line, col, None, false)
+        self.pass_command(text.to_string(), line, col, None, false)
             .pop()
             .unwrap_or_default()
     }
@@ -555,9 +478,6 @@ impl Engine {
 
     /// Keep the client view in step in passthrough mode (for replay after a crash).
     fn track(&mut self, cmd: Command, text: &str) {
-        if cmd.changes_state() || matches!(cmd, Command::Reset) {
-            self.lean.model_check = None;
-        }
         match &cmd {
             Command::Reset => {
                 self.reset_client();
@@ -632,7 +552,6 @@ impl Engine {
             self.client.preamble = preamble;
         }
         self.last = Last::None;
-        self.lean.model_check = None;
         self.planner.reset();
         // The client's view holds no term now: the moment to collect (see `arena`).
         debug_assert!(!self.client_has_terms());
@@ -1158,6 +1077,289 @@ impl Engine {
     }
 }
 
+/// The passthrough as the engine runs it: which commands go to the lean backend (`lean`),
+/// which the engine answers itself (`echo`, `exit`, print-success in counted mode), and
+/// when the session leaves passthrough (a reset or pop in a fall-back, the governor at a
+/// reset).
+impl Engine {
+    /// Run `f` on the passthrough with the engine lent as its [`lean::Host`]; meanwhile
+    /// `self.lean` holds an empty passthrough, which no host method touches.
+    fn with_lean<R>(&mut self, f: impl FnOnce(&mut Passthrough, &mut Engine) -> R) -> R {
+        let mut p = std::mem::take(&mut self.lean);
+        let r = f(&mut p, self);
+        self.lean = p;
+        r
+    }
+
+    /// Answer everything in flight (`lazy`: at the end of the client's input).
+    fn pass_sync(&mut self, lazy: bool) -> Vec<Outcome> {
+        self.with_lean(|p, e| p.sync_with(e, lazy))
+    }
+
+    /// One client frame in lean passthrough mode.
+    fn pass_frame(&mut self, frame: Frame, more: bool) -> Vec<Outcome> {
+        match frame {
+            Frame::Error { msg, line, col } => {
+                let mut outs = self.pass_sync(false);
+                self.error_at(line, col, &msg);
+                outs.push(Outcome::default());
+                outs
+            }
+            Frame::Command(raw) => {
+                let gap = raw.gap.map(|g| (g, raw.gap_at));
+                self.pass_command(raw.text, raw.line, raw.col, gap, more)
+            }
+        }
+    }
+
+    /// One client command in lean passthrough mode; `more`: the client has another
+    /// complete command buffered.
+    fn pass_command(
+        &mut self,
+        text: String,
+        line: usize,
+        col: usize,
+        gap: Option<(String, (usize, usize))>,
+        more: bool,
+    ) -> Vec<Outcome> {
+        let head = crate::driver::reader::command_head(&text).unwrap_or("");
+        // Answers of the commands before a reset, when it ends a fall-back.
+        let mut before = Vec::new();
+        if head == "reset" && self.mode == Mode::ByCost {
+            // The governor's window may end here; the reset then goes to whichever route
+            // it chooses (a lean one is not synced, so the pipeline runs on).
+            let q = self.stats.queries;
+            if self.governor.as_ref().is_some_and(|g| g.due(q)) {
+                before = self.pass_sync(false);
+                let wall = self.wall_now();
+                let g = self.governor.as_mut().expect("checked above");
+                let route = g.decide(wall, q);
+                self.stats.route_switches = g.switches;
+                if route == governor::Route::Modelled {
+                    if self.leave_passthrough() {
+                        before.push(self.command(&text, line, col));
+                        return before;
+                    }
+                    // Something the session keeps cannot be modelled: passthrough for good.
+                    self.governor = None;
+                }
+            }
+        } else if head == "reset" && self.mode == Mode::FallBack {
+            before = self.pass_sync(false);
+            if self.leave_passthrough() {
+                before.push(self.command(&text, line, col));
+                return before;
+            }
+        } else if head == "pop" && self.mode == Mode::FallBack {
+            before = self.pass_sync(false);
+            if self.leave_at_pop(&text) {
+                before.push(self.command(&text, line, col));
+                return before;
+            }
+        }
+        let counted = lean::frame::counted(self.planner.main.spec().kind);
+        // print-success as this command leaves it, if it changes it.
+        let mut ps_after = None;
+        if matches!(head, "echo" | "exit" | "set-option" | "get-option") {
+            match parse_command(&mut self.store, &self.sig, &text) {
+                Ok(Command::Echo(s)) => {
+                    let mut outs = self.pass_sync(false);
+                    self.echo(&s);
+                    if self.dialect == Dialect::Cvc5 && self.client.print_success {
+                        self.emit("success");
+                    }
+                    outs.push(Outcome::default());
+                    return outs;
+                }
+                Ok(Command::Exit) => {
+                    let mut outs = self.pass_sync(false);
+                    self.success();
+                    outs.push(Outcome {
+                        exit: true,
+                        ..Default::default()
+                    });
+                    return outs;
+                }
+                // Counted mode keeps print-success on in the solver: the client's is ours.
+                Ok(Command::SetOption(k, v)) if k == ":print-success" && counted => {
+                    let mut outs = self.pass_sync(false);
+                    self.client.print_success = v == "true";
+                    self.lean.set_print_success(self.client.print_success);
+                    self.success();
+                    outs.push(Outcome::default());
+                    return outs;
+                }
+                Ok(Command::GetOption(k)) if k == ":print-success" && counted => {
+                    let mut outs = self.pass_sync(false);
+                    let v = self.own_option(&k).unwrap_or_default();
+                    self.emit(&v);
+                    outs.push(Outcome::default());
+                    return outs;
+                }
+                Ok(Command::SetOption(k, v)) if k == ":print-success" => {
+                    ps_after = Some(v == "true")
+                }
+                _ => {}
+            }
+        }
+        let mut outs = before;
+        outs.extend(self.with_lean(|p, e| p.command(e, text, (line, col), gap, ps_after, more)));
+        outs
+    }
+
+    /// A `(reset)` in a session that fell back to passthrough, with nothing in flight:
+    /// what sent it there is gone unless an option the reset keeps (z3 keeps them all) is
+    /// one smtproxy does not model. (A command-line flag smtproxy does not model makes
+    /// passthrough the strategy, which a reset does not end.) If so, false;
+    /// otherwise the lean backend is stopped and the session is back on the modelled
+    /// strategies (the caller then runs the reset as the engine's own).
+    fn leave_passthrough(&mut self) -> bool {
+        if (self.mode == Mode::Passthrough) || !self.lean.is_idle() {
+            return false;
+        }
+        // z3 keeps every option across a reset (`client.options` after `reset_client`).
+        if !leave::leaves_at_reset(self.dialect, &self.client.options) {
+            return false;
+        }
+        self.back_to_modelled("(reset)");
+        true
+    }
+
+    /// A `(pop n)` in a session that fell back to passthrough, with nothing in flight:
+    /// whether it takes away every level that holds state smtproxy did not model (see
+    /// `leave::leaves_at_pop`). If so, the lean backend is stopped and the session is
+    /// back on the modelled strategies (the caller then runs the pop as the engine's own).
+    fn leave_at_pop(&mut self, text: &str) -> bool {
+        if self.mode != Mode::FallBack || !self.lean.is_idle() {
+            return false;
+        }
+        let (store, sig) = (&mut self.store, &self.sig);
+        let n = || match parse_command(store, sig, text) {
+            Ok(Command::Pop(n)) => usize::try_from(n).ok(),
+            _ => None,
+        };
+        let leaves = leave::leaves_at_pop(
+            n,
+            self.client.depth(),
+            self.sig.global_declarations,
+            &self.client.options,
+            self.lean.unmodelled_from(),
+        );
+        if leaves {
+            self.back_to_modelled("(pop)");
+        }
+        leaves
+    }
+
+    fn back_to_modelled(&mut self, at: &str) {
+        self.planner.main.kill();
+        self.planner.main.mode = DriverMode::Framed;
+        if self.mode == Mode::FallBack {
+            self.stats.note(format!("back from passthrough at {at}"));
+        }
+        self.mode = Mode::Modelled;
+        self.lean = Passthrough::default();
+    }
+}
+
+/// What the passthrough needs of the engine: its backend, counters and output, and the
+/// client's view, kept in step with what the solver executed (`track`).
+impl lean::Host for Engine {
+    fn backend(&mut self) -> &mut SolverHandle {
+        &mut self.planner.main
+    }
+
+    fn stats(&mut self) -> &mut Stats {
+        &mut self.stats
+    }
+
+    fn backend_and_stats(&mut self) -> (&mut SolverHandle, &mut Stats) {
+        (&mut self.planner.main, &mut self.stats)
+    }
+
+    fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    fn emit(&mut self, text: &str) {
+        Engine::emit(self, text);
+    }
+
+    fn relay(&mut self, bytes: &[u8]) {
+        if !self.out_closed {
+            let r = self.out.write_all(bytes).and_then(|_| self.out.flush());
+            if r.is_err() {
+                self.out_closed = true;
+            }
+        }
+    }
+
+    fn count_check(&mut self, a: Answer) {
+        Engine::count_check(self, a);
+    }
+
+    fn executed(&mut self, text: &str, head: &str) -> Tracked {
+        let mut t = Tracked::default();
+        match head {
+            "set-info" => {
+                if let Ok(Command::SetInfo(k, v)) = parse_command(&mut self.store, &self.sig, text)
+                {
+                    if k == ":status" {
+                        t.status = Answer::parse(&v);
+                    }
+                }
+            }
+            "assert" => {
+                t.model_lost = true;
+                self.client.top().raw.push(text.to_string());
+                t.unmodelled = Unmodelled::At(self.client.depth());
+            }
+            _ => match parse_command(&mut self.store, &self.sig, text) {
+                Ok(Command::SetOption(k, v)) if k == ":print-success" => {
+                    self.client.print_success = v == "true";
+                }
+                Ok(cmd) => {
+                    t.model_lost = cmd.changes_state() || matches!(cmd, Command::Reset);
+                    // Levels and options are not state of a level (options are checked
+                    // when leaving).
+                    let (pops, resets) = (
+                        matches!(
+                            cmd,
+                            Command::Push(_)
+                                | Command::Pop(_)
+                                | Command::SetOption(..)
+                                | Command::SetInfo(..)
+                        ),
+                        matches!(cmd, Command::Reset),
+                    );
+                    self.track(cmd, text);
+                    if resets {
+                        t.unmodelled = Unmodelled::Cleared;
+                    } else if !pops {
+                        t.unmodelled = Unmodelled::At(self.client.depth());
+                    }
+                }
+                // The solver took what smtproxy cannot read: replay it as it is.
+                Err(_) if !matches!(head, "push" | "pop" | "reset" | "reset-assertions") => {
+                    self.client.top().raw.push(text.to_string());
+                    t.unmodelled = Unmodelled::At(self.client.depth());
+                }
+                Err(_) => {}
+            },
+        }
+        t
+    }
+
+    fn replay(&self) -> lean::replay::Replay {
+        lean::replay::Replay {
+            log: self.client.replay_log(),
+            has_state: self.client_has_state(),
+            print_success: self.client.print_success,
+            produce_models: self.client.produce_models,
+        }
+    }
+}
+
 /// Resolve the solver and build an engine writing to `out`.
 pub fn engine_for(
     strategy: Strategy,
@@ -1179,29 +1381,4 @@ pub fn engine_for(
         },
         out,
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn positions_as_z3_prints_them() {
-        // Below the first line: the argument's column; the column before the closing
-        // parenthesis for an error found while running the command (0 at a line's start).
-        assert_eq!(argument_position("(pop 5)", 2, 1), (2, 6));
-        assert_eq!(argument_position("(pop\n  5)", 3, 4), (4, 3));
-        assert_eq!(run_error_position("(get-value (a))", 5, 1), (5, 14));
-        assert_eq!(run_error_position("(get-value ( a ) )", 6, 1), (6, 17));
-        assert_eq!(
-            run_error_position("(get-value   (a   a)    )", 7, 3),
-            (7, 26)
-        );
-        assert_eq!(run_error_position("(get-value (a\n a))", 8, 1), (9, 3));
-        assert_eq!(run_error_position("(get-value (a)\n)", 17, 1), (18, 0));
-        // On the first line of the input z3's columns are one more.
-        assert_eq!(argument_position("(pop 5)", 1, 1), (1, 7));
-        assert_eq!(run_error_position("(get-assignment)", 1, 1), (1, 16));
-        assert_eq!(run_error_position("(get-value (1))", 1, 30), (1, 44));
-    }
 }

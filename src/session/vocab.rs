@@ -1,5 +1,5 @@
-//! The vocabulary the planner and its strategies share: the strategies, the answers, the
-//! query a strategy is asked (the client's check-sat, or one component of it), and the
+//! The vocabulary the planner and its strategies share: the strategies, the answers, what
+//! happened on a client command (`Outcome`), the query a strategy is asked (the client's check-sat, or one component of it), and the
 //! texts that pose a query to a solver or read its values. A leaf: it imports nothing else
 //! of `session`.
 //!
@@ -11,6 +11,16 @@ use crate::driver::Response;
 use crate::smt2::lexer::Sexps;
 use crate::smt2::printer::{print_term, quote_symbol, Names};
 use crate::term::{TermId, TermStore};
+
+/// What happened on one client command (for replay and bench).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Outcome {
+    /// The answer to a check-sat / check-sat-assuming, if this was one.
+    pub check: Option<Answer>,
+    /// A `(set-info :status ...)` seen.
+    pub status: Option<Answer>,
+    pub exit: bool,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {

@@ -1,0 +1,121 @@
+//! Replay of the client's state into a new lean backend: after the solver died or ran past
+//! the deadline, and when a session turns to passthrough.
+//!
+//! Invariants:
+//! * The backend is killed, restarted in lean mode and given the client's state (its
+//!   output discarded: it was given to the client when the commands first ran), then the
+//!   last sat check-sat again if the client may still ask for its model, then the client's
+//!   print-success (always on in counted mode, yices).
+//! * The replay goes on one line (its commands' own line breaks aside), so the client's
+//!   next command, on a later line of the client's input, is sent on that same line and
+//!   the solver's first error after a replay names the client's line.
+//! * A replayed command the solver refuses (smtproxy's parser took it, the solver does
+//!   not) is left out as the solver would leave it, and noted; the replay runs under the
+//!   session's deadline, past which the backend is killed and the error returned.
+
+use crate::driver::{DriverError, LeanEvent, SolverKind};
+use crate::session::backend::{DriverMode, SolverHandle};
+use crate::session::stats::Stats;
+use std::time::Instant;
+
+/// The client's state as a new backend must be given it.
+pub struct Replay {
+    /// The commands that rebuild the client's state (`ClientState::replay_log`).
+    pub log: Vec<String>,
+    /// Whether there is any state (or a level) to rebuild.
+    pub has_state: bool,
+    /// print-success as the client has it.
+    pub print_success: bool,
+    /// Whether the client asked for models.
+    pub produce_models: bool,
+}
+
+/// Kill, restart in lean mode and replay `r` (and `model_check`, the client's last sat
+/// check-sat, when its model may still be asked for). The solver's time goes to `busy`
+/// and `stats.solver`.
+pub fn rebuild(
+    h: &mut SolverHandle,
+    stats: &mut Stats,
+    r: &Replay,
+    model_check: Option<&str>,
+) -> Result<(), DriverError> {
+    let kind = h.spec().kind;
+    h.kill();
+    h.mode = DriverMode::Lean;
+    h.start()?;
+    let deadline = h.timeout;
+    let t0 = Instant::now();
+    let Some(s) = h.lean_mut() else {
+        return Err(DriverError::Protocol("solver not running".into()));
+    };
+    let ps = r.print_success;
+    // Counted mode (yices) keeps print-success on in the solver whatever the client has.
+    let backend_ps = ps || kind == SolverKind::Yices;
+    if !(r.has_state || ps) {
+        return Ok(());
+    }
+    // Error messages give line numbers (all three solvers): the replay goes on one line
+    // (its commands' own line breaks aside), so that the client's next command, on a
+    // later line of the client's input, is sent on that same line (see `frame::gap`); a
+    // line per command would make the first error after a replay name a later line than
+    // the client's.
+    let sep = " ";
+    // A model for the client's last check-sat only if the client asked for models: cvc5
+    // without them refuses get-value, as it should.
+    if r.produce_models {
+        s.write("(set-option :produce-models true)");
+        s.write(sep);
+    }
+    for c in &r.log {
+        s.write(c);
+        s.write(sep);
+    }
+    if let Some(check) = model_check {
+        // The client may still ask for the model of its last (sat) check-sat; its answer
+        // is read and dropped with the rest before the marker.
+        s.write(check);
+        s.write(sep);
+    }
+    if backend_ps {
+        s.write("(set-option :print-success true)");
+        s.write(sep);
+    }
+    let n = s.mark(backend_ps);
+    // Every replayed command was accepted when the client sent it; one the solver refuses
+    // now was accepted by smtproxy's parser only. The solver goes on without it, as it
+    // would have alone, and the session notes it.
+    let mut refused: Option<(usize, String)> = None;
+    // Under the session's deadline: the client's own state can hang the solver (an
+    // assertion z3 unfolds forever).
+    let result = loop {
+        let left = deadline.map(|d| d.saturating_sub(t0.elapsed()));
+        match s.next_event(left) {
+            Ok(LeanEvent::Marker { n: m, .. }) if m == n => break Ok(()),
+            Ok(LeanEvent::Form { form, .. }) if form.starts_with("(error") => {
+                let r = refused.get_or_insert((0, form));
+                r.0 += 1;
+            }
+            Ok(LeanEvent::Silence) if left.is_some_and(|l| l.is_zero()) => {
+                break Err(DriverError::Timeout {
+                    after: deadline.unwrap_or_default(),
+                })
+            }
+            Ok(_) => {}
+            Err(e) => break Err(e),
+        }
+    };
+    let dt = t0.elapsed();
+    h.busy += dt;
+    stats.solver += dt;
+    if let Some((k, first)) = refused {
+        stats.note(format!(
+            "replaying the client's state into passthrough, the solver refused {k} \
+             command(s) smtproxy had accepted (first: {first})"
+        ));
+    }
+    if let Err(e) = result {
+        h.kill();
+        return Err(e);
+    }
+    Ok(())
+}
