@@ -11,7 +11,9 @@
 //!   next window of queries takes.
 //! * A route's cost is the engine's own wall time per check-sat over a window of that
 //!   route (solver time waited for included, the client's think time not): the last two
-//!   windows of each route averaged, so one noisy window does not decide.
+//!   windows of each route averaged, so one noisy window does not decide. Time and
+//!   check-sats in a fall-back to passthrough (a command the modelled engine cannot
+//!   model, which goes to the solver on either route) are left out of both.
 //! * Each route is measured before one is preferred; the route not taken is measured
 //!   again after a run of the other that doubles each time it is confirmed (up to
 //!   [`EXPLOIT_MAX`] queries), so a session whose cache starts paying later is noticed.

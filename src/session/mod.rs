@@ -119,6 +119,11 @@ pub struct Engine {
     governor: Option<governor::Governor>,
     /// When the current `push` began (the governor's clock is `stats.wall` plus this).
     push_t0: Instant,
+    /// The wall time and check-sats spent in fall-backs to passthrough so far, and where
+    /// the current one began: left out of the governor's windows, since a query the
+    /// modelled engine cannot model goes to the solver on either route.
+    aside: (std::time::Duration, u64),
+    aside_from: Option<(std::time::Duration, u64)>,
     pub stats: Stats,
     /// The client's command-line flags.
     flags: ClientFlags,
@@ -172,6 +177,8 @@ impl Engine {
             },
             governor: None,
             push_t0: Instant::now(),
+            aside: Default::default(),
+            aside_from: None,
             stats: Stats::new(cfg.strategy.name()),
             flags: cfg.client.clone(),
             options_taken: Default::default(),
@@ -198,17 +205,24 @@ impl Engine {
         self.governor = (on && plain && self.mode == Mode::Modelled).then(Default::default);
     }
 
-    /// The governor's clock: the engine's wall time so far, the current call included.
+    /// The engine's wall time so far, the current call included.
     fn wall_now(&self) -> std::time::Duration {
         self.stats.wall + self.push_t0.elapsed()
+    }
+
+    /// The governor's clock: wall time and check-sats so far, fall-backs left out.
+    fn governed_clock(&self) -> (std::time::Duration, u64) {
+        (
+            self.wall_now().saturating_sub(self.aside.0),
+            self.stats.queries.saturating_sub(self.aside.1),
+        )
     }
 
     /// At a `(reset)` of the modelled session (the client's state is empty): if the
     /// governor's window is over and it chooses the lean route, the session goes to
     /// passthrough (`ByCost`); its backend restarts lean at the next command.
     fn govern_at_reset(&mut self) {
-        let q = self.stats.queries;
-        let wall = self.wall_now();
+        let (wall, q) = self.governed_clock();
         let Some(g) = self.governor.as_mut() else {
             return;
         };
@@ -440,6 +454,7 @@ impl Engine {
     fn fall_back(&mut self, text: &str, line: usize, col: usize, why: &str) -> Outcome {
         if self.mode == Mode::Modelled {
             self.mode = Mode::FallBack;
+            self.aside_from = Some((self.wall_now(), self.stats.queries));
             self.lean.fall_back(self.client.depth());
             self.stats.fallbacks_passthrough += 1;
             self.stats.note(format!("switched to passthrough: {why}"));
@@ -1128,10 +1143,10 @@ impl Engine {
         if head == "reset" && self.mode == Mode::ByCost {
             // The governor's window may end here; the reset then goes to whichever route
             // it chooses (a lean one is not synced, so the pipeline runs on).
-            let q = self.stats.queries;
+            let q = self.governed_clock().1;
             if self.governor.as_ref().is_some_and(|g| g.due(q)) {
                 before = self.pass_sync(false);
-                let wall = self.wall_now();
+                let (wall, q) = self.governed_clock();
                 let g = self.governor.as_mut().expect("checked above");
                 let route = g.decide(wall, q);
                 self.stats.route_switches = g.switches;
@@ -1256,6 +1271,10 @@ impl Engine {
         self.planner.main.mode = DriverMode::Framed;
         if self.mode == Mode::FallBack {
             self.stats.note(format!("back from passthrough at {at}"));
+        }
+        if let Some((wall, queries)) = self.aside_from.take() {
+            self.aside.0 += self.wall_now().saturating_sub(wall);
+            self.aside.1 += self.stats.queries.saturating_sub(queries);
         }
         self.mode = Mode::Modelled;
         self.lean = Passthrough::default();
