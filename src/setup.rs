@@ -41,7 +41,7 @@ pub fn max_bytes(args: &EngineArgs) -> Result<Option<u64>> {
     if !mb.is_finite() || mb < 0.0 {
         bail!("--cache-max-mb must be a number of MiB >= 0 (0: unbounded), not {mb}");
     }
-    Ok((mb > 0.0).then(|| (mb * (1 << 20) as f64) as u64))
+    Ok((mb > 0.0).then_some((mb * (1 << 20) as f64) as u64))
 }
 
 /// The fleet secret from `--cache-secret-file` or `SMTPROXY_CACHE_SECRET`.

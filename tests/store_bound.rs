@@ -23,7 +23,7 @@ fn key(i: u32) -> Key {
 }
 
 fn entry(i: u32) -> Entry {
-    if i % 4 == 0 {
+    if i.is_multiple_of(4) {
         Entry::unsat()
     } else {
         // About 300 bytes of model, as a KLEE array model is.
@@ -61,7 +61,7 @@ fn capped_store_stays_within_its_bound() {
             // Every tenth entry took a second to compute; the rest a millisecond.
             let ms = if i % 10 == 0 { 1000 } else { 1 };
             s.put_costed(&key(i), &entry(i), ms).unwrap();
-            if i as usize % DEFAULT_BATCH == 0 {
+            if (i as usize).is_multiple_of(DEFAULT_BATCH) {
                 worst = worst.max(file_len(&p));
                 assert!(file_len(&p) <= limit, "after {i}: {} bytes", file_len(&p));
             }

@@ -263,7 +263,7 @@ pub(crate) fn enforce_bound(conn: &Connection, max: u64, floor: u64) -> Result<u
             }
             Err(e) => {
                 let _ = conn.execute_batch("ROLLBACK;");
-                return Err(e.into());
+                return Err(e);
             }
         }
         compact(conn, slack)?;

@@ -54,7 +54,7 @@ pub fn leaves_at_pop(
         return false;
     }
     let after = depth - n;
-    !unmodelled_from.is_some_and(|from| after >= from)
+    unmodelled_from.is_none_or(|from| after < from)
 }
 
 #[cfg(test)]

@@ -106,7 +106,7 @@ impl Learner {
         }
         let order = order(c, &live);
         let unmeasured = live.iter().any(|&m| c.est[m].is_none());
-        if unmeasured || seen % REEXPLORE == 0 {
+        if unmeasured || seen.is_multiple_of(REEXPLORE) {
             if jobs >= 2 {
                 return Plan::Race {
                     first: order.into_iter().take(jobs).collect(),

@@ -54,6 +54,17 @@ const RACE_SLICE: Duration = Duration::from_millis(1);
 /// ... and while it runs alone.
 const ALONE_SLICE: Duration = Duration::from_millis(5);
 
+/// How a query is raced: `first` are started at once (the rest joining past the learned
+/// threshold when `first` is one member, or when a racer fails); `wait_all` waits for every
+/// racer (a bounded while) to measure and cross-check them; `ahead` is when `first[0]` was
+/// posed the query by `begin`, if it was.
+#[derive(Clone, Copy)]
+struct Race<'a> {
+    first: &'a [usize],
+    wait_all: bool,
+    ahead: Option<Instant>,
+}
+
 /// One solver of the portfolio.
 struct Member {
     h: SolverHandle,
@@ -174,19 +185,20 @@ impl Portfolio {
         }
     }
 
-    /// Solve `q` by `first` at once (the rest joining past the threshold when `first` is
-    /// one member, or when a racer fails); `wait_all` waits for every racer (a bounded
-    /// while) to measure and cross-check them. The answer and who gave it.
+    /// Solve `q` as `how` says. The answer and who gave it.
     fn race(
         &mut self,
         store: &mut TermStore,
         q: &Query,
         key: &ClassKey,
-        first: &[usize],
-        wait_all: bool,
-        ahead: Option<Instant>,
+        how: &Race<'_>,
         stats: &mut Stats,
     ) -> Raced {
+        let Race {
+            first,
+            wait_all,
+            ahead,
+        } = *how;
         let t0 = ahead.unwrap_or_else(Instant::now);
         let (cmds, check) = fresh_script(store, q);
         let enabled = self.enabled();
@@ -219,7 +231,7 @@ impl Portfolio {
             while !queue.is_empty()
                 && running.len() < self.jobs
                 && (budget > 0 || due || running.is_empty())
-                && !(running.is_empty() && !answers.is_empty())
+                && (!running.is_empty() || answers.is_empty())
             {
                 let m = queue.remove(0);
                 budget = budget.saturating_sub(1);
@@ -541,21 +553,15 @@ impl<'a, M: MissPath> PortfolioMiss<'a, M> {
 impl<M: MissPath> PortfolioMiss<'_, M> {
     /// The race's answer (see `Portfolio::race`); when nobody answered, the first
     /// solver's own path has the last word (it may still say unknown, never stored).
-    #[allow(clippy::too_many_arguments)]
     fn answer(
         &mut self,
         store: &mut TermStore,
         q: &Query,
         key: &ClassKey,
-        first: &[usize],
-        wait_all: bool,
-        ahead: Option<Instant>,
+        how: &Race<'_>,
         stats: &mut Stats,
     ) -> Result<Answer, DriverError> {
-        match self
-            .portfolio
-            .race(store, q, key, first, wait_all, ahead, stats)
-        {
+        match self.portfolio.race(store, q, key, how, stats) {
             Raced::Answered(a, m, g) => {
                 self.last = Last::Member(m, g);
                 Ok(a)
@@ -691,7 +697,12 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
             None => None,
         };
         if let Some((m, t0)) = ahead_at {
-            return self.answer(store, q, &key, &[m], false, Some(t0), stats);
+            let how = Race {
+                first: &[m],
+                wait_all: false,
+                ahead: Some(t0),
+            };
+            return self.answer(store, q, &key, &how, stats);
         }
         let (first, wait_all) = match plan {
             Plan::Alone(0) => return self.on_primary(store, q, None, &key, stats),
@@ -702,7 +713,12 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
             Plan::Alone(m) => (vec![m], false),
             Plan::Race { first, wait_all } => (first, wait_all),
         };
-        self.answer(store, q, &key, &first, wait_all, None, stats)
+        let how = Race {
+            first: &first,
+            wait_all,
+            ahead: None,
+        };
+        self.answer(store, q, &key, &how, stats)
     }
 
     fn values(
