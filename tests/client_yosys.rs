@@ -84,41 +84,15 @@ module mem(input clk, input [7:0] din, input [1:0] addr);
 endmodule
 "#;
 
-fn find_on_path(prog: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(prog))
-        .find(|p| {
-            p.is_file()
-                && std::fs::metadata(p)
-                    .map(|m| m.permissions().mode() & 0o111 != 0)
-                    .unwrap_or(false)
-        })
-}
-
-/// The real z3 binary (through a pyenv shim if that is what PATH has: `pyenv which z3`).
-fn real_z3() -> Option<PathBuf> {
-    let p = find_on_path("z3")?;
-    if p.to_string_lossy().contains("/shims/") {
-        if let Ok(o) = Command::new("pyenv").args(["which", "z3"]).output() {
-            let s = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            if o.status.success() && !s.is_empty() {
-                return Some(PathBuf::from(s));
-            }
-        }
-    }
-    Some(p)
-}
-
 fn missing() -> Option<String> {
     for p in ["yosys", "yosys-smtbmc"] {
-        if find_on_path(p).is_none() {
+        if common::find_program(p).is_none() {
             return Some(format!(
                 "{p} not installed (apt-get install yosys, or scripts/install-deps.sh)"
             ));
         }
     }
-    if real_z3().is_none() {
+    if common::find_program("z3").is_none() {
         return Some("z3 not installed".into());
     }
     None
@@ -272,7 +246,7 @@ fn check_design(
     if let Some(r) = missing() {
         panic!("client_yosys cannot run: {r} (the test command installs it)");
     }
-    let z3 = real_z3().unwrap();
+    let z3 = common::find_program("z3").unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let smt2 = write_model(tmp.path(), top, verilog);
 
@@ -332,7 +306,7 @@ fn yosys_bmc_counter_fails_at_step_5() {
     // counter (and `en` at step 0) are forced, so compare the `cnt` trace only.
     check_design("fail", FAIL_V, 10, "FAILED", Some(5), false);
     // And the counter values themselves.
-    let z3 = real_z3().unwrap();
+    let z3 = common::find_program("z3").unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let smt2 = write_model(tmp.path(), "fail", FAIL_V);
     let plain = run_bmc(tmp.path(), &smt2, 10, None, "z3");

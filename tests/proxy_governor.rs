@@ -10,6 +10,7 @@
 
 mod common;
 
+use common::replies::check_sat_answers;
 use common::{bin, field, require, run_prog, summary};
 use std::io::Read;
 use std::time::Duration;
@@ -28,22 +29,13 @@ fn stream(rel: &str) -> Vec<u8> {
     out.into_bytes()
 }
 
-fn answers(stdout: &str) -> Vec<String> {
-    stdout
-        .lines()
-        .map(str::trim)
-        .filter(|l| matches!(*l, "sat" | "unsat" | "unknown"))
-        .map(String::from)
-        .collect()
-}
-
 fn governed_matches_solver(name: &str, prog: &str, flags: &[&str]) {
     require(prog);
     let input = stream("klee/sbase-expr/solver-queries.smt2.gz");
     let t = Duration::from_secs(300);
     let direct = run_prog(prog, flags, &input, t);
     direct.assert_no_panic_no_hang(prog);
-    let want = answers(&direct.stdout_str());
+    let want = check_sat_answers(&direct.stdout_str());
     assert_eq!(want.len(), 296, "{prog} answered every query");
     assert!(!want.iter().any(|a| a == "unknown"));
 
@@ -52,7 +44,7 @@ fn governed_matches_solver(name: &str, prog: &str, flags: &[&str]) {
     let out = run_prog(bin(), &args, &input, t);
     out.assert_no_panic_no_hang("smtproxy");
     assert_eq!(
-        answers(&out.stdout_str()),
+        check_sat_answers(&out.stdout_str()),
         want,
         "answers differ from {prog}'s"
     );
@@ -72,7 +64,7 @@ fn governed_matches_solver(name: &str, prog: &str, flags: &[&str]) {
     ];
     named.extend_from_slice(flags);
     let out = run_prog(bin(), &named, &input, t);
-    assert_eq!(answers(&out.stdout_str()), want);
+    assert_eq!(check_sat_answers(&out.stdout_str()), want);
     let s = summary(&out.stderr_str());
     assert_eq!(field(&s, "route_switches"), 0);
     assert_eq!(field(&s, "lean_queries"), 0);

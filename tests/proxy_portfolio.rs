@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::replies::check_sat_answers;
 use common::{
     corpus, descendants_of, field, kill, replay, require, run, run_prog, summary, Session,
 };
@@ -27,16 +28,6 @@ fn wrapper(dir: &Path, name: &str, body: &str) -> PathBuf {
     std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
     p
-}
-
-/// The check-sat answers of a run's stdout, in order.
-fn answers(stdout: &str) -> Vec<String> {
-    stdout
-        .lines()
-        .map(str::trim)
-        .filter(|l| matches!(*l, "sat" | "unsat" | "unknown"))
-        .map(str::to_string)
-        .collect()
 }
 
 /// Queries that need a solver (32-bit arithmetic no local search decides, unsat ones
@@ -138,8 +129,11 @@ done"#,
         T,
     );
     out.assert_no_panic_no_hang("hung member");
-    assert_eq!(answers(&out.stdout_str()), answers(&z3.stdout_str()));
-    assert_eq!(answers(&out.stdout_str()).len(), ks.len());
+    assert_eq!(
+        check_sat_answers(&out.stdout_str()),
+        check_sat_answers(&z3.stdout_str())
+    );
+    assert_eq!(check_sat_answers(&out.stdout_str()).len(), ks.len());
 }
 
 #[test]
@@ -147,7 +141,7 @@ fn a_member_killed_mid_session() {
     require_all();
     let ks = [15, 16, 33, 7, 300, 600, 9, 10, 45, 46];
     let script = arithmetic_script(&ks);
-    let z3 = answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
+    let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
     let mut s = Session::start(&[
         "--solver",
         "z3,yices",
@@ -258,7 +252,7 @@ fn a_lying_member_is_caught() {
         "(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-const x (_ BitVec 32))\n(declare-const y (_ BitVec 32))\n(assert (= (bvmul x y) #x0000ec4b))\n(assert (bvugt x #x00000001))\n(assert (bvugt y #x00000001))\n(assert (bvult x #x00010000))\n(assert (bvult y #x00010000))\n(check-sat)\n",
     );
     script.push_str(&arithmetic_script(&[15, 16, 33, 7]).replace("(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-const x (_ BitVec 32))\n(declare-const y (_ BitVec 32))\n", "(reset-assertions)\n"));
-    let z3 = answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
+    let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
     assert_eq!(z3[0], "sat");
     let store = dir.path().join("store.sqlite3");
     let store_s = store.to_string_lossy().into_owned();
@@ -278,7 +272,7 @@ fn a_lying_member_is_caught() {
     );
     out.assert_no_panic_no_hang("liar");
     let err = out.stderr_str();
-    assert_eq!(answers(&out.stdout_str()), z3, "{err}");
+    assert_eq!(check_sat_answers(&out.stdout_str()), z3, "{err}");
     assert!(err.contains("solver disagreement"), "not reported:\n{err}");
     let v = summary(&err);
     assert!(field(&v, "solver_disagreements") >= 1, "{v}");
@@ -295,7 +289,7 @@ fn a_lying_member_is_caught() {
         script.as_bytes(),
         T,
     );
-    assert_eq!(answers(&again.stdout_str()), z3);
+    assert_eq!(check_sat_answers(&again.stdout_str()), z3);
 }
 
 #[test]

@@ -14,9 +14,16 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-/// The program a bare name runs: the binary behind a pyenv shim (z3 and yices come from
-/// pip; a shim is a bash script that costs ~100 ms a start) found as smtproxy finds its
-/// own backend, else the name itself. Names with a `/` are returned as they are.
+/// Where `name` is found on PATH, as smtproxy finds its own backend: the binary behind a
+/// pyenv shim (z3 and yices come from pip; a shim is a bash script that costs ~100 ms a
+/// start), else the first executable of that name.
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    smtproxy::driver::spec::find_in_path(name, &path, None)
+}
+
+/// The program a bare name runs ([`find_program`], looked up once per name), else the
+/// name itself. Names with a `/` are returned as they are.
 pub fn program(name: &str) -> std::ffi::OsString {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
@@ -28,9 +35,8 @@ pub fn program(name: &str) -> std::ffi::OsString {
     found
         .entry(name.to_string())
         .or_insert_with(|| {
-            let path = std::env::var_os("PATH").unwrap_or_default();
-            smtproxy::driver::spec::find_in_path(name, &path, None)
-                .map(|p| p.into_os_string())
+            find_program(name)
+                .map(PathBuf::into_os_string)
                 .unwrap_or_else(|| name.into())
         })
         .clone()

@@ -1,6 +1,16 @@
 //! A solver's (or smtproxy's) replies in a form two runs can be compared in, for the tests
 //! that hold smtproxy's answers against a solver's own (`proxy_acceptance`,
-//! `proxy_differential`).
+//! `proxy_differential`, `proxy_governor`, `proxy_portfolio`).
+
+/// The check-sat answers (`sat`, `unsat`, `unknown` lines) of a run's stdout, in order.
+pub fn check_sat_answers(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| matches!(*l, "sat" | "unsat" | "unknown"))
+        .map(str::to_string)
+        .collect()
+}
 
 /// Response lines with every `(error "...")` (possibly multi-line) collapsed to `(error)`,
 /// and `;` comment lines left out.
