@@ -690,6 +690,8 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
         self.last = Last::None;
         let key = Self::key(q);
         let enabled = self.portfolio.enabled();
+        // Planned here even when a solve was started ahead: this counts the query in its
+        // class (`begin` only peeked), whoever answers it.
         let plan = self.portfolio.learner.plan(&key, &enabled, false);
         let ahead_at = match ahead {
             Some(Ahead::Primary(a)) => return self.on_primary(store, q, Some(a), &key, stats),
