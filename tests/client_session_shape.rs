@@ -11,7 +11,7 @@
 mod common;
 
 use common::rng::Rng;
-use common::{run_prog, run_z3};
+use common::{field, run_prog, run_z3};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(120);
@@ -25,10 +25,11 @@ struct Query {
     optimises: bool,
 }
 
-/// `n` queries in Manticore's shape over 16 input bytes.
-fn session(n: usize, seed: u64) -> Vec<Query> {
+/// `n` queries in Manticore's shape over 16 input bytes, naming the bytes from
+/// `a_{first_name + 1}` on.
+fn session(n: usize, seed: u64, first_name: usize) -> Vec<Query> {
     let mut rng = Rng(seed);
-    let mut fresh = 0usize;
+    let mut fresh = first_name;
     let mut path: Vec<(String, Vec<usize>)> = Vec::new();
     let mut out = Vec::new();
     while out.len() < n {
@@ -140,11 +141,11 @@ fn pairs(value: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-#[test]
-fn a_manticore_shaped_session_answers_as_z3_does() {
-    common::require("z3");
-    let qs = session(120, 0x5e55_1011);
-    let input = script(&qs);
+/// `qs` through z3 and through smtproxy under each of `strategies`: the same verdicts,
+/// the same names in each get-value, every value smtproxy gave satisfying its query (z3
+/// checks), errors word for word. Returns smtproxy's `--stats` summary per strategy.
+fn answers_as_z3(qs: &[Query], strategies: &[&str]) -> Vec<serde_json::Value> {
+    let input = script(qs);
     let direct = run_prog("z3", &["-t:120000", "-smt2", "-in"], input.as_bytes(), T);
     let want = answers(&direct.stdout_str());
     assert_eq!(
@@ -158,7 +159,8 @@ fn a_manticore_shaped_session_answers_as_z3_does() {
         sats > 20 && sats < qs.len(),
         "a mix of sat and unsat: {sats}"
     );
-    for strategy in ["hybrid", "stack"] {
+    let mut summaries = Vec::new();
+    for &strategy in strategies {
         let out = run_z3(
             strategy,
             &["--stats", "-t:120000", "-smt2", "-in"],
@@ -200,26 +202,58 @@ fn a_manticore_shaped_session_answers_as_z3_does() {
             verdicts.iter().all(|v| v == "sat"),
             "{strategy}: some values smtproxy gave do not satisfy their query: {verdicts:?}"
         );
-        let s = common::summary(&out.stderr_str());
-        let field = |k: &str| s[k].as_u64().unwrap_or_else(|| panic!("{k} in {s}"));
+        summaries.push(common::summary(&out.stderr_str()));
+    }
+    summaries
+}
+
+#[test]
+fn a_manticore_shaped_session_answers_as_z3_does() {
+    common::require("z3");
+    let qs = session(120, 0x5e55_1011, 0);
+    let strategies = ["hybrid", "stack"];
+    let summaries = answers_as_z3(&qs, &strategies);
+    for (strategy, s) in strategies.iter().zip(&summaries) {
         let optimising = qs.iter().filter(|q| q.optimises).count() as u64;
         assert!(optimising >= 2);
         assert_eq!(
-            field("fallbacks_passthrough"),
+            field(s, "fallbacks_passthrough"),
             optimising,
             "{strategy}: {s}"
         );
-        if strategy == "hybrid" {
+        if *strategy == "hybrid" {
             // Back from passthrough at each reset: most queries never reach the solver.
             assert!(
-                field("solver_checks") < field("queries") / 2,
+                field(s, "solver_checks") < field(s, "queries") / 2,
                 "{strategy}: {s}"
             );
         }
         // Options set again after every reset restart nothing; only the optimisation
         // queries do (into passthrough and back).
-        assert!(field("restarts") <= 2 * optimising, "{strategy}: {s}");
+        assert!(field(s, "restarts") <= 2 * optimising, "{strategy}: {s}");
     }
+}
+
+/// The same queries asked again under other names (as a symbolic executor does when it
+/// comes back to a state): the model of the first block is read onto the new names and
+/// evaluated (`block_hints`), and what the client sees is still z3's answers with values
+/// that satisfy each query.
+#[test]
+fn a_block_asked_again_under_fresh_names_reuses_its_model() {
+    common::require("z3");
+    let mut qs = session(60, 0xb10c_4ea1, 0);
+    let again = session(60, 0xb10c_4ea1, 100_000);
+    assert_ne!(qs[5].body, again[5].body, "fresh names the second time");
+    let asked_again = again.len() as u64;
+    qs.extend(again);
+    let s = &answers_as_z3(&qs, &["hybrid"])[0];
+    let hints = field(s, "block_hints");
+    let optimising = qs.iter().filter(|q| q.optimises).count() as u64;
+    assert!(
+        hints >= asked_again / 2 && hints <= asked_again,
+        "the second pass answered from the first's models: {s}"
+    );
+    assert_eq!(field(s, "fallbacks_passthrough"), optimising, "{s}");
 }
 
 /// A test case's bytes asked one query each (Manticore's `solve_to_fd`): every query has

@@ -40,6 +40,7 @@ pub mod stats;
 pub mod vocab;
 
 use crate::driver::{DriverError, Response, SolverKind, SolverSpec};
+use crate::smt2::alpha::Block;
 use crate::smt2::command::Command;
 use crate::smt2::lexer::unescape_string;
 use crate::smt2::logic::LogicCheck;
@@ -136,6 +137,10 @@ pub struct Engine {
     out_closed: bool,
     /// When the term store is collected (see `arena`).
     arena: arena::Arena,
+    /// The name-free key of the commands since the last `(reset)` (`smt2::alpha`), for
+    /// the cache stage's models by block; `None` once a command of the block went to
+    /// passthrough (the key would leave it out).
+    block: Option<Block>,
 }
 
 impl Engine {
@@ -192,6 +197,7 @@ impl Engine {
             out,
             out_closed: false,
             arena: arena::Arena::with_floor(arena::collect_floor()),
+            block: Some(Block::default()),
         })
     }
 
@@ -398,6 +404,9 @@ impl Engine {
     }
 
     fn command(&mut self, text: &str, line: usize, col: usize) -> Outcome {
+        if let Some(b) = self.block.as_mut() {
+            b.add(text);
+        }
         let cmd = match self.memo.parse(&mut self.store, &self.sig, text) {
             Ok(c) => c,
             Err(e) if e.kind == ErrorKind::Unsupported => {
@@ -454,6 +463,7 @@ impl Engine {
     fn fall_back(&mut self, text: &str, line: usize, col: usize, why: &str) -> Outcome {
         if self.mode == Mode::Modelled {
             self.mode = Mode::FallBack;
+            self.block = None;
             self.aside_from = Some((self.wall_now(), self.stats.queries));
             self.lean.fall_back(self.client.depth());
             self.stats.fallbacks_passthrough += 1;
@@ -568,6 +578,10 @@ impl Engine {
         }
         self.last = Last::None;
         self.planner.reset();
+        match self.block.as_mut() {
+            Some(b) => b.clear(),
+            None => self.block = Some(Block::default()),
+        }
         // The client's view holds no term now: the moment to collect (see `arena`).
         debug_assert!(!self.client_has_terms());
         if self.arena.due(self.store.len()) {
@@ -956,6 +970,7 @@ impl Engine {
             preamble: &self.client.preamble,
             logic: self.client.logic.as_deref(),
             sig: &self.sig,
+            block: self.block.as_ref().map(Block::key),
         };
         let r = self.planner.check(&mut self.store, &q, &mut self.stats);
         match r {

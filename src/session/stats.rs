@@ -50,6 +50,9 @@ pub struct Stats {
     /// Components answered from the result store by their exact key (the component as
     /// the client wrote it; no canonical form computed).
     pub exact_hits: u64,
+    /// Queries answered by the model of the same block of commands under other names
+    /// (counted in `model_hits` too; `cache_stage::hints`).
+    pub block_hints: u64,
     /// Result-store lookups answered by each persistent tier (per component), and
     /// entries written to the store, as of the end of the run.
     pub disk_hits: u64,
@@ -126,6 +129,7 @@ pub struct Summary {
     pub guessed: u64,
     pub cores: u64,
     pub exact_hits: u64,
+    pub block_hints: u64,
     pub fallbacks_passthrough: u64,
     pub route_switches: u64,
     pub lean_queries: u64,
@@ -198,6 +202,7 @@ impl Stats {
             guessed: self.guessed,
             cores: self.cores,
             exact_hits: self.exact_hits,
+            block_hints: self.block_hints,
             fallbacks_passthrough: self.fallbacks_passthrough,
             route_switches: self.route_switches,
             lean_queries: self.lean_queries,

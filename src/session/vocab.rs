@@ -98,6 +98,9 @@ pub struct Query<'a> {
     pub logic: Option<&'a str>,
     /// The client's signature (what each name means).
     pub sig: &'a crate::term::signature::Signature,
+    /// The name-free key of the client's commands since its last `(reset)`
+    /// (`smt2::alpha`), when every one of them went through the modelled engine.
+    pub block: Option<crate::smt2::alpha::BlockKey>,
 }
 
 /// Why the last model could not be read.

@@ -13,15 +13,21 @@
 //! * Only assertions that name no terms (`:named` defines a function) and get-values are
 //!   kept, and only when they parsed without error: errors are reported afresh every time,
 //!   and every other command is parsed every time.
+//! * A text is kept the second time it is parsed, not the first: a doorkeeper of the
+//!   hashes of texts parsed once (`SEEN_MAX` of them) lets the first parse skip the trace
+//!   and the copy. A client that re-declares every query under fresh names (Manticore)
+//!   repeats almost no assertion text, and filled the memo with texts never asked again.
 //! * Memory is bounded: the memo is emptied when its entries (texts, commands and traces,
-//!   as `entry_bytes` counts them) exceed `MEMO_BYTES`.
+//!   as `entry_bytes` counts them) exceed `MEMO_BYTES`, the doorkeeper when it holds
+//!   `SEEN_MAX` hashes.
 
 use super::command::Command;
 use super::lex::command_head;
 use super::parser::{parse_command, parse_command_traced, ParseError, Trace};
 use crate::term::signature::Signature;
 use crate::term::TermStore;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::hash::BuildHasher;
 
 /// Bound on the bytes held by entries (the terms themselves live in the term store anyway).
 const MEMO_BYTES: usize = 64 << 20;
@@ -32,7 +38,12 @@ const MEMO_MAX_NAMES: usize = 64;
 pub struct CommandMemo {
     map: FxHashMap<Box<str>, (Command, Trace)>,
     bytes: usize,
+    /// Hashes of the texts parsed once and not kept (the doorkeeper).
+    seen: FxHashSet<u64>,
 }
+
+/// Bound on the doorkeeper's hashes (8 bytes each, and the table's slack).
+const SEEN_MAX: usize = 1 << 18;
 
 /// Entries a new memo has room for: a KLEE query alone keeps an assertion and sixteen
 /// get-values, so a table grown from nothing would be rebuilt four times in its first query.
@@ -43,6 +54,7 @@ impl Default for CommandMemo {
         CommandMemo {
             map: FxHashMap::with_capacity_and_hasher(MEMO_START, Default::default()),
             bytes: 0,
+            seen: FxHashSet::default(),
         }
     }
 }
@@ -62,11 +74,28 @@ impl CommandMemo {
         if let Some(c) = self.get(text, sig) {
             return Ok(c);
         }
+        if self.first_time(text) {
+            return parse_command(store, sig, text);
+        }
         let (r, trace) = parse_command_traced(store, sig, text);
         if let Ok(c) = &r {
             self.put(text, c, trace);
         }
         r
+    }
+
+    /// Whether `text` is parsed for the first time as far as the doorkeeper knows (it
+    /// remembers it from now on).
+    fn first_time(&mut self, text: &str) -> bool {
+        let h = rustc_hash::FxBuildHasher.hash_one(text);
+        if self.seen.contains(&h) {
+            return false;
+        }
+        if self.seen.len() >= SEEN_MAX {
+            self.seen.clear();
+        }
+        self.seen.insert(h);
+        true
     }
 
     /// The command `text` parsed earlier, if the names it used still mean the same.
@@ -150,6 +179,9 @@ mod tests {
         let a = "(assert (bvult x (_ bv5 8)))";
         declare(&mut store, &mut sig, "(declare-fun x () (_ BitVec 8))");
         let t1 = assert_term(&mut store, &sig, &mut memo, a);
+        // Kept the second time it is parsed (the doorkeeper), not the first.
+        assert_eq!(memo_term(&memo, a, &sig), None);
+        assert_eq!(assert_term(&mut store, &sig, &mut memo, a), t1);
         assert_eq!(memo_term(&memo, a, &sig), Some(t1));
         // The same declaration after a reset: the same term.
         sig = Signature::default();
@@ -183,6 +215,7 @@ mod tests {
         let mut memo = CommandMemo::default();
         let a = "(assert (let ((y (_ bv1 8))) (= y (_ bv1 8))))";
         let t = assert_term(&mut store, &sig, &mut memo, a);
+        assert_eq!(assert_term(&mut store, &sig, &mut memo, a), t);
         declare(&mut store, &mut sig, "(declare-fun y () (_ BitVec 8))");
         assert_eq!(memo_term(&memo, a, &sig), Some(t));
     }
@@ -199,6 +232,8 @@ mod tests {
         );
         let g = "(get-value ((select a (_ bv0 32)) (select  a #x00000001)))";
         let first = memo.parse(&mut store, &sig, g).expect("parses");
+        assert_eq!(memo.get(g, &sig), None, "kept only when parsed again");
+        assert_eq!(memo.parse(&mut store, &sig, g).expect("parses"), first);
         let Command::GetValue(terms) = &first else {
             panic!("not a get-value: {first:?}");
         };

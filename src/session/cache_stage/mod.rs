@@ -34,10 +34,12 @@
 
 mod adapt;
 mod cells;
+mod hints;
 mod model;
 
 use adapt::{AheadRate, CoreTrial, Gate, ModelTries, RECENT_MODELS};
 use cells::{array_of_cells, cell_reads, unread_cell};
+use hints::BlockHints;
 use model::{canon_index, decode_model, encode_model, merge, restrict, satisfies};
 
 use super::client::Decl;
@@ -93,6 +95,8 @@ pub struct CachePlanner {
     searches: Gate,
     /// What each conjunct seen reads and which symbols it needs declared (`SliceMemo`).
     slice_memo: SliceMemo,
+    /// The model of each block of commands answered sat, by its name-free key (`hints`).
+    hints: BlockHints,
     /// Each conjunct's digest for exact keys (`key::conjunct_digest`): a function of the
     /// term alone, like the term store it indexes, so `forget_session` keeps it (a second
     /// run of a tool computes each conjunct's once, as this run did).
@@ -215,6 +219,7 @@ impl CachePlanner {
             whole: FxHashMap::default(),
             warned: false,
             slice_memo: SliceMemo::default(),
+            hints: BlockHints::default(),
         }
     }
 
@@ -380,11 +385,22 @@ impl CachePlanner {
                 }
                 _ => {}
             }
+            // The same block of commands under other names: its model, evaluated here.
+            if let Some(key) = &q.block {
+                if let Some(m) = self.hints.find(store, key, q.decls, &whole) {
+                    stats.model_hits += 1;
+                    stats.block_hints += 1;
+                    return Ok(Planned::Own(Answer::Sat, Some(m)));
+                }
+            }
         }
         let mut ahead = None;
         let r = self.plan(miss, store, q, stats, &mut ahead);
         if let Some((_, f)) = ahead {
             miss.drop_ahead(f);
+        }
+        if let (Ok(Planned::Own(Answer::Sat, Some(m))), Some(key)) = (&r, q.block) {
+            self.hints.keep(store, key, q.decls, m);
         }
         if let Ok(Planned::Own(a @ (Answer::Sat | Answer::Unsat), m)) = &r {
             let known = match (a, m) {
@@ -988,5 +1004,6 @@ fn component_query<'a>(client_q: &Query<'a>, conj: &'a [TermId], decls: &'a [Dec
         preamble: client_q.preamble,
         logic: client_q.logic,
         sig: client_q.sig,
+        block: None,
     }
 }

@@ -1,0 +1,220 @@
+//! The client's commands since its last `(reset)` as a key that does not depend on the
+//! names it declared: a symbolic executor that re-declares every query after a `(reset)`
+//! under fresh names (`a_3` where the last query had `a_1`) sends the same block of
+//! commands again and again, and this key finds it without parsing.
+//!
+//! Invariants:
+//! * The key is a function of the block's tokens alone: white space and comments do not
+//!   count; each symbol that a `declare-fun`, `declare-const`, `define-fun` or
+//!   `define-const` of the block introduced counts as the ordinal of its first declaration,
+//!   every other token as its own text. Two blocks that differ only by a one-to-one renaming
+//!   of their declared names get the same key.
+//! * The key is a hint, never a proof: a caller that answers from it must check what it
+//!   finds against the parsed query (a model is evaluated on the client's assertions), so a
+//!   lexical slip (a name that shadows a theory symbol, a collision) can cost a lookup but
+//!   never an answer. It is kept in memory only and is not versioned.
+//! * Cost is linear in the command's bytes, with no allocation past the first few
+//!   declarations of a block.
+
+use super::lex::{command_head, comment_end, is_space, quoted_stop, string_end, token_end};
+use rustc_hash::FxHashMap;
+
+/// A 128-bit key of a block of commands.
+pub type BlockKey = [u8; 16];
+
+/// The running key of the commands since the last `(reset)`.
+#[derive(Clone, Default)]
+pub struct Block {
+    hasher: blake3::Hasher,
+    /// Declared names, by their text, to the ordinal of their first declaration.
+    names: FxHashMap<Box<str>, u32>,
+    /// A command's normalised bytes (reused).
+    scratch: Vec<u8>,
+    /// Commands added since the last `clear`.
+    commands: u64,
+}
+
+/// Whether a command of this head introduces the symbol that follows it.
+fn declares(head: &str) -> bool {
+    matches!(
+        head,
+        "declare-fun" | "declare-const" | "define-fun" | "define-const"
+    )
+}
+
+impl Block {
+    /// Forget every command (a `(reset)`).
+    pub fn clear(&mut self) {
+        self.hasher.reset();
+        self.names.clear();
+        self.commands = 0;
+    }
+
+    /// Commands added since the last `clear`.
+    pub fn len(&self) -> u64 {
+        self.commands
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.commands == 0
+    }
+
+    /// Add the command `text` (one whole command as the client sent it).
+    pub fn add(&mut self, text: &str) {
+        let b = text.as_bytes();
+        self.scratch.clear();
+        // The symbol after the head of a declaration is the name it declares.
+        let declared_at = command_head(text).filter(|h| declares(h)).map(|h| {
+            let head_end = h.as_ptr() as usize - text.as_ptr() as usize + h.len();
+            super::lex::skip_space(b, head_end)
+        });
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if is_space(c) {
+                i += 1;
+                continue;
+            }
+            let end = match c {
+                b';' => {
+                    i = comment_end(b, i);
+                    continue;
+                }
+                b'(' | b')' => {
+                    self.scratch.push(c);
+                    i += 1;
+                    continue;
+                }
+                b'"' => string_end(b, i).unwrap_or(b.len()),
+                b'|' => quoted_stop(b, i + 1).map_or(b.len(), |j| j + 1),
+                _ => token_end(b, i).max(i + 1),
+            };
+            let tok = &text[i..end.min(b.len())];
+            let ordinal = match self.names.get(tok) {
+                Some(&n) => Some(n),
+                None if Some(i) == declared_at => {
+                    let n = self.names.len() as u32;
+                    self.names.insert(tok.into(), n);
+                    Some(n)
+                }
+                None => None,
+            };
+            match ordinal {
+                // A declared name: a byte no token starts with, then its ordinal.
+                Some(n) => {
+                    self.scratch.push(0x01);
+                    self.scratch.extend_from_slice(&n.to_le_bytes());
+                }
+                None => {
+                    self.scratch.extend_from_slice(tok.as_bytes());
+                    self.scratch.push(0x00);
+                }
+            }
+            i = end;
+        }
+        // Commands are separated so that two commands never read as one.
+        self.scratch.push(0x02);
+        self.hasher.update(&self.scratch);
+        self.commands += 1;
+    }
+
+    /// The key of the commands added so far.
+    pub fn key(&self) -> BlockKey {
+        let h = self.hasher.finalize();
+        let mut k = [0u8; 16];
+        k.copy_from_slice(&h.as_bytes()[..16]);
+        k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(cmds: &[&str]) -> BlockKey {
+        let mut b = Block::default();
+        for c in cmds {
+            b.add(c);
+        }
+        b.key()
+    }
+
+    #[test]
+    fn renamed_declarations_give_the_same_key() {
+        let a = key(&[
+            "(declare-fun a_1 () (_ BitVec 8))",
+            "(assert (= a_1 (select A #x000003e9)))",
+            "(check-sat)",
+        ]);
+        let b = key(&[
+            "(declare-fun  a_7 ()   (_ BitVec 8)) ; fresh name",
+            "(assert (= a_7\n (select A #x000003e9)))",
+            "(check-sat)",
+        ]);
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn a_different_term_or_order_gives_another_key() {
+        let base = key(&["(declare-fun x () Int)", "(assert (> x 1))", "(check-sat)"]);
+        assert_ne!(
+            base,
+            key(&["(declare-fun x () Int)", "(assert (> x 2))", "(check-sat)"])
+        );
+        // A name that is not declared in the block counts by its text.
+        assert_ne!(
+            key(&["(assert (> y 1))", "(check-sat)"]),
+            key(&["(assert (> z 1))", "(check-sat)"])
+        );
+        // Names swapped between two declarations: a renaming like any other.
+        let two = |p: &str, q: &str| {
+            key(&[
+                &format!("(declare-fun {p} () Int)"),
+                &format!("(declare-fun {q} () Bool)"),
+                &format!("(assert (and {q} (> {p} 1)))"),
+            ])
+        };
+        assert_eq!(two("x", "y"), two("u", "v"));
+        assert_eq!(two("x", "y"), two("y", "x"));
+        // The same declarations in another order are another block (ordinals follow the
+        // order of declaration, as the models kept under the key do).
+        let swapped = key(&[
+            "(declare-fun y () Bool)",
+            "(declare-fun x () Int)",
+            "(assert (and y (> x 1)))",
+        ]);
+        assert_ne!(two("x", "y"), swapped);
+        // Command boundaries count.
+        assert_ne!(key(&["(push 1)", "(pop 1)"]), key(&["(push 1)(pop 1)"]));
+    }
+
+    #[test]
+    fn strings_and_quoted_symbols_are_single_tokens() {
+        let a = key(&["(declare-fun |a b| () Int)", "(assert (= |a b| 1))", "(echo \"x ; y\")"]);
+        let b = key(&["(declare-fun |c d| () Int)", "(assert (= |c d| 1))", "(echo \"x ; y\")"]);
+        assert_eq!(a, b);
+        let c = key(&["(declare-fun |c d| () Int)", "(assert (= |c d| 1))", "(echo \"x ;  y\")"]);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn clear_starts_a_new_block() {
+        let mut b = Block::default();
+        b.add("(declare-fun x () Int)");
+        b.clear();
+        assert!(b.is_empty());
+        b.add("(assert (> x 1))");
+        // After the clear, x is no longer a declared name: it counts by its text.
+        assert_eq!(b.key(), key(&["(assert (> x 1))"]));
+        assert_ne!(b.key(), key(&["(assert (> y 1))"]));
+    }
+
+    #[test]
+    fn any_bytes_are_taken() {
+        let mut b = Block::default();
+        for t in ["(", ")", "|unterminated", "\"open", "#", ";only a comment", "\u{e9}(x"] {
+            b.add(t);
+        }
+        assert_eq!(b.len(), 7);
+    }
+}
