@@ -448,3 +448,45 @@ fn passthrough_stays_while_the_pop_leaves_unmodelled_state() {
     let s = common::summary(&out.stderr_str());
     assert_eq!(common::field(&s, "solver_checks"), 2, "{s}");
 }
+
+/// Fall-backs one after another (z3's optimisation commands, each query after a reset):
+/// the fall-back backend is reset and reused rather than started again, and what it was
+/// told for smtproxy's own use (print-success on in one fall-back, off in the next; models
+/// off) does not leak into the next: every byte, error positions included, as z3's.
+#[test]
+fn fall_backs_reuse_one_backend_and_answer_as_z3() {
+    common::require("z3");
+    let input = "(set-option :print-success true)\n(declare-fun x () Int)\n(assert (> x 2))\n\
+                 (minimize x)\n(check-sat)\n(get-value (x))\n(reset)\n\
+                 (set-option :print-success false)\n(declare-fun y () Int)\n(assert (< y 10))\n\
+                 (check-sat)\n(reset)\n(declare-fun z () Int)\n(assert (< z 10))\n\
+                 (maximize z)\n(check-sat)\n(get-value (z))\n(get-objectives)\n(reset)\n\
+                 (set-option :produce-models false)\n(declare-fun w () Int)\n(assert (< w 10))\n\
+                 (maximize w)\n(check-sat)\n(get-value (w))\n(assert (bad-symbol w))\n(reset)\n\
+                 (set-option :print-success true)\n(declare-fun v () Int)\n(maximize v)\n\
+                 (check-sat)\n(get-value (v))\n";
+    let direct = run_prog("z3", &["-in"], input.as_bytes(), T);
+    for strategy in ["hybrid", "stack", "cache"] {
+        let out = run_z3(strategy, &["--stats", "-in"], input.as_bytes(), T);
+        assert_eq!(
+            out.stdout_str(),
+            direct.stdout_str(),
+            "{strategy}: {}",
+            out.stderr_str()
+        );
+        let s = common::summary(&out.stderr_str());
+        assert_eq!(
+            common::field(&s, "fallbacks_passthrough"),
+            4,
+            "{strategy}: {s}"
+        );
+        assert_eq!(common::field(&s, "restarts"), 0, "{strategy}: {s}");
+    }
+    assert!(
+        direct
+            .stdout_str()
+            .contains("(error \"line 25 column 14: model is not available\")"),
+        "{}",
+        direct.stdout_str()
+    );
+}

@@ -141,6 +141,9 @@ pub struct Engine {
     /// the cache stage's models by block; `None` once a command of the block went to
     /// passthrough (the key would leave it out).
     block: Option<Block>,
+    /// The client's options when the current fall-back to passthrough began: the main
+    /// backend, which the fall-back does not use, holds these.
+    fallback_options: Option<Vec<(String, String)>>,
 }
 
 impl Engine {
@@ -198,6 +201,7 @@ impl Engine {
             out_closed: false,
             arena: arena::Arena::with_floor(arena::collect_floor()),
             block: Some(Block::default()),
+            fallback_options: None,
         })
     }
 
@@ -464,6 +468,7 @@ impl Engine {
         if self.mode == Mode::Modelled {
             self.mode = Mode::FallBack;
             self.block = None;
+            self.fallback_options = Some(self.client.options.clone());
             self.aside_from = Some((self.wall_now(), self.stats.queries));
             self.lean.fall_back(self.client.depth());
             self.stats.fallbacks_passthrough += 1;
@@ -1282,10 +1287,16 @@ impl Engine {
     }
 
     fn back_to_modelled(&mut self, at: &str) {
-        self.planner.main.kill();
-        self.planner.main.mode = DriverMode::Framed;
+        let options_kept = self.fallback_options.take().as_ref() == Some(&self.client.options);
         if self.mode == Mode::FallBack {
             self.stats.note(format!("back from passthrough at {at}"));
+            self.planner.end_fallback();
+        }
+        if self.mode != Mode::FallBack || !options_kept {
+            // The main backend ran the passthrough, or lacks options the client set
+            // meanwhile: it starts again, framed, when next needed.
+            self.planner.main.kill();
+            self.planner.main.mode = DriverMode::Framed;
         }
         if let Some((wall, queries)) = self.aside_from.take() {
             self.aside.0 += self.wall_now().saturating_sub(wall);
@@ -1299,8 +1310,14 @@ impl Engine {
 /// What the passthrough needs of the engine: its backend, counters and output, and the
 /// client's view, kept in step with what the solver executed (`track`).
 impl lean::Host for Engine {
+    /// A fall-back runs on the planner's fall-back backend, so the main one keeps its
+    /// state; passthrough as the strategy, or by cost, on the main backend.
     fn backend(&mut self) -> &mut SolverHandle {
-        &mut self.planner.main
+        if self.mode == Mode::FallBack {
+            self.planner.fallback_backend()
+        } else {
+            &mut self.planner.main
+        }
     }
 
     fn stats(&mut self) -> &mut Stats {
@@ -1308,7 +1325,12 @@ impl lean::Host for Engine {
     }
 
     fn backend_and_stats(&mut self) -> (&mut SolverHandle, &mut Stats) {
-        (&mut self.planner.main, &mut self.stats)
+        let h = if self.mode == Mode::FallBack {
+            self.planner.fallback_backend()
+        } else {
+            &mut self.planner.main
+        };
+        (h, &mut self.stats)
     }
 
     fn dialect(&self) -> Dialect {
@@ -1390,6 +1412,7 @@ impl lean::Host for Engine {
             has_state: self.client_has_state(),
             print_success: self.client.print_success,
             produce_models: self.client.produce_models,
+            reuse: self.mode == Mode::FallBack,
         }
     }
 }

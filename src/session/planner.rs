@@ -40,6 +40,8 @@ pub struct Planner {
     race: bool,
     pub main: SolverHandle,
     aux: SolverHandle,
+    /// The backend of fall-backs to passthrough (`fallback_backend`).
+    fallback: SolverHandle,
     stack: StackMirror,
     cached: Option<CachePlanner>,
     /// The other solvers of `--solver a,b,...` (modelled strategies only).
@@ -56,6 +58,7 @@ impl Planner {
             race: cfg.jobs >= 2,
             main: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
             aux: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
+            fallback: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
             // Hybrid learns unsat cores (for its counterexample cache) from z3; cvc5 builds
             // cores from proofs, and yices gives them only for check-sat-assuming.
             stack: StackMirror::new(
@@ -87,6 +90,7 @@ impl Planner {
     pub fn busy(&self) -> std::time::Duration {
         self.main.busy
             + self.aux.busy
+            + self.fallback.busy
             + self
                 .portfolio
                 .as_ref()
@@ -338,6 +342,19 @@ impl Planner {
 
     /// The main backend for a command of the client's own (set-option, get-info,
     /// get-option): nothing of the stack's is still running in it.
+    /// The backend a fall-back to passthrough runs on: one of its own, so the main
+    /// backend (the stack's prefix, the options it was given) outlives the fall-back, and
+    /// kept running between fall-backs (the next one resets it rather than start a
+    /// process: `lean::replay::rebuild`).
+    pub fn fallback_backend(&mut self) -> &mut SolverHandle {
+        &mut self.fallback
+    }
+
+    /// The fall-back is over: no model from before it is read again.
+    pub fn end_fallback(&mut self) {
+        self.model_at = ModelAt::None;
+    }
+
     pub fn main_for_client(&mut self, stats: &mut Stats) -> &mut SolverHandle {
         self.stack.quiesce(&mut self.main, stats);
         &mut self.main
@@ -373,7 +390,7 @@ impl Planner {
                 stats.disk_evicted = t.disk_evicted;
             }
         }
-        stats.restarts = self.main.restarts + self.aux.restarts;
+        stats.restarts = self.main.restarts + self.aux.restarts + self.fallback.restarts;
         if let Some(p) = self.portfolio.as_mut() {
             stats.restarts += p.restarts();
             stats.portfolio = p.counts();
@@ -381,5 +398,6 @@ impl Planner {
         }
         self.main.kill();
         self.aux.kill();
+        self.fallback.kill();
     }
 }

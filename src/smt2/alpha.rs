@@ -190,10 +190,22 @@ mod tests {
 
     #[test]
     fn strings_and_quoted_symbols_are_single_tokens() {
-        let a = key(&["(declare-fun |a b| () Int)", "(assert (= |a b| 1))", "(echo \"x ; y\")"]);
-        let b = key(&["(declare-fun |c d| () Int)", "(assert (= |c d| 1))", "(echo \"x ; y\")"]);
+        let a = key(&[
+            "(declare-fun |a b| () Int)",
+            "(assert (= |a b| 1))",
+            "(echo \"x ; y\")",
+        ]);
+        let b = key(&[
+            "(declare-fun |c d| () Int)",
+            "(assert (= |c d| 1))",
+            "(echo \"x ; y\")",
+        ]);
         assert_eq!(a, b);
-        let c = key(&["(declare-fun |c d| () Int)", "(assert (= |c d| 1))", "(echo \"x ;  y\")"]);
+        let c = key(&[
+            "(declare-fun |c d| () Int)",
+            "(assert (= |c d| 1))",
+            "(echo \"x ;  y\")",
+        ]);
         assert_ne!(a, c);
     }
 
@@ -212,7 +224,15 @@ mod tests {
     #[test]
     fn any_bytes_are_taken() {
         let mut b = Block::default();
-        for t in ["(", ")", "|unterminated", "\"open", "#", ";only a comment", "\u{e9}(x"] {
+        for t in [
+            "(",
+            ")",
+            "|unterminated",
+            "\"open",
+            "#",
+            ";only a comment",
+            "\u{e9}(x",
+        ] {
             b.add(t);
         }
         assert_eq!(b.len(), 7);

@@ -93,5 +93,4 @@ impl BlockHints {
             self.bytes -= t.len() + std::mem::size_of::<(BlockKey, Box<str>)>() * 2;
         }
     }
-
 }

@@ -3,7 +3,9 @@
 //!
 //! Invariants:
 //! * The backend is killed, restarted in lean mode and given the client's state (its
-//!   output discarded: it was given to the client when the commands first ran), then the
+//!   output discarded: it was given to the client when the commands first ran); or, when
+//!   the caller allows it and the backend is alive in lean mode with nothing in flight, it
+//!   is sent `(reset)` and the options smtproxy sets on it itself, then the state. Then the
 //!   last sat check-sat again if the client may still ask for its model, then the client's
 //!   print-success (always on in counted mode, yices).
 //! * The replay goes on one line (its commands' own line breaks aside), so the client's
@@ -28,6 +30,10 @@ pub struct Replay {
     pub print_success: bool,
     /// Whether the client asked for models.
     pub produce_models: bool,
+    /// Whether a backend still running in lean mode, with nothing in flight, may be reset
+    /// and given the state rather than restarted (the fall-back backend, between
+    /// fall-backs).
+    pub reuse: bool,
 }
 
 /// Kill, restart in lean mode and replay `r` (and `model_check`, the client's last sat
@@ -40,9 +46,12 @@ pub fn rebuild(
     model_check: Option<&str>,
 ) -> Result<(), DriverError> {
     let kind = h.spec().kind;
-    h.kill();
-    h.mode = DriverMode::Lean;
-    h.start()?;
+    let reused = r.reuse && h.mode == DriverMode::Lean && h.is_running() && h.is_alive();
+    if !reused {
+        h.kill();
+        h.mode = DriverMode::Lean;
+        h.start()?;
+    }
     let deadline = h.timeout;
     let t0 = Instant::now();
     let Some(s) = h.lean_mut() else {
@@ -51,7 +60,7 @@ pub fn rebuild(
     let ps = r.print_success;
     // Counted mode (yices) keeps print-success on in the solver whatever the client has.
     let backend_ps = ps || kind == SolverKind::Yices;
-    if !(r.has_state || ps) {
+    if !(r.has_state || ps || reused) {
         return Ok(());
     }
     // Error messages give line numbers (all three solvers): the replay goes on one line
@@ -60,6 +69,20 @@ pub fn rebuild(
     // line per command would make the first error after a replay name a later line than
     // the client's.
     let sep = " ";
+    if reused {
+        // The solver's own state goes; so do the options smtproxy set on it itself, which
+        // z3 keeps across a reset (the client's come back with its log).
+        s.write("(reset)");
+        s.write(sep);
+        if !backend_ps {
+            s.write("(set-option :print-success false)");
+            s.write(sep);
+        }
+        if !r.produce_models {
+            s.write("(set-option :produce-models false)");
+            s.write(sep);
+        }
+    }
     // A model for the client's last check-sat only if the client asked for models: cvc5
     // without them refuses get-value, as it should.
     if r.produce_models {
