@@ -12,12 +12,17 @@
 //! * The key is a hint, never a proof: a caller that answers from it must check what it
 //!   finds against the parsed query (a model is evaluated on the client's assertions), so a
 //!   lexical slip (a name that shadows a theory symbol, a collision) can cost a lookup but
-//!   never an answer. It is kept in memory only and is not versioned.
+//!   never an answer. It is kept in memory only, so it is a fast hash (two chained
+//!   64-bit lanes), neither cryptographic nor versioned.
 //! * Cost is linear in the command's bytes, with no allocation past the first few
 //!   declarations of a block.
 
 use super::lex::{command_head, comment_end, is_space, quoted_stop, string_end, token_end};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHasher};
+use std::hash::Hasher;
+
+/// The seeds of the two hash lanes (any two different odd numbers).
+const LANE_SEEDS: [usize; 2] = [0x9e37_79b9_7f4a_7c15, 0xc2b2_ae3d_27d4_eb4f];
 
 /// A 128-bit key of a block of commands.
 pub type BlockKey = [u8; 16];
@@ -25,7 +30,8 @@ pub type BlockKey = [u8; 16];
 /// The running key of the commands since the last `(reset)`.
 #[derive(Clone, Default)]
 pub struct Block {
-    hasher: blake3::Hasher,
+    /// Two 64-bit hashes of the commands so far, each chained through every command.
+    lanes: [u64; 2],
     /// Declared names, by their text, to the ordinal of their first declaration.
     names: FxHashMap<Box<str>, u32>,
     /// A command's normalised bytes (reused).
@@ -45,7 +51,7 @@ fn declares(head: &str) -> bool {
 impl Block {
     /// Forget every command (a `(reset)`).
     pub fn clear(&mut self) {
-        self.hasher.reset();
+        self.lanes = [0; 2];
         self.names.clear();
         self.commands = 0;
     }
@@ -114,15 +120,20 @@ impl Block {
         }
         // Commands are separated so that two commands never read as one.
         self.scratch.push(0x02);
-        self.hasher.update(&self.scratch);
+        for (i, lane) in self.lanes.iter_mut().enumerate() {
+            let mut h = FxHasher::with_seed(LANE_SEEDS[i]);
+            h.write_u64(*lane);
+            h.write(&self.scratch);
+            *lane = h.finish();
+        }
         self.commands += 1;
     }
 
     /// The key of the commands added so far.
     pub fn key(&self) -> BlockKey {
-        let h = self.hasher.finalize();
         let mut k = [0u8; 16];
-        k.copy_from_slice(&h.as_bytes()[..16]);
+        k[..8].copy_from_slice(&self.lanes[0].to_le_bytes());
+        k[8..].copy_from_slice(&self.lanes[1].to_le_bytes());
         k
     }
 }

@@ -270,6 +270,12 @@ pub(super) fn radix_literal(
     let digits = &text[2..];
     let w =
         u32::try_from(digits.len() * bits).map_err(|_| (ErrorKind::Sort, "literal too wide"))?;
+    if (1..=64).contains(&w) && !digits.starts_with('+') {
+        // The usual widths without a big integer (the lexer gave digits of the radix only).
+        if let Ok(v) = u64::from_str_radix(digits, radix) {
+            return Ok(store.mk_bv_u64(v, w));
+        }
+    }
     let v = BigUint::from_str_radix(digits, radix)
         .map_err(|_| (ErrorKind::Syntax, "invalid literal"))?;
     Ok(store.mk_bv(&v, w))
