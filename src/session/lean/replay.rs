@@ -5,7 +5,7 @@
 //! * The backend is killed, restarted in lean mode and given the client's state (its
 //!   output discarded: it was given to the client when the commands first ran), then the
 //!   last sat check-sat again if the client may still ask for its model, then the client's
-//!   print-success (always on in counted mode, yices).
+//!   print-success (always on in counted mode, see `frame::needs_counted`).
 //! * The replay goes on one line (its commands' own line breaks aside), so the client's
 //!   next command, on a later line of the client's input, is sent on that same line and
 //!   the solver's first error after a replay names the client's line.
@@ -13,7 +13,7 @@
 //!   not) is left out as the solver would leave it, and noted; the replay runs under the
 //!   session's deadline, past which the backend is killed and the error returned.
 
-use crate::driver::{DriverError, LeanEvent, SolverKind};
+use crate::driver::{DriverError, LeanEvent};
 use crate::session::backend::{DriverMode, SolverHandle};
 use crate::session::stats::Stats;
 use std::time::Instant;
@@ -31,15 +31,16 @@ pub struct Replay {
 }
 
 /// Kill, restart in lean mode and replay `r` (and `model_check`, the client's last sat
-/// check-sat, when its model may still be asked for). The solver's time goes to `busy`
+/// check-sat, when its model may still be asked for); `counted`: the passthrough is in
+/// counted mode, so print-success ends on whatever the client has. The solver's time goes to `busy`
 /// and `stats.solver`.
 pub fn rebuild(
     h: &mut SolverHandle,
     stats: &mut Stats,
     r: &Replay,
     model_check: Option<&str>,
+    counted: bool,
 ) -> Result<(), DriverError> {
-    let kind = h.spec().kind;
     h.kill();
     h.mode = DriverMode::Lean;
     h.start()?;
@@ -49,9 +50,9 @@ pub fn rebuild(
         return Err(DriverError::Protocol("solver not running".into()));
     };
     let ps = r.print_success;
-    // Counted mode (yices) keeps print-success on in the solver whatever the client has.
-    let backend_ps = ps || kind == SolverKind::Yices;
-    if !(r.has_state || ps) {
+    // Counted mode keeps print-success on in the solver whatever the client has.
+    let backend_ps = ps || counted;
+    if !(r.has_state || backend_ps) {
         return Ok(());
     }
     // Error messages give line numbers (all three solvers): the replay goes on one line
