@@ -490,3 +490,59 @@ fn fall_backs_reuse_one_backend_and_answer_as_z3() {
         direct.stdout_str()
     );
 }
+
+#[test]
+fn yices_framing_is_invisible_before_and_after_check_sat_assuming() {
+    // yices runs with print-success off and markers until its first check-sat-assuming,
+    // then counted (print-success on in yices, no marker after a client's command: yices
+    // prints the names its lexer last read for get-unsat-assumptions). Errors it survives,
+    // get-value, echo, get-unsat-assumptions asked twice, print-success turned on and off
+    // by the client on either side of the switch: the bytes of `yices-smt2 --incremental`.
+    common::require("yices-smt2");
+    let script = "(set-option :produce-unsat-assumptions true)
+(set-logic QF_BV)
+(declare-fun x () (_ BitVec 8))
+(declare-fun p () Bool)
+(declare-fun q () Bool)
+(get-value (x))
+(get-info :no-such-info)
+(echo \"one\")
+(assert (= p (= x #x01)))
+(check-sat)
+(get-value (x p))
+(set-option :print-success true)
+(push 1)
+(assert (bvult x #x01))
+(check-sat)
+(get-value ((bvadd x #x01)))
+(pop 1)
+(set-option :print-success false)
+(assert (= x #x02))
+(check-sat-assuming (p q))
+(get-unsat-assumptions)
+(get-value (x))
+(get-unsat-assumptions)
+(check-sat)
+(get-value (x p))
+(get-info :no-such-info)
+(check-sat-assuming (q))
+(get-value (x q))
+(get-option :print-success)
+(set-option :print-success true)
+(declare-fun y () (_ BitVec 8))
+(assert (= y x))
+(check-sat)
+(get-value (y))
+(get-option :print-success)
+(set-option :print-success false)
+(check-sat)
+";
+    let d = run_prog("yices-smt2", &["--incremental"], script.as_bytes(), T);
+    assert!(!d.timed_out);
+    let out = d.stdout_str();
+    assert!(
+        out.contains("(p)\n(error") && out.contains("success"),
+        "{out}"
+    );
+    same_as_direct("yices", &["yices-smt2", "--incremental"], "", script);
+}

@@ -4,10 +4,12 @@
 //! Invariants:
 //! * Nothing is sent but the caller's text ([`LeanSolver::write`], buffered, no line break
 //!   added) and markers: [`LeanSolver::mark`] appends `(echo "sp!sync-N")` and a line
-//!   break to the current line and hands the buffer to the pipe. z3 keeps print-success
-//!   off (z3 5.4 runs 35% slower with it on); yices gets
-//!   `(set-option :print-success true)` first (its interactive default), its `success`
-//!   dropped.
+//!   break to the current line and hands the buffer to the pipe. print-success starts
+//!   off, as the solver run directly has it (z3 5.4 runs 35% slower with it on, yices
+//!   about 10%): yices, whose `--interactive` mode turns it on, gets
+//!   `(set-option :print-success false)` first (it prints nothing).
+//!   Counted mode (`session::lean::frame::needs_counted`) turns it on again in a new
+//!   process by the replay.
 //! * [`LeanSolver::next_event`] cuts the output into [`LeanEvent`]s that together hold
 //!   every byte the solver printed, in order, except each marker and the line break after
 //!   it (and the `success` cvc5 prints after an echo under print-success, when `mark` was
@@ -125,10 +127,10 @@ impl DerefMut for LeanSolver {
 
 impl LeanSolver {
     /// Start the solver in lean mode: nothing is sent ahead of the caller's own text, but
-    /// for yices `(set-option :print-success true)` (its interactive mode's default, made
-    /// sure of), without a line break, so line numbers in its messages still match the
-    /// caller's. Nothing is read: a binary that is not an SMT solver shows at the first
-    /// wait for output.
+    /// for yices `(set-option :print-success false)` (its interactive mode turns it on;
+    /// the solver run directly has it off), without a line break, so line numbers in its
+    /// messages still match the caller's. Nothing is read: a binary that is not an SMT
+    /// solver shows at the first wait for output.
     pub fn start(spec: &SolverSpec) -> Result<LeanSolver, DriverError> {
         let mut s = LeanSolver {
             ch: Channel::spawn(spec, Framer::verbatim())?,
@@ -142,10 +144,9 @@ impl LeanSolver {
             eof: false,
         };
         if spec.kind == SolverKind::Yices {
-            s.write("(set-option :print-success true)");
-            // Its `success` is not the caller's.
-            s.skip_success = true;
-            // Nor is its place: the caller's first command goes right after it, as if at
+            // Turning it off prints nothing.
+            s.write("(set-option :print-success false)");
+            // Its place is not the caller's: the caller's first command goes right after it, as if at
             // column 1 (else the caller's text would start on a second line, and every
             // line number in yices' messages would be one too many). Columns on line 1
             // are off by the prefix's length.

@@ -1192,7 +1192,7 @@ impl Engine {
                 return before;
             }
         }
-        let counted = lean::frame::counted(self.planner.main.spec().kind);
+        let counted = self.lean.counted();
         // print-success as this command leaves it, if it changes it.
         let mut ps_after = None;
         if matches!(head, "echo" | "exit" | "set-option" | "get-option") {

@@ -11,8 +11,10 @@
 //! * `classify` says what a command prints with print-success as the solver has it when
 //!   the command runs: `Silent` nothing or one error, `Answer` exactly one form, `Alone`
 //!   anything (it goes in a batch of its own).
-//! * Only z3 and counted mode (yices) get batches of more than one command; cvc5 and
-//!   custom solvers, whose errors do not always say where they are, get one per command.
+//! * Only z3 and yices get batches of more than one command; cvc5 and custom solvers,
+//!   whose errors do not always say where they are, get one per command.
+//! * yices is framed by markers until its first `check-sat-assuming`, then counted
+//!   (`needs_counted`) for the rest of that process's life.
 
 use crate::driver::reader::command_head;
 use crate::driver::SolverKind;
@@ -70,7 +72,7 @@ pub fn is_check_head(text: &str) -> bool {
     matches!(command_head(text), Some("check-sat" | "check-sat-assuming"))
 }
 
-/// Commands per batch: [`GROUP_MAX`] for z3 and in counted mode (yices); one for cvc5
+/// Commands per batch: [`GROUP_MAX`] for z3 and yices; one for cvc5
 /// and custom solvers, whose errors do not always say where they are while cvc5 exits
 /// after most of them (so which command failed must be known exactly).
 pub fn batch_max(kind: SolverKind) -> usize {
@@ -80,11 +82,16 @@ pub fn batch_max(kind: SolverKind) -> usize {
     }
 }
 
-/// Counted mode (yices): print-success stays on in the solver, every command prints
-/// exactly one form, and a batch is complete when its forms are there; no markers
-/// (any later token corrupts what yices prints for `get-unsat-assumptions`).
-pub fn counted(kind: SolverKind) -> bool {
-    kind == SolverKind::Yices
+/// Whether `head`, sent to a solver of `kind`, needs counted mode from then on (yices,
+/// at its first `check-sat-assuming`): print-success on in the solver, every command
+/// prints exactly one form, and a batch is complete when its forms are there; no markers.
+/// yices 2.6 prints for `get-unsat-assumptions` the names its lexer last read, so a
+/// marker's `(echo "...")` between a check-sat-assuming and the client's
+/// get-unsat-assumptions would change what the client is shown. Before that, yices is
+/// framed by markers with print-success as the client has it, as z3 is: a `success` line
+/// per command costs yices about 10% of its time on a KLEE stream.
+pub fn needs_counted(kind: SolverKind, head: &str) -> bool {
+    kind == SolverKind::Yices && head == "check-sat-assuming"
 }
 
 /// A command sent to the lean backend and not yet accounted for.

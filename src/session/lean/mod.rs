@@ -57,10 +57,13 @@
 //!   (in a batch of its own), `success` lines are relayed like any output, and a replay
 //!   ends by setting it as the client had it. Only `echo` (its raw output could not be
 //!   framed) and `exit` are answered by smtproxy, after everything before them.
-//! * Only z3 gets batches of up to [`frame::GROUP_MAX`] commands; cvc5, yices and custom
+//! * z3 and yices get batches of up to [`frame::GROUP_MAX`] commands; cvc5 and custom
 //!   solvers, which exit after many errors or print errors without positions, get one
 //!   marker per command, so attribution is exact. cvc5 quotes the input line in parse
 //!   errors; the marker text is cut out of error messages.
+//! * yices runs marker-framed with the client's print-success until the client's first
+//!   `check-sat-assuming`; then everything in flight is answered and the client's state
+//!   replayed into a new yices in counted mode (`frame::needs_counted`), where it stays.
 
 pub mod attribute;
 pub mod frame;
@@ -75,7 +78,9 @@ use crate::session::stats::Stats;
 use crate::session::vocab::{Answer, Outcome};
 use crate::smt2::response::{self, Dialect};
 use attribute::{align, FormInfo};
-use frame::{batch_max, classify, counted, is_check_head, lead_in, Kind, LeanCmd, PIPELINE_MAX};
+use frame::{
+    batch_max, classify, is_check_head, lead_in, needs_counted, Kind, LeanCmd, PIPELINE_MAX,
+};
 use relay::Relay;
 use replay::Replay;
 use std::collections::VecDeque;
@@ -153,6 +158,11 @@ pub struct Passthrough {
     ps: bool,
     /// The backend must be rebuilt from the client's state before the next command.
     stale: bool,
+    /// Counted mode (`frame::needs_counted`, yices after a check-sat-assuming):
+    /// print-success on in the solver, one form per command, no markers between the
+    /// client's commands; else batches are closed by markers and print-success is the
+    /// client's. Kept across rebuilds (the replay turns print-success on again).
+    counted: bool,
     /// The backend generation the state was last rebuilt into.
     generation: u64,
     /// The last check-sat command, while its `sat` model is current (no state-changing
@@ -193,6 +203,12 @@ impl Passthrough {
         self.unmodelled_from
     }
 
+    /// Whether the backend runs in counted mode (then smtproxy answers the client's
+    /// print-success itself).
+    pub fn counted(&self) -> bool {
+        self.counted
+    }
+
     /// print-success as the client has it from now on (counted mode, where smtproxy
     /// answers the client's print-success itself).
     pub fn set_print_success(&mut self, ps: bool) {
@@ -213,7 +229,6 @@ impl Passthrough {
     ) -> Vec<Outcome> {
         let mut outs = Vec::new();
         let head = command_head(&text).unwrap_or("");
-        let counted = counted(host.backend().spec().kind);
         // Between batches, a solver that has died is noticed before anything is written to
         // it (the client's commands then go to a rebuilt one, not into a dead pipe).
         let idle = self.inflight.is_empty();
@@ -231,6 +246,20 @@ impl Passthrough {
                 return outs;
             }
         }
+        if !self.counted && needs_counted(host.backend().spec().kind, head) {
+            // Everything before is answered under markers; then the client's state goes
+            // into a new process that counts answers from the start, as a restart does
+            // (turning print-success on in the running yices after markers made it exit
+            // at the next get-unsat-assumptions).
+            outs.extend(self.sync(host));
+            self.counted = true;
+            if let Err(e) = self.rebuild(host) {
+                host.emit(&response::error(&format!("solver failed: {e}")));
+                outs.push(Outcome::default());
+                return outs;
+            }
+        }
+        let counted = self.counted;
         let head_is_reset = head == "reset";
         let dialect = host.dialect();
         let kind = if counted {
@@ -291,7 +320,7 @@ impl Passthrough {
     fn rebuild(&mut self, host: &mut impl Host) -> Result<(), DriverError> {
         let r = host.replay();
         let (h, stats) = host.backend_and_stats();
-        replay::rebuild(h, stats, &r, self.model_check.as_deref())?;
+        replay::rebuild(h, stats, &r, self.model_check.as_deref(), self.counted)?;
         self.ps = r.print_success;
         self.out.new_solver();
         self.stale = false;
@@ -318,8 +347,8 @@ impl Passthrough {
             return;
         }
         let ps = self.ps;
+        let counted = self.counted;
         let h = host.backend();
-        let counted = counted(h.spec().kind);
         let n = match h.lean_mut() {
             Some(s) if counted => {
                 // yices executes a command once the line it is on is complete.
@@ -353,7 +382,7 @@ impl Passthrough {
         let mut progress = Instant::now();
         let mut probe = None;
         let dialect = host.dialect();
-        let counted = counted(host.backend().spec().kind);
+        let counted = self.counted;
         while self.batches.len() > keep {
             let timeout = host.backend().timeout;
             let mut wait = timeout.map(|t| t.saturating_sub(progress.elapsed()));

@@ -7,7 +7,7 @@
 //!   the caller allows it and the backend is alive in lean mode with nothing in flight, it
 //!   is sent `(reset)` and the options smtproxy sets on it itself, then the state. Then the
 //!   last sat check-sat again if the client may still ask for its model, then the client's
-//!   print-success (always on in counted mode, yices).
+//!   print-success (always on in counted mode, see `frame::needs_counted`).
 //! * The replay goes on one line (its commands' own line breaks aside), so the client's
 //!   next command, on a later line of the client's input, is sent on that same line and
 //!   the solver's first error after a replay names the client's line.
@@ -37,16 +37,23 @@ pub struct Replay {
 }
 
 /// Kill, restart in lean mode and replay `r` (and `model_check`, the client's last sat
-/// check-sat, when its model may still be asked for). The solver's time goes to `busy`
+/// check-sat, when its model may still be asked for); `counted`: the passthrough is in
+/// counted mode, so print-success ends on whatever the client has. The solver's time goes to `busy`
 /// and `stats.solver`.
 pub fn rebuild(
     h: &mut SolverHandle,
     stats: &mut Stats,
     r: &Replay,
     model_check: Option<&str>,
+    counted: bool,
 ) -> Result<(), DriverError> {
-    let kind = h.spec().kind;
-    let reused = r.reuse && h.mode == DriverMode::Lean && h.is_running() && h.is_alive();
+    // yices is not reused: its framing (print-success on or off) is chosen when it
+    // starts, and changing it in a running yices breaks the session.
+    let reused = r.reuse
+        && h.spec().kind != SolverKind::Yices
+        && h.mode == DriverMode::Lean
+        && h.is_running()
+        && h.is_alive();
     if !reused {
         h.kill();
         h.mode = DriverMode::Lean;
@@ -58,9 +65,9 @@ pub fn rebuild(
         return Err(DriverError::Protocol("solver not running".into()));
     };
     let ps = r.print_success;
-    // Counted mode (yices) keeps print-success on in the solver whatever the client has.
-    let backend_ps = ps || kind == SolverKind::Yices;
-    if !(r.has_state || ps || reused) {
+    // Counted mode keeps print-success on in the solver whatever the client has.
+    let backend_ps = ps || counted;
+    if !(r.has_state || backend_ps || reused) {
         return Ok(());
     }
     // Error messages give line numbers (all three solvers): the replay goes on one line
