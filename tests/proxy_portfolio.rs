@@ -297,7 +297,11 @@ fn a_killed_member_is_rebuilt_from_the_mirror() {
     let nstarts = std::fs::read_to_string(&starts).unwrap().lines().count();
     assert_eq!(nstarts, rounds + 1, "{nstarts} starts for {rounds} kills");
     let sent = std::fs::read_to_string(&input).unwrap();
-    assert_eq!(sent.matches("(declare-fun x ").count(), rounds + 1, "{sent}");
+    assert_eq!(
+        sent.matches("(declare-fun x ").count(),
+        rounds + 1,
+        "{sent}"
+    );
     assert_eq!(sent.matches("(reset)").count(), 0, "{sent}");
     assert!(sent.matches("(pop ").count() >= 6, "{sent}");
 }

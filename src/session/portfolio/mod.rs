@@ -486,11 +486,7 @@ impl Portfolio {
         let mut before = true;
         while !running.is_empty() && t0.elapsed() < answered_at + grace {
             let mut i = 0;
-            let wait = if before {
-                Duration::ZERO
-            } else {
-                RACE_SLICE
-            };
+            let wait = if before { Duration::ZERO } else { RACE_SLICE };
             while i < running.len() {
                 let m = running[i];
                 match self.poll(key, m, t0, wait, before, stats) {
@@ -537,7 +533,12 @@ impl Portfolio {
     /// How long member `m`'s check has been out: from when it was sent (a process
     /// started for it is not counted: that is paid once, not per query), else from `t0`.
     fn ran_ms(&self, m: usize, t0: Instant) -> f64 {
-        self.members[m].sent_at.unwrap_or(t0).elapsed().as_secs_f64() * 1000.0
+        self.members[m]
+            .sent_at
+            .unwrap_or(t0)
+            .elapsed()
+            .as_secs_f64()
+            * 1000.0
     }
 
     /// One look at member `m`'s check (sent at `t0`, or its own `sent_at`), waiting up to
