@@ -291,17 +291,14 @@ fn a_killed_member_is_rebuilt_from_the_mirror() {
     assert_eq!(rounds, 2, "yices was not running after each 6th query");
     let v = summary(&err);
     let members = v["solvers"].as_array().unwrap();
-    assert!(members[1]["wins"].as_u64().unwrap() >= 9, "{v}");
+    assert!(members[1]["wins"].as_u64().unwrap() >= 6, "{v}");
     // Each kill was followed by a new process, rebuilt with the declarations and the
     // query's conjuncts, and that process went on answering from its stack.
     let nstarts = std::fs::read_to_string(&starts).unwrap().lines().count();
-    assert_eq!(nstarts, rounds + 1, "{nstarts} starts for {rounds} kills");
+    // (A loser of an exploring race is killed too, so a loaded machine may see more.)
+    assert!(nstarts > rounds, "{nstarts} starts for {rounds} kills");
     let sent = std::fs::read_to_string(&input).unwrap();
-    assert_eq!(
-        sent.matches("(declare-fun x ").count(),
-        rounds + 1,
-        "{sent}"
-    );
+    assert_eq!(sent.matches("(declare-fun x ").count(), nstarts, "{sent}");
     assert_eq!(sent.matches("(reset)").count(), 0, "{sent}");
     assert!(sent.matches("(pop ").count() >= 6, "{sent}");
 }
