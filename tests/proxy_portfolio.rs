@@ -50,6 +50,7 @@ fn answers_as_z3_on_klee_logs() {
     for (solvers, logs) in [
         ("z3,yices", &["sort", "sbase-expr", "sbase-cut"][..]),
         ("yices,z3,cvc5", &["sbase-expr", "sbase-cut"][..]),
+        ("yices,z3", &["sort", "sbase-expr", "sbase-cut"][..]),
     ] {
         for prog in logs {
             let log = corpus(&format!("klee/{prog}/solver-queries.smt2.gz"));
@@ -171,6 +172,135 @@ fn a_member_killed_mid_session() {
     assert!(!timed_out, "{err}");
     assert_eq!(got, z3, "{err}");
     assert!(killed > 0, "no yices process ever ran under smtproxy");
+}
+
+/// z3 behind a wrapper that holds each of its answers back 100 ms: the portfolio learns
+/// that yices (`yices-log`, which appends everything it is sent to `input` and a line to
+/// `starts` per process) is faster and sends it the queries.
+fn slow_z3_and_logged_yices(dir: &Path) -> (String, PathBuf, PathBuf) {
+    let slow_z3 = wrapper(
+        dir,
+        "z3-slow",
+        r#"z3 "$@" | while IFS= read -r l; do
+  case "$l" in sat|unsat) sleep 0.1;; esac
+  printf '%s\n' "$l"
+done"#,
+    );
+    let input = dir.join("yices-input.smt2");
+    let starts = dir.join("yices-starts");
+    let yices = wrapper(
+        dir,
+        "yices-log",
+        &format!(
+            "echo start >> '{}'\ntee -a '{}' | exec yices-smt2 \"$@\"",
+            starts.display(),
+            input.display()
+        ),
+    );
+    (
+        format!("{},{}", slow_z3.display(), yices.display()),
+        input,
+        starts,
+    )
+}
+
+#[test]
+fn a_member_answers_from_its_own_stack() {
+    require_all();
+    let dir = tempfile::tempdir().unwrap();
+    let (solvers, input, starts) = slow_z3_and_logged_yices(dir.path());
+    let ks: Vec<u32> = (0..24).map(|i| 3 * i + 5 + (i % 2)).collect();
+    let script = arithmetic_script(&ks);
+    let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
+    assert!(z3.contains(&"sat".to_string()) && z3.contains(&"unsat".to_string()));
+    let out = run(
+        &[
+            "--solver",
+            &solvers,
+            "--cache",
+            "none",
+            "--strategy",
+            "hybrid",
+            "--stats",
+        ],
+        script.as_bytes(),
+        T,
+    );
+    out.assert_no_panic_no_hang("slow z3, logged yices");
+    let err = out.stderr_str();
+    assert_eq!(check_sat_answers(&out.stdout_str()), z3, "{err}");
+    let v = summary(&err);
+    let members = v["solvers"].as_array().unwrap();
+    let yices_wins = members[1]["wins"].as_u64().unwrap();
+    assert!(yices_wins >= 12, "yices should answer most queries: {v}");
+    // yices was kept incremental: the client's pops and pushes reached it as pops and
+    // pushes of its own stack, not as a (reset) and the whole query each time.
+    let sent = std::fs::read_to_string(&input).unwrap();
+    let count = |pat: &str| sent.matches(pat).count() as u64;
+    assert!(count("(pop ") as u64 + 1 >= yices_wins, "{sent}");
+    assert!(count("(push 1)") >= yices_wins, "{sent}");
+    assert_eq!(count("(reset)"), 0, "{sent}");
+    // The declarations were sent once per process, not once per query.
+    let nstarts = std::fs::read_to_string(&starts).unwrap().lines().count() as u64;
+    assert!(count("(declare-fun x ") <= nstarts, "{sent}");
+}
+
+#[test]
+fn a_killed_member_is_rebuilt_from_the_mirror() {
+    require_all();
+    let dir = tempfile::tempdir().unwrap();
+    let (solvers, input, starts) = slow_z3_and_logged_yices(dir.path());
+    let ks: Vec<u32> = (0..18).map(|i| 3 * i + 5 + (i % 2)).collect();
+    let script = arithmetic_script(&ks);
+    let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
+    let mut s = Session::start(&[
+        "--solver",
+        &solvers,
+        "--cache",
+        "none",
+        "--strategy",
+        "hybrid",
+        "--stats",
+    ]);
+    let mut got = Vec::new();
+    let mut killed = 0;
+    let mut rounds = 0;
+    for (i, line) in script.lines().enumerate() {
+        if line == "(check-sat)" {
+            got.push(s.ask(line, T));
+            if got.len() % 6 == 0 && got.len() < ks.len() {
+                // The member's whole process (the wrapper, its tee and yices) between
+                // two queries: found dead at its next use.
+                let before = killed;
+                for p in descendants_of(s.pid()) {
+                    let c = common::comm(p);
+                    if c.starts_with("yices") || c.starts_with("tee") {
+                        kill(p, 9);
+                        killed += 1;
+                    }
+                }
+                rounds += usize::from(killed > before);
+            }
+        } else {
+            assert!(s.send(line), "send line {i}");
+        }
+    }
+    let (_, err, timed_out) = s.finish(T);
+    assert!(!timed_out, "{err}");
+    assert_eq!(got, z3, "{err}");
+    assert_eq!(rounds, 2, "yices was not running after each 6th query");
+    let v = summary(&err);
+    let members = v["solvers"].as_array().unwrap();
+    assert!(members[1]["wins"].as_u64().unwrap() >= 6, "{v}");
+    // Each kill was followed by a new process, rebuilt with the declarations and the
+    // query's conjuncts, and that process went on answering from its stack.
+    let nstarts = std::fs::read_to_string(&starts).unwrap().lines().count();
+    // (A loser of an exploring race is killed too, so a loaded machine may see more.)
+    assert!(nstarts > rounds, "{nstarts} starts for {rounds} kills");
+    let sent = std::fs::read_to_string(&input).unwrap();
+    assert_eq!(sent.matches("(declare-fun x ").count(), nstarts, "{sent}");
+    assert_eq!(sent.matches("(reset)").count(), 0, "{sent}");
+    assert!(sent.matches("(pop ").count() >= 6, "{sent}");
 }
 
 /// Queries of one class with unique models, each followed by a get-value.

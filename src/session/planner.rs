@@ -77,7 +77,9 @@ impl Planner {
                 Strategy::Cache | Strategy::Hybrid if !cfg.portfolio.is_empty() => {
                     let mut specs = vec![cfg.solver.clone()];
                     specs.extend(cfg.portfolio.iter().cloned());
-                    Some(Portfolio::new(&specs, cfg.jobs, cfg.timeout))
+                    // Under hybrid every other solver keeps an incremental stack of its own.
+                    let stacks = cfg.strategy == Strategy::Hybrid;
+                    Some(Portfolio::new(&specs, cfg.jobs, cfg.timeout, stacks))
                 }
                 _ => None,
             },
@@ -368,6 +370,9 @@ impl Planner {
             c.forget_terms();
         }
         self.stack.forget_terms(&mut self.main);
+        if let Some(p) = self.portfolio.as_mut() {
+            p.forget_terms();
+        }
         self.model_at = ModelAt::None;
     }
 

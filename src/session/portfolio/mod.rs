@@ -1,18 +1,28 @@
 //! The portfolio (`--solver z3,yices,cvc5`): the miss path of the modelled strategies
 //! with several solvers behind it. [`PortfolioMiss`] wraps the first solver's own miss
 //! path (hybrid's incremental stack, or cache's fresh context) and [`Portfolio`] holds one
-//! more backend per solver (the first one included), each posed a query in a fresh
-//! context (`fresh::fresh_script`), detached (`SolverHandle::send_detached`), so that
-//! several can work at once. Per query class the [`learner`] says who answers: the first
-//! solver's own path when it has been fastest there, another solver alone (the rest
-//! joining once it runs past a threshold learned from its times), or a race.
+//! more backend per solver (the first one included). Under hybrid every other member
+//! keeps its own long-lived incremental stack (`stack::StackMirror`, the machinery of the
+//! first solver's stack: only the difference from the query before is popped and
+//! pushed, `send_raced`), so a solver the learner picks for a class answers from its
+//! stack; the first solver's own stack is the primary path's, and when it is raced
+//! outside that path (or under `cache`) a member is posed the query in a fresh context
+//! (`fresh::fresh_script`). Either way the check goes out without waiting, so that
+//! several members can work at once. Per query class the [`learner`] says who answers:
+//! the first solver's own path when it has been fastest there, another solver alone (the
+//! rest joining once it runs past a threshold learned from its times), or a race.
 //!
 //! Invariants:
 //! * The first definitive answer (sat/unsat) of a race wins and the other racers are
-//!   killed; a killed or dead member is restarted only when it is next needed (its query
-//!   is posed whole in a fresh context, so nothing of its state must be rebuilt).
+//!   killed (`Portfolio::stop`: the process and its mirror go together); a killed or dead
+//!   member is restarted only when it is next needed, and its stack is then rebuilt from
+//!   the mirror's view of that query (its conjuncts, pushed afresh), never assumed.
 //!   `unknown`, an error, a rejected command or a death is no answer while another member
 //!   may still give one: the next member is started instead.
+//! * A member's stack has at most one check out (`Member::sent`). A solve started ahead
+//!   and dropped is read at the member's next use, waited for [`SETTLE_MAX`] at most,
+//!   else the member is killed; a fresh context on a member that keeps a stack gives the
+//!   stack up first (the `(reset)` empties it).
 //! * At most `--jobs` members run at once (one, with `--jobs 1`: no race, no escalation).
 //! * This path only says `sat`; the cache stage asks `values` of the very process that
 //!   answered and serves the sat only with a model it evaluated true on the client's query
@@ -32,6 +42,7 @@ use learner::{ClassKey, Learner, Plan};
 use super::backend::SolverHandle;
 use super::fresh::{fresh_script, values_in};
 use super::miss::MissPath;
+use super::stack::{InFlight, StackMirror};
 use super::stats::{SolverCounts, Stats};
 use super::vocab::{response_answer, Answer, Query};
 use crate::driver::{DriverError, Response, SolverSpec};
@@ -53,6 +64,12 @@ const EXPLORE_GRACE_MAX: Duration = Duration::from_secs(1);
 const RACE_SLICE: Duration = Duration::from_millis(1);
 /// ... and while it runs alone.
 const ALONE_SLICE: Duration = Duration::from_millis(5);
+/// A dropped solve still running on a member's stack is waited for this long at its next
+/// use (rebuilding the stack costs more than a short wait), then killed.
+const SETTLE_MAX: Duration = Duration::from_millis(50);
+
+/// A query's fresh-context text, made the first time a member needs it.
+type Script = Option<(Vec<String>, String)>;
 
 /// How a query is raced: `first` are started at once (the rest joining past the learned
 /// threshold when `first` is one member, or when a racer fails); `wait_all` waits for every
@@ -70,6 +87,13 @@ struct Member {
     h: SolverHandle,
     enabled: bool,
     counts: SolverCounts,
+    /// The member's own incremental stack in `h` (every member but the first under
+    /// hybrid); `None`: queries are posed in fresh contexts.
+    stack: Option<StackMirror>,
+    /// The check out on `stack`, its answer not read yet.
+    sent: Option<InFlight>,
+    /// When the last check (on the stack or in a fresh context) went out.
+    sent_at: Option<Instant>,
 }
 
 /// Who answered the last `solve`.
@@ -78,14 +102,16 @@ enum Last {
     None,
     /// The first solver's own miss path.
     Primary,
-    /// Member `m`'s fresh context, in this generation of its process.
-    Member(usize, u64),
+    /// Member `m`, in this generation of its process; `stacked`: from its stack (whose
+    /// names the model is asked in), else a fresh context.
+    Member(usize, u64, bool),
 }
 
 /// How a race ended.
 enum Raced {
-    /// `m`'s answer (sat or unsat), from its process of generation `g`.
-    Answered(Answer, usize, u64),
+    /// `m`'s answer (sat or unsat), from its process of generation `g`, from its stack
+    /// or not.
+    Answered(Answer, usize, u64, bool),
     /// Every member tried gave no answer (`unknown`, an error, a death).
     NoAnswer,
     /// The session's deadline passed.
@@ -106,16 +132,28 @@ pub struct Portfolio {
 
 impl Portfolio {
     /// `specs[0]` is the first (client-facing) solver; the others follow in order.
-    pub fn new(specs: &[SolverSpec], jobs: usize, timeout: Option<Duration>) -> Portfolio {
+    /// `stacks`: every member but the first keeps an incremental stack (hybrid's miss
+    /// path; the first solver's stack is the primary path's).
+    pub fn new(
+        specs: &[SolverSpec],
+        jobs: usize,
+        timeout: Option<Duration>,
+        stacks: bool,
+    ) -> Portfolio {
         let members: Vec<Member> = specs
             .iter()
-            .map(|s| Member {
+            .enumerate()
+            .map(|(i, s)| Member {
                 h: SolverHandle::new(s.clone(), timeout),
                 enabled: true,
                 counts: SolverCounts {
                     solver: s.name().to_string(),
                     ..Default::default()
                 },
+                // One scope per query, as hybrid's own stack: it sees only cache misses.
+                stack: (stacks && i > 0).then(|| StackMirror::new(false, true)),
+                sent: None,
+                sent_at: None,
             })
             .collect();
         Portfolio {
@@ -144,33 +182,103 @@ impl Portfolio {
     }
 
     pub fn shutdown(&mut self) {
-        for m in &mut self.members {
-            m.h.kill();
+        for m in 0..self.members.len() {
+            self.stop(m);
         }
     }
 
-    /// Pose `q` to member `m` in a fresh context, detached; false when it cannot take it
-    /// (it is then out of this race, or of the portfolio when it does not start).
-    fn start(&mut self, m: usize, cmds: &[String], check: &str, stats: &mut Stats) -> bool {
+    /// The term store is being replaced: the members' stacks are named by its ids, so
+    /// each is given up (rebuilt when next needed).
+    pub fn forget_terms(&mut self) {
+        for m in &mut self.members {
+            m.sent = None;
+            if let Some(s) = m.stack.as_mut() {
+                s.forget_terms(&mut m.h);
+            }
+        }
+    }
+
+    /// Kill member `m`'s process; its stack's mirror goes with it.
+    fn stop(&mut self, m: usize) {
         let member = &mut self.members[m];
+        member.sent = None;
+        if let Some(s) = member.stack.as_mut() {
+            s.abandon(&mut member.h);
+        }
+        member.h.kill();
+    }
+
+    /// A check still out on member `m` (a solve started ahead and dropped) is not the
+    /// next query's: read it (waiting [`SETTLE_MAX`] at most on a stack), else kill `m`.
+    fn settle(&mut self, m: usize) {
+        let member = &mut self.members[m];
+        if let Some(mut f) = member.sent.take() {
+            let done = match member.stack.as_mut() {
+                Some(s) => matches!(s.poll_raced(&mut member.h, &mut f, SETTLE_MAX), Ok(Some(_))),
+                None => false,
+            };
+            if !done {
+                member.counts.kills += 1;
+                self.stop(m);
+            }
+            return;
+        }
         if member.h.detached_age().is_some() && member.h.detached_answer(Duration::ZERO).is_none() {
             // A solve started ahead and dropped, still running: it is not this query.
             if member.h.detached_age().is_some() {
-                member.h.kill();
                 member.counts.kills += 1;
+                self.stop(m);
             }
         }
-        match member.h.send_detached(cmds, check) {
+    }
+
+    /// Pose `q` to member `m` without waiting: on its stack when it keeps one, else in a
+    /// fresh context (`fresh`, made once per query); false when it cannot take it (it is
+    /// then out of this race, or of the portfolio when it does not start).
+    fn start(
+        &mut self,
+        m: usize,
+        store: &mut TermStore,
+        q: &Query,
+        fresh: &mut Script,
+        stats: &mut Stats,
+    ) -> bool {
+        self.settle(m);
+        let member = &mut self.members[m];
+        let sent = match member.stack.as_mut() {
+            Some(s) if q.defs.is_empty() => match s.send_raced(&mut member.h, store, q, stats) {
+                Ok(f) => {
+                    // (`send_raced` counted the solver check.)
+                    member.sent = Some(f);
+                    Ok(true)
+                }
+                Err(e) => Err(e),
+            },
+            _ => {
+                if let Some(s) = member.stack.as_mut() {
+                    // A fresh context resets the process: the stack is gone with it.
+                    s.abandon(&mut member.h);
+                }
+                let (cmds, check) = fresh.get_or_insert_with(|| fresh_script(store, q));
+                let r = member.h.send_detached(cmds, check);
+                if let Ok(true) = r {
+                    stats.solver_checks += 1;
+                }
+                r
+            }
+        };
+        match sent {
             Ok(true) => {
                 member.counts.checks += 1;
-                stats.solver_checks += 1;
+                member.sent_at = Some(Instant::now());
                 true
             }
             // A command that needs special handling: this member sits this query out.
             Ok(false) => false,
             Err(e) => {
                 let died_before = member.h.generation > 0;
-                member.h.kill();
+                self.stop(m);
+                let member = &mut self.members[m];
                 if !died_before && m != 0 {
                     member.enabled = false;
                     let msg = format!(
@@ -200,7 +308,7 @@ impl Portfolio {
             ahead,
         } = *how;
         let t0 = ahead.unwrap_or_else(Instant::now);
-        let (cmds, check) = fresh_script(store, q);
+        let mut fresh: Script = None;
         let enabled = self.enabled();
         let mut queue: Vec<usize> = first.to_vec();
         queue.extend(self.learner.others(key, &enabled, first));
@@ -216,8 +324,8 @@ impl Portfolio {
             [m] => self.learner.escalate_after(key, *m),
             _ => Duration::ZERO,
         };
-        // (member, answer, ms, generation), in the order they came.
-        let mut answers: Vec<(usize, Answer, f64, u64)> = Vec::new();
+        // (member, answer, ms, generation, from its stack), in the order they came.
+        let mut answers: Vec<Answered> = Vec::new();
         let mut first_answer: Option<Duration> = None;
         let mut timed_out = false;
         // The most members that ran at once.
@@ -235,7 +343,7 @@ impl Portfolio {
             {
                 let m = queue.remove(0);
                 budget = budget.saturating_sub(1);
-                if self.start(m, &cmds, &check, stats) {
+                if self.start(m, store, q, &mut fresh, stats) {
                     running.push(m);
                     started.push(m);
                 }
@@ -253,14 +361,14 @@ impl Portfolio {
             let mut won = false;
             while i < running.len() {
                 let m = running[i];
-                match self.poll(key, m, t0, slice, None, stats) {
+                match self.poll(key, m, t0, slice, false, stats) {
                     Poll::Running => i += 1,
                     Poll::Failed => {
                         running.remove(i);
                     }
-                    Poll::Answered(a, ms, g) => {
+                    Poll::Answered(a, ms, g, stacked) => {
                         running.remove(i);
-                        answers.push((m, a, ms, g));
+                        answers.push((m, a, ms, g, stacked));
                         first_answer.get_or_insert(t0.elapsed());
                         if !wait_all {
                             won = true;
@@ -284,10 +392,10 @@ impl Portfolio {
             }
         }
         for m in running {
-            self.members[m].h.kill();
+            let ran = self.ran_ms(m, t0);
+            self.stop(m);
             self.members[m].counts.kills += 1;
-            self.learner
-                .lost(key, m, t0.elapsed().as_secs_f64() * 1000.0);
+            self.learner.lost(key, m, ran);
         }
         if most > 1 {
             self.races += 1;
@@ -306,9 +414,7 @@ impl Portfolio {
         let winner = match (sat, unsat) {
             (Some(s), Some(u)) => {
                 let holds = model_holds(store, q, |store, leaves| {
-                    values_in(&mut self.members[s.0].h, s.3, store, leaves, &BackendNames)
-                        .ok()
-                        .flatten()
+                    self.values(s.0, s.3, s.4, store, leaves).ok().flatten()
                 });
                 self.disagree(s.0, holds, u.0, stats);
                 Some(s)
@@ -316,9 +422,9 @@ impl Portfolio {
             _ => answers.first().copied(),
         };
         match winner {
-            Some((m, a, _, g)) => {
+            Some((m, a, _, g, stacked)) => {
                 self.members[m].counts.wins += 1;
-                Raced::Answered(a, m, g)
+                Raced::Answered(a, m, g, stacked)
             }
             None => Raced::NoAnswer,
         }
@@ -347,7 +453,7 @@ impl Portfolio {
         stats.solver_disagreements += 1;
         let out = if u != 0 {
             self.members[u].enabled = false;
-            self.members[u].h.kill();
+            self.stop(u);
             format!("; {un} leaves the portfolio")
         } else {
             String::new()
@@ -361,9 +467,9 @@ impl Portfolio {
         true
     }
 
-    /// Wait for the detached checks of `running` (sent at `t0`), the first answer having
-    /// come at `answered_at`, for the exploring grace at most; kill who is left. Their
-    /// definitive answers (member, answer, ms, generation).
+    /// Wait for the checks of `running` (sent at `t0`), the first answer having come at
+    /// `answered_at`, for the exploring grace at most; kill who is left. Their definitive
+    /// answers.
     fn collect(
         &mut self,
         key: &ClassKey,
@@ -371,61 +477,109 @@ impl Portfolio {
         t0: Instant,
         answered_at: Duration,
         stats: &mut Stats,
-    ) -> Vec<(usize, Answer, f64, u64)> {
+    ) -> Vec<Answered> {
         let grace =
             (answered_at * EXPLORE_GRACE_FACTOR).clamp(EXPLORE_GRACE_MIN, EXPLORE_GRACE_MAX);
         let mut out = Vec::new();
         // An answer already there came before the first one (when exactly is not known;
         // the solver's CPU time is counted in clock ticks): it is taken to have cost half.
-        let mut before = Some(answered_at.as_secs_f64() * 1000.0 / 2.0);
+        let mut before = true;
         while !running.is_empty() && t0.elapsed() < answered_at + grace {
             let mut i = 0;
-            let wait = if before.is_some() {
-                Duration::ZERO
-            } else {
-                RACE_SLICE
-            };
+            let wait = if before { Duration::ZERO } else { RACE_SLICE };
             while i < running.len() {
                 let m = running[i];
                 match self.poll(key, m, t0, wait, before, stats) {
                     Poll::Running => i += 1,
-                    Poll::Answered(a, ms, g) => {
+                    Poll::Answered(a, ms, g, stacked) => {
                         running.remove(i);
-                        out.push((m, a, ms, g));
+                        out.push((m, a, ms, g, stacked));
                     }
                     Poll::Failed => {
                         running.remove(i);
                     }
                 }
             }
-            before = None;
+            before = false;
         }
         for m in running {
-            self.members[m].h.kill();
+            let ran = self.ran_ms(m, t0);
+            self.stop(m);
             self.members[m].counts.kills += 1;
-            self.learner
-                .lost(key, m, t0.elapsed().as_secs_f64() * 1000.0);
+            self.learner.lost(key, m, ran);
         }
         self.busy += t0.elapsed().saturating_sub(answered_at);
         out
     }
 
-    /// One look at member `m`'s detached check (sent at `t0`), waiting up to `wait`.
-    /// `late_ms`: what an answer found now is taken to have cost (the caller was busy
-    /// elsewhere since the check was sent), rather than the time since `t0`.
+    /// Member `m`'s values of `terms` after its answer in generation `g` (`stacked`: on
+    /// its stack, whose names the terms are printed in).
+    fn values(
+        &mut self,
+        m: usize,
+        g: u64,
+        stacked: bool,
+        store: &TermStore,
+        terms: &[TermId],
+    ) -> Result<Option<Vec<String>>, DriverError> {
+        let member = &mut self.members[m];
+        match member.stack.as_ref() {
+            Some(s) if stacked => values_in(&mut member.h, g, store, terms, s.names()),
+            Some(_) => Ok(None),
+            None => values_in(&mut member.h, g, store, terms, &BackendNames),
+        }
+    }
+
+    /// How long member `m`'s check has been out: from when it was sent (a process
+    /// started for it is not counted: that is paid once, not per query), else from `t0`.
+    fn ran_ms(&self, m: usize, t0: Instant) -> f64 {
+        self.members[m]
+            .sent_at
+            .unwrap_or(t0)
+            .elapsed()
+            .as_secs_f64()
+            * 1000.0
+    }
+
+    /// One look at member `m`'s check (sent at `t0`, or its own `sent_at`), waiting up to
+    /// `wait`. `late`: an answer found now came some time before (the caller was busy
+    /// elsewhere) and is taken to have cost half the time it has been out.
     fn poll(
         &mut self,
         key: &ClassKey,
         m: usize,
         t0: Instant,
         wait: Duration,
-        late_ms: Option<f64>,
+        late: bool,
         stats: &mut Stats,
     ) -> Poll {
+        let ran = self.ran_ms(m, t0);
         let member = &mut self.members[m];
-        match member.h.detached_answer(wait) {
-            Some((_, r)) => {
-                let ms = late_ms.unwrap_or_else(|| t0.elapsed().as_secs_f64() * 1000.0);
+        let stacked = member.sent.is_some();
+        let got = match (member.sent.as_mut(), member.stack.as_mut()) {
+            (Some(f), Some(s)) => match s.poll_raced(&mut member.h, f, wait) {
+                Ok(Some(r)) => {
+                    member.sent = None;
+                    Some(r)
+                }
+                Ok(None) => None,
+                Err(_) => {
+                    // Dead, or not the process the check went to: lost (see below).
+                    self.stop(m);
+                    None
+                }
+            },
+            _ => member.h.detached_answer(wait).map(|(_, r)| r),
+        };
+        let member = &mut self.members[m];
+        let lost = if stacked {
+            member.sent.is_none()
+        } else {
+            member.h.detached_age().is_none()
+        };
+        match got {
+            Some(r) => {
+                let ms = if late { ran / 2.0 } else { ran };
                 if let Response::Error(e) = &r {
                     stats.note(format!(
                         "portfolio: {} rejected the query: {e}",
@@ -439,13 +593,14 @@ impl Portfolio {
                     }
                     a => {
                         self.learner.answered(key, m, ms);
-                        Poll::Answered(a, ms, member.h.generation)
+                        Poll::Answered(a, ms, member.h.generation, stacked)
                     }
                 }
             }
-            None if member.h.detached_age().is_none() => {
+            None if lost => {
                 // Lost: the process died (it is restarted when next needed).
-                member.h.kill();
+                self.stop(m);
+                let member = &mut self.members[m];
                 stats.note(format!(
                     "portfolio: {} died during a check; restarting it when needed",
                     member.counts.solver
@@ -458,11 +613,15 @@ impl Portfolio {
     }
 }
 
+/// A racer's definitive answer: (member, answer, ms, generation, from its stack).
+type Answered = (usize, Answer, f64, u64, bool);
+
 /// What one look at a racer found.
 enum Poll {
     Running,
-    /// A definitive answer, after `ms`, from the process of this generation.
-    Answered(Answer, f64, u64),
+    /// A definitive answer, after `ms`, from the process of this generation, from the
+    /// member's stack or not.
+    Answered(Answer, f64, u64, bool),
     /// `unknown`, an error, or a death.
     Failed,
 }
@@ -562,8 +721,8 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
         stats: &mut Stats,
     ) -> Result<Answer, DriverError> {
         match self.portfolio.race(store, q, key, how, stats) {
-            Raced::Answered(a, m, g) => {
-                self.last = Last::Member(m, g);
+            Raced::Answered(a, m, g, stacked) => {
+                self.last = Last::Member(m, g, stacked);
                 Ok(a)
             }
             Raced::NoAnswer => self.on_primary(store, q, None, key, stats),
@@ -584,12 +743,12 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
         stats: &mut Stats,
     ) -> Result<Answer, DriverError> {
         let pf = &mut *self.portfolio;
-        let (cmds, check) = fresh_script(store, q);
+        let mut fresh: Script = None;
         let t0 = Instant::now();
         let mut running: Vec<usize> = Vec::new();
         let room = pf.jobs.saturating_sub(1);
         for &m in first.iter().filter(|&&m| m != 0).take(room) {
-            if pf.start(m, &cmds, &check, stats) {
+            if pf.start(m, store, q, &mut fresh, stats) {
                 running.push(m);
             }
         }
@@ -607,19 +766,17 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
         let sat = others.iter().find(|x| x.1 == Answer::Sat).copied();
         let unsat = others.iter().find(|x| x.1 == Answer::Unsat).copied();
         match (a0, sat, unsat) {
-            (Answer::Unsat, Some((m, _, _, g)), _) => {
+            (Answer::Unsat, Some((m, _, _, g, stacked)), _) => {
                 let holds = model_holds(store, q, |store, leaves| {
-                    values_in(&mut pf.members[m].h, g, store, leaves, &BackendNames)
-                        .ok()
-                        .flatten()
+                    pf.values(m, g, stacked, store, leaves).ok().flatten()
                 });
                 if pf.disagree(m, holds, 0, stats) {
                     pf.members[m].counts.wins += 1;
-                    self.last = Last::Member(m, g);
+                    self.last = Last::Member(m, g, stacked);
                     return Ok(Answer::Sat);
                 }
             }
-            (Answer::Sat, _, Some((m, _, _, _))) => {
+            (Answer::Sat, _, Some((m, _, _, _, _))) => {
                 let primary = &mut self.primary;
                 let holds = model_holds(store, q, |store, leaves| {
                     primary.values(store, leaves).ok().flatten()
@@ -627,9 +784,9 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
                 self.portfolio.disagree(0, holds, m, stats);
             }
             (Answer::Unknown, _, _) => {
-                if let Some(&(m, a, _, g)) = others.first() {
+                if let Some(&(m, a, _, g, stacked)) = others.first() {
                     self.portfolio.members[m].counts.wins += 1;
-                    self.last = Last::Member(m, g);
+                    self.last = Last::Member(m, g, stacked);
                     return Ok(a);
                 }
             }
@@ -643,7 +800,7 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
 pub enum Ahead<A> {
     /// By the first solver's own path.
     Primary(A),
-    /// By member `m`, alone, in a fresh context posed at `t0`.
+    /// By member `m`, alone (on its stack, or in a fresh context), posed at `t0`.
     Member(usize, Instant),
 }
 
@@ -663,9 +820,8 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
         match pf.learner.plan(&Self::key(q), &enabled, true) {
             Plan::Alone(0) => self.primary.begin(store, q, stats).map(Ahead::Primary),
             Plan::Alone(m) => {
-                let (cmds, check) = fresh_script(store, q);
                 let t0 = Instant::now();
-                pf.start(m, &cmds, &check, stats)
+                pf.start(m, store, q, &mut None, stats)
                     .then_some(Ahead::Member(m, t0))
             }
             Plan::Race { .. } => None,
@@ -675,7 +831,7 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
     fn drop_ahead(&mut self, ahead: Self::Ahead) {
         match ahead {
             Ahead::Primary(a) => self.primary.drop_ahead(a),
-            // Left to finish: the member's next use reads or ends it (`Portfolio::start`).
+            // Left to finish: the member's next use reads or ends it (`Portfolio::settle`).
             Ahead::Member(..) => {}
         }
     }
@@ -730,13 +886,7 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
     ) -> Result<Option<Vec<String>>, DriverError> {
         match self.last {
             Last::Primary => self.primary.values(store, terms),
-            Last::Member(m, g) => values_in(
-                &mut self.portfolio.members[m].h,
-                g,
-                store,
-                terms,
-                &BackendNames,
-            ),
+            Last::Member(m, g, stacked) => self.portfolio.values(m, g, stacked, store, terms),
             Last::None => Ok(None),
         }
     }

@@ -36,6 +36,10 @@
 //! * The backend is restarted when it has accumulated too many scopes, macros, names or
 //!   declarations, when a base conjunct is no longer wanted, and when it has grown dear
 //!   (see `costs`).
+//! * A portfolio member's stack (`send_raced`, `poll_raced`) takes the same way through
+//!   the mirror but is raced by the portfolio, not by `costs`: it never probes, bails out,
+//!   backs off or runs anything in the background, and a loser is killed (`abandon`), so
+//!   the mirror is cleared and the next query rebuilds the stack from its own conjuncts.
 
 use super::cores::{cores_slow_ms, Cores, CORE_MAX_CONJUNCTS};
 use super::costs::Costs;
@@ -470,6 +474,70 @@ impl StackMirror {
             InFlight::Sent { .. } => {
                 self.costs.queries -= 1;
                 self.check(main, aux, race, store, q, stats)
+            }
+        }
+    }
+
+    /// Pose `q` to this stack without waiting, for a portfolio member raced against other
+    /// solvers (`portfolio`): the stack is brought to the query's conjuncts and the check
+    /// sent as `begin` does, but none of the stack's own yardstick applies (no probe,
+    /// bail-out or back-off: the portfolio's learner measures each member, and a loser is
+    /// killed). A background check still out is given up first. Read the answer with
+    /// `poll_raced`; a member killed since (`abandon`) is rebuilt here, from the query.
+    pub fn send_raced(
+        &mut self,
+        h: &mut SolverHandle,
+        store: &mut TermStore,
+        q: &Query,
+        stats: &mut Stats,
+    ) -> Result<InFlight, DriverError> {
+        if self.pending.is_some() {
+            self.abandon(h);
+        }
+        self.try_begin(h, store, q, stats)
+    }
+
+    /// One look, waiting up to `wait`, at a check sent by `send_raced`: `Ok(None)` while it
+    /// runs, else the solver's answer to it (a refused command of the query comes back as
+    /// that error, and the backend is given up: its state is not what the mirror says).
+    /// An error when the process died or is not the one the check went to.
+    pub fn poll_raced(
+        &mut self,
+        h: &mut SolverHandle,
+        f: &mut InFlight,
+        wait: Duration,
+    ) -> Result<Option<Response>, DriverError> {
+        let acks = match f {
+            InFlight::Done(a) => {
+                return Ok(Some(match a {
+                    Answer::Sat => Response::Sat,
+                    Answer::Unsat => Response::Unsat,
+                    Answer::Unknown => Response::Unknown,
+                }))
+            }
+            InFlight::Sent {
+                generation, acks, ..
+            } if *generation == self.generation && *generation == h.generation => acks,
+            InFlight::Sent { .. } => {
+                return Err(DriverError::Died {
+                    exit: None,
+                    stderr: "the solver process the check went to is gone".into(),
+                })
+            }
+        };
+        let until = Instant::now() + wait;
+        loop {
+            match h.poll(until.saturating_duration_since(Instant::now())) {
+                Ok(Some(Response::Error(e))) if *acks > 0 => {
+                    self.abandon(h);
+                    return Ok(Some(Response::Error(e)));
+                }
+                Ok(Some(_)) if *acks > 0 => *acks -= 1,
+                Ok(r) => return Ok(r),
+                Err(e) => {
+                    self.clear();
+                    return Err(e);
+                }
             }
         }
     }
