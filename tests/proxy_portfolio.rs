@@ -265,10 +265,17 @@ fn a_killed_member_is_rebuilt_from_the_mirror() {
     let mut got = Vec::new();
     let mut killed = 0;
     let mut rounds = 0;
+    // A kill is due after every 6th query; a member that is not running then (killed as
+    // the loser of an exploring race, restarted only when next needed) is killed after
+    // the next query that finds it running.
+    let mut due = 0;
     for (i, line) in script.lines().enumerate() {
         if line == "(check-sat)" {
             got.push(s.ask(line, T));
             if got.len() % 6 == 0 && got.len() < ks.len() {
+                due += 1;
+            }
+            if due > rounds {
                 // The member's whole process (the wrapper, its tee and yices) between
                 // two queries: found dead at its next use.
                 let before = killed;
@@ -288,7 +295,7 @@ fn a_killed_member_is_rebuilt_from_the_mirror() {
     let (_, err, timed_out) = s.finish(T);
     assert!(!timed_out, "{err}");
     assert_eq!(got, z3, "{err}");
-    assert_eq!(rounds, 2, "yices was not running after each 6th query");
+    assert_eq!(rounds, 2, "yices was never running again after a 6th query");
     let v = summary(&err);
     let members = v["solvers"].as_array().unwrap();
     assert!(members[1]["wins"].as_u64().unwrap() >= 6, "{v}");
