@@ -4,16 +4,24 @@
 # size, and compares the second runs' store hits (disk_hits: component lookups the file
 # answered) and the solver checks they needed.
 #
-#   bash scripts/store-bound.sh            [FRACTION (default 0.25)]
+#   bash scripts/store-bound.sh            [FRACTION (default 0.25)] [LOG ...]
+#
+# LOGs (default: every KLEE solver-queries and all-queries log) replace the corpus, e.g.
+# smt2-corpus/external/*.smt2*.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 smtproxy_cd_root
 smtproxy_path_setup
 frac=${1:-0.25}
+shift || true
 bin=${SMTPROXY_BIN:-${CARGO_TARGET_DIR:-target}/release/smtproxy}
 [ -x "$bin" ] || cargo build --release
-logs=(smt2-corpus/klee/*/solver-queries.smt2.gz smt2-corpus/klee/*/all-queries.smt2.gz)
+if [ $# -gt 0 ]; then
+    logs=("$@")
+else
+    logs=(smt2-corpus/klee/*/solver-queries.smt2.gz smt2-corpus/klee/*/all-queries.smt2.gz)
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 run() { # STORE MB JSON

@@ -192,6 +192,42 @@ fn schema_1_store_migrates_and_serves() {
     assert_eq!(s.get(&key(900)).unwrap(), Some(entry(900)));
 }
 
+/// A new store's fixed pages, which a small bound pays for before any entry: the header
+/// and schema, the pointer map of its auto-vacuum, `meta` and the root of `results`; no
+/// index page of its own for `meta` (a `WITHOUT ROWID` table). Stores made before, whose
+/// `meta` has a rowid and an index, are read as they are
+/// (`schema_1_store_migrates_and_serves`).
+#[test]
+fn a_new_store_has_four_fixed_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("empty.sqlite3");
+    drop(DiskStore::open(&p).unwrap());
+    let c = Connection::open(&p).unwrap();
+    let pages: i64 = c
+        .query_row("PRAGMA page_count", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(pages, 4);
+    let auto: i64 = c
+        .query_row("PRAGMA auto_vacuum", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(auto, 2, "incremental auto-vacuum from the start");
+    let indexes: i64 = c
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(indexes, 0);
+    drop(c);
+    let mut s = DiskStore::open(&p).unwrap();
+    s.put(&key(1), &entry(1)).unwrap();
+    s.flush().unwrap();
+    drop(s);
+    let mut s = DiskStore::open(&p).unwrap();
+    assert_eq!(s.get(&key(1)).unwrap(), Some(entry(1)));
+}
+
 /// A store of a newer schema than this build knows is refused, never misread.
 #[test]
 fn newer_schema_refused() {

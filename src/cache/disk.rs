@@ -5,7 +5,9 @@
 //!   solve_ms, hits, last_used, created, twin) WITHOUT ROWID`, where `value` is an
 //!   [`Entry::encode`] byte string and the other columns are the entry's worth (the
 //!   solver time a hit saves, hits read from this file, unix seconds of the last use and
-//!   of the write, 1 for an exact key written beside its canonical twin), and `meta(name TEXT PRIMARY KEY, value INTEGER)` holding
+//!   of the write, 1 for an exact key written beside its canonical twin), and `meta(name
+//!   TEXT PRIMARY KEY, value INTEGER)` (`WITHOUT ROWID` in files made since: no index
+//!   page of its own, one fixed page fewer; older files' `meta` is read alike) holding
 //!   `format_version` = [`FORMAT_VERSION`] (the entries' bytes) and `schema_version` (the
 //!   tables; absent means 1, the schema without the worth columns). At open a schema-1
 //!   file gets the columns added (its entries kept, served, and valued as just written);
@@ -708,6 +710,9 @@ fn write_then_version(conn: &Connection, body: &str) -> Result<i64, CacheError> 
 }
 
 fn setup(conn: &Connection) -> Result<(), CacheError> {
+    // Free pages can be handed back only if this is set before the file's first page is
+    // written, which switching to WAL does (a no-op on a file that has tables).
+    conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL;")?;
     let _mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
     conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
     // Fast path: an initialised store needs no write lock.
@@ -719,12 +724,11 @@ fn setup(conn: &Connection) -> Result<(), CacheError> {
     let version = match existing {
         Some(v) => v,
         None => {
-            // Free pages can be handed back only if this is set before the first table.
-            conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL;")?;
             write_then_version(
                 conn,
                 &format!(
-                    "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                    "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL)
+                       WITHOUT ROWID;
                      CREATE TABLE IF NOT EXISTS results(key BLOB PRIMARY KEY, value BLOB NOT NULL,
                        {WORTH_COLUMNS}) WITHOUT ROWID;
                      INSERT OR IGNORE INTO meta(name, value) VALUES ('format_version', {FORMAT_VERSION});

@@ -28,6 +28,16 @@
 //! backends hold no ids between queries: a fresh context is rebuilt from text each time,
 //! and passthrough holds only the client's texts.
 //!
+//! Why not also at a `(pop)` back to level 0: there the client's level-0 declarations,
+//! definitions and assertions still hold ids (KLEE and Manticore declare at level 0 and push
+//! above it, or use `(reset)`), so a fresh store would first need every live term copied
+//! and its ids renamed in the client's view and the mirror, which this design avoids. The
+//! one case as safe as a `(reset)`, a pop to level 0 where no level holds a term (the
+//! engine's `client_has_terms` false, no `:global-declarations` kept), would be a check in
+//! the engine's two `Pop` arms (`session/mod.rs`) calling `Engine::collect_terms` when
+//! [`Arena::due`]. It is not done: the engine is edited elsewhere, and the sessions of
+//! KLEE and Manticore never reach that state (they keep their level-0 declarations).
+//!
 //! Invariants:
 //! * Ids of two generations never meet: every holder of an id is either dropped by
 //!   `Engine::collect_terms` or holds none between commands (the scratch tables of
