@@ -203,13 +203,9 @@ fn a_new_store_has_four_fixed_pages() {
     let p = dir.path().join("empty.sqlite3");
     drop(DiskStore::open(&p).unwrap());
     let c = Connection::open(&p).unwrap();
-    let pages: i64 = c
-        .query_row("PRAGMA page_count", [], |r| r.get(0))
-        .unwrap();
+    let pages: i64 = c.query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
     assert_eq!(pages, 4);
-    let auto: i64 = c
-        .query_row("PRAGMA auto_vacuum", [], |r| r.get(0))
-        .unwrap();
+    let auto: i64 = c.query_row("PRAGMA auto_vacuum", [], |r| r.get(0)).unwrap();
     assert_eq!(auto, 2, "incremental auto-vacuum from the start");
     let indexes: i64 = c
         .query_row(

@@ -711,8 +711,12 @@ fn write_then_version(conn: &Connection, body: &str) -> Result<i64, CacheError> 
 
 fn setup(conn: &Connection) -> Result<(), CacheError> {
     // Free pages can be handed back only if this is set before the file's first page is
-    // written, which switching to WAL does (a no-op on a file that has tables).
-    conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL;")?;
+    // written, which switching to WAL does. Only on an empty file: on one that has pages
+    // it changes nothing and would wait for another process's write lock.
+    let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+    if pages == 0 {
+        conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL;")?;
+    }
     let _mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
     conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
     // Fast path: an initialised store needs no write lock.
