@@ -237,7 +237,7 @@ fn a_member_answers_from_its_own_stack() {
     // pushes of its own stack, not as a (reset) and the whole query each time.
     let sent = std::fs::read_to_string(&input).unwrap();
     let count = |pat: &str| sent.matches(pat).count() as u64;
-    assert!(count("(pop ") as u64 + 1 >= yices_wins, "{sent}");
+    assert!(count("(pop ") + 1 >= yices_wins, "{sent}");
     assert!(count("(push 1)") >= yices_wins, "{sent}");
     assert_eq!(count("(reset)"), 0, "{sent}");
     // The declarations were sent once per process, not once per query.
