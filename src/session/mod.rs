@@ -583,10 +583,7 @@ impl Engine {
         }
         self.last = Last::None;
         self.planner.reset();
-        match self.block.as_mut() {
-            Some(b) => b.clear(),
-            None => self.block = Some(Block::default()),
-        }
+        self.block.get_or_insert_with(Block::default).clear();
         // The client's view holds no term now: the moment to collect (see `arena`).
         debug_assert!(!self.client_has_terms());
         if self.arena.due(self.store.len()) {
@@ -1290,7 +1287,8 @@ impl Engine {
         let options_kept = self.fallback_options.take().as_ref() == Some(&self.client.options);
         if self.mode == Mode::FallBack {
             self.stats.note(format!("back from passthrough at {at}"));
-            self.planner.end_fallback();
+            // No model from before the fall-back is read again.
+            self.planner.reset();
         }
         if self.mode != Mode::FallBack || !options_kept {
             // The main backend ran the passthrough, or lacks options the client set
@@ -1313,11 +1311,7 @@ impl lean::Host for Engine {
     /// A fall-back runs on the planner's fall-back backend, so the main one keeps its
     /// state; passthrough as the strategy, or by cost, on the main backend.
     fn backend(&mut self) -> &mut SolverHandle {
-        if self.mode == Mode::FallBack {
-            self.planner.fallback_backend()
-        } else {
-            &mut self.planner.main
-        }
+        self.planner.lean_backend(self.mode == Mode::FallBack)
     }
 
     fn stats(&mut self) -> &mut Stats {
@@ -1325,12 +1319,10 @@ impl lean::Host for Engine {
     }
 
     fn backend_and_stats(&mut self) -> (&mut SolverHandle, &mut Stats) {
-        let h = if self.mode == Mode::FallBack {
-            self.planner.fallback_backend()
-        } else {
-            &mut self.planner.main
-        };
-        (h, &mut self.stats)
+        (
+            self.planner.lean_backend(self.mode == Mode::FallBack),
+            &mut self.stats,
+        )
     }
 
     fn dialect(&self) -> Dialect {

@@ -40,7 +40,7 @@ pub struct Planner {
     race: bool,
     pub main: SolverHandle,
     aux: SolverHandle,
-    /// The backend of fall-backs to passthrough (`fallback_backend`).
+    /// The backend of fall-backs to passthrough (`lean_backend`).
     fallback: SolverHandle,
     stack: StackMirror,
     cached: Option<CachePlanner>,
@@ -342,21 +342,21 @@ impl Planner {
         }
     }
 
+    /// The backend the lean passthrough runs on: the main one for passthrough as the
+    /// strategy or by cost; for a fall-back (`fallback`), one of its own, so the main
+    /// backend (the stack's prefix, the options it was given) outlives the fall-back, kept
+    /// running between fall-backs (the next one resets it rather than start a process:
+    /// `lean::replay::rebuild`).
+    pub fn lean_backend(&mut self, fallback: bool) -> &mut SolverHandle {
+        if fallback {
+            &mut self.fallback
+        } else {
+            &mut self.main
+        }
+    }
+
     /// The main backend for a command of the client's own (set-option, get-info,
     /// get-option): nothing of the stack's is still running in it.
-    /// The backend a fall-back to passthrough runs on: one of its own, so the main
-    /// backend (the stack's prefix, the options it was given) outlives the fall-back, and
-    /// kept running between fall-backs (the next one resets it rather than start a
-    /// process: `lean::replay::rebuild`).
-    pub fn fallback_backend(&mut self) -> &mut SolverHandle {
-        &mut self.fallback
-    }
-
-    /// The fall-back is over: no model from before it is read again.
-    pub fn end_fallback(&mut self) {
-        self.model_at = ModelAt::None;
-    }
-
     pub fn main_for_client(&mut self, stats: &mut Stats) -> &mut SolverHandle {
         self.stack.quiesce(&mut self.main, stats);
         &mut self.main

@@ -49,11 +49,8 @@ pub fn rebuild(
 ) -> Result<(), DriverError> {
     // yices is not reused: its framing (print-success on or off) is chosen when it
     // starts, and changing it in a running yices breaks the session.
-    let reused = r.reuse
-        && h.spec().kind != SolverKind::Yices
-        && h.mode == DriverMode::Lean
-        && h.is_running()
-        && h.is_alive();
+    let reused =
+        r.reuse && h.spec().kind != SolverKind::Yices && h.mode == DriverMode::Lean && h.is_alive();
     if !reused {
         h.kill();
         h.mode = DriverMode::Lean;
