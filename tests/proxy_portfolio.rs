@@ -32,6 +32,24 @@ fn wrapper(dir: &Path, name: &str, body: &str) -> PathBuf {
 
 /// Queries that need a solver (32-bit arithmetic no local search decides, unsat ones
 /// among them): `3 * x = k` with `x < 256`, sat exactly when `k` is 3 times a small number.
+/// `script` through smtproxy under hybrid with the portfolio `solvers`, no store, and the
+/// JSON summary on stderr.
+fn hybrid_portfolio(solvers: &str, script: &str) -> common::Out {
+    run(
+        &[
+            "--solver",
+            solvers,
+            "--cache",
+            "none",
+            "--strategy",
+            "hybrid",
+            "--stats",
+        ],
+        script.as_bytes(),
+        T,
+    )
+}
+
 fn arithmetic_script(ks: &[u32]) -> String {
     let mut s = String::from(
         "(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-const x (_ BitVec 32))\n(declare-const y (_ BitVec 32))\n",
@@ -116,19 +134,7 @@ done"#,
     let script = arithmetic_script(&ks);
     let z3 = run_prog("z3", &["-in"], script.as_bytes(), T);
     let solvers = format!("z3,{}", hung.display());
-    let out = run(
-        &[
-            "--solver",
-            &solvers,
-            "--cache",
-            "none",
-            "--strategy",
-            "hybrid",
-            "--stats",
-        ],
-        script.as_bytes(),
-        T,
-    );
+    let out = hybrid_portfolio(&solvers, &script);
     out.assert_no_panic_no_hang("hung member");
     assert_eq!(
         check_sat_answers(&out.stdout_str()),
@@ -213,19 +219,7 @@ fn a_member_answers_from_its_own_stack() {
     let script = arithmetic_script(&ks);
     let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
     assert!(z3.contains(&"sat".to_string()) && z3.contains(&"unsat".to_string()));
-    let out = run(
-        &[
-            "--solver",
-            &solvers,
-            "--cache",
-            "none",
-            "--strategy",
-            "hybrid",
-            "--stats",
-        ],
-        script.as_bytes(),
-        T,
-    );
+    let out = hybrid_portfolio(&solvers, &script);
     out.assert_no_panic_no_hang("slow z3, logged yices");
     let err = out.stderr_str();
     assert_eq!(check_sat_answers(&out.stdout_str()), z3, "{err}");
@@ -354,19 +348,7 @@ done"#,
         ("z3,cvc5,yices", &["z3", "-in"][..]),
     ] {
         let direct = run_prog(own[0], &own[1..], script.as_bytes(), T);
-        let out = run(
-            &[
-                "--solver",
-                solvers,
-                "--cache",
-                "none",
-                "--strategy",
-                "hybrid",
-                "--stats",
-            ],
-            script.as_bytes(),
-            T,
-        );
+        let out = hybrid_portfolio(solvers, &script);
         out.assert_no_panic_no_hang(solvers);
         assert_eq!(
             out.stdout_str(),
