@@ -145,6 +145,11 @@ fn pairs(value: &str) -> Vec<(String, String)> {
 /// the same names in each get-value, every value smtproxy gave satisfying its query (z3
 /// checks), errors word for word. Returns smtproxy's `--stats` summary per strategy.
 fn answers_as_z3(qs: &[Query], strategies: &[&str]) -> Vec<serde_json::Value> {
+    answers_as_z3_in(qs, strategies, "none")
+}
+
+/// [`answers_as_z3`] with the result store `cache` (a path, or `none`).
+fn answers_as_z3_in(qs: &[Query], strategies: &[&str], cache: &str) -> Vec<serde_json::Value> {
     let input = script(qs);
     let direct = run_prog("z3", &["-t:120000", "-smt2", "-in"], input.as_bytes(), T);
     let want = answers(&direct.stdout_str());
@@ -161,9 +166,19 @@ fn answers_as_z3(qs: &[Query], strategies: &[&str]) -> Vec<serde_json::Value> {
     );
     let mut summaries = Vec::new();
     for &strategy in strategies {
-        let out = run_z3(
-            strategy,
-            &["--stats", "-t:120000", "-smt2", "-in"],
+        let out = common::run(
+            &[
+                "--solver",
+                "z3",
+                "--strategy",
+                strategy,
+                "--cache",
+                cache,
+                "--stats",
+                "-t:120000",
+                "-smt2",
+                "-in",
+            ],
             input.as_bytes(),
             T,
         );
@@ -254,6 +269,28 @@ fn a_block_asked_again_under_fresh_names_reuses_its_model() {
         "the second pass answered from the first's models: {s}"
     );
     assert_eq!(field(s, "fallbacks_passthrough"), optimising, "{s}");
+}
+
+/// The models by block outlive the process: a second run over the same result store, its
+/// queries under names the first run never used, answers them from the first run's
+/// models (each evaluated on its query, and checked here by z3), not from the solver.
+#[test]
+fn block_models_carry_over_to_the_next_run_through_the_store() {
+    common::require("z3");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let db = dir.path().join("store.sqlite3");
+    let db = db.to_str().expect("a UTF-8 path");
+    let first = session(60, 0x5eed_b10c, 0);
+    let s1 = &answers_as_z3_in(&first, &["hybrid"], db)[0];
+    let again = session(60, 0x5eed_b10c, 500_000);
+    assert_ne!(first[5].body, again[5].body, "fresh names the second time");
+    let sats = field(s1, "sat");
+    let s2 = &answers_as_z3_in(&again, &["hybrid"], db)[0];
+    let optimising = again.iter().filter(|q| q.optimises).count() as u64;
+    assert!(
+        field(s2, "block_hints") + optimising >= sats && field(s2, "disk_hits") > 0,
+        "the second run answered each sat block from the first run's models: {s2}"
+    );
 }
 
 /// A test case's bytes asked one query each (Manticore's `solve_to_fd`): every query has

@@ -94,13 +94,15 @@ fn exact_keys_across_runs() {
     let warm = replay(&log, "cache", store, dir.path());
     assert_eq!(field(&warm.json, "expected_mismatches"), 0);
     assert_eq!(field(&warm.json, "solver_checks"), 0, "{}", warm.json);
-    // Every store lookup that found something found it by the exact key (those not
-    // asked of the store were answered by recent models and the session memo).
+    // Every store lookup that found something found it by the exact key or, for a sat
+    // query, by its block's key (the model of the same commands in the first run); none
+    // needed a canonical form (those not asked of the store were answered by recent
+    // models and the session memo).
     assert!(field(&warm.json, "exact_hits") > 0, "{}", warm.json);
-    assert_eq!(
-        field(&warm.json, "exact_hits"),
-        field(&warm.json, "disk_hits"),
-        "a second run should find each component by its exact key: {}",
+    assert!(
+        field(&warm.json, "disk_hits")
+            <= field(&warm.json, "exact_hits") + field(&warm.json, "block_hints"),
+        "a second run should find each component by its exact or its block's key: {}",
         warm.json
     );
 

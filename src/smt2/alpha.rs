@@ -12,26 +12,30 @@
 //! * The key is a hint, never a proof: a caller that answers from it must check what it
 //!   finds against the parsed query (a model is evaluated on the client's assertions), so a
 //!   lexical slip (a name that shadows a theory symbol, a collision) can cost a lookup but
-//!   never an answer. It is kept in memory only, so it is a fast hash (two chained
-//!   64-bit lanes), neither cryptographic nor versioned.
+//!   never an answer.
+//! * The key goes into the result store, so it is a fixed, versioned function of the
+//!   normalised bytes: blake3 over [`BLOCK_KEY_DOMAIN`] (which names the encoding's
+//!   version and keeps block keys apart from every component key) and each command's
+//!   normalised bytes, truncated to 128 bits. Any change to the normalisation must change
+//!   the domain string.
 //! * Cost is linear in the command's bytes, with no allocation past the first few
 //!   declarations of a block.
 
 use super::lex::{command_head, comment_end, is_space, quoted_stop, string_end, token_end};
-use rustc_hash::{FxHashMap, FxHasher};
-use std::hash::Hasher;
+use rustc_hash::FxHashMap;
 
-/// The seeds of the two hash lanes (any two different odd numbers).
-const LANE_SEEDS: [usize; 2] = [0x9e37_79b9_7f4a_7c15, 0xc2b2_ae3d_27d4_eb4f];
+/// What a block's hash starts with: the version of the normalisation below, and a
+/// separation from the result store's component keys (`query::key`).
+pub const BLOCK_KEY_DOMAIN: &[u8] = b"smtproxy block key, normalisation 1\0";
 
 /// A 128-bit key of a block of commands.
 pub type BlockKey = [u8; 16];
 
 /// The running key of the commands since the last `(reset)`.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Block {
-    /// Two 64-bit hashes of the commands so far, each chained through every command.
-    lanes: [u64; 2],
+    /// The hash of the commands so far (after the domain string).
+    hash: blake3::Hasher,
     /// Declared names, by their text, to the ordinal of their first declaration.
     names: FxHashMap<Box<str>, u32>,
     /// A command's normalised bytes (reused).
@@ -48,10 +52,24 @@ fn declares(head: &str) -> bool {
     )
 }
 
+impl Default for Block {
+    fn default() -> Self {
+        let mut hash = blake3::Hasher::new();
+        hash.update(BLOCK_KEY_DOMAIN);
+        Block {
+            hash,
+            names: FxHashMap::default(),
+            scratch: Vec::new(),
+            commands: 0,
+        }
+    }
+}
+
 impl Block {
     /// Forget every command (a `(reset)`).
     pub fn clear(&mut self) {
-        self.lanes = [0; 2];
+        self.hash.reset();
+        self.hash.update(BLOCK_KEY_DOMAIN);
         self.names.clear();
         self.commands = 0;
     }
@@ -120,20 +138,14 @@ impl Block {
         }
         // Commands are separated so that two commands never read as one.
         self.scratch.push(0x02);
-        for (i, lane) in self.lanes.iter_mut().enumerate() {
-            let mut h = FxHasher::with_seed(LANE_SEEDS[i]);
-            h.write_u64(*lane);
-            h.write(&self.scratch);
-            *lane = h.finish();
-        }
+        self.hash.update(&self.scratch);
         self.commands += 1;
     }
 
     /// The key of the commands added so far.
     pub fn key(&self) -> BlockKey {
         let mut k = [0u8; 16];
-        k[..8].copy_from_slice(&self.lanes[0].to_le_bytes());
-        k[8..].copy_from_slice(&self.lanes[1].to_le_bytes());
+        k.copy_from_slice(&self.hash.finalize().as_bytes()[..16]);
         k
     }
 }
@@ -218,6 +230,23 @@ mod tests {
             "(echo \"x ;  y\")",
         ]);
         assert_ne!(a, c);
+    }
+
+    /// The key goes on disk: it must not change unless `BLOCK_KEY_DOMAIN` does.
+    #[test]
+    fn key_golden() {
+        let k = key(&[
+            "(declare-fun a_1 () (_ BitVec 8))",
+            "(assert (bvugt a_1 #x10))",
+            "(check-sat)",
+        ]);
+        let hex: String = k.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, "51ff2a5e3d7d3b3c2478870da8402fae");
+        assert_eq!(key(&[]), {
+            let mut k = [0u8; 16];
+            k.copy_from_slice(&blake3::hash(BLOCK_KEY_DOMAIN).as_bytes()[..16]);
+            k
+        });
     }
 
     #[test]

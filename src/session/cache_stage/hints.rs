@@ -10,7 +10,10 @@
 //!   every assertion and assumption of the client's query (`satisfies`), so a stale or
 //!   colliding key costs one evaluation, never an answer. Unsat is never hinted.
 //! * A model is kept as text, one value per declared constant in declaration order (the
-//!   order the key numbers them in), so it outlives a collection of the term store.
+//!   order the key numbers them in), so it outlives a collection of the term store, and
+//!   the same text goes into the result store as a sat entry under the block's key (a
+//!   fixed, versioned hash kept apart from component keys: `smt2::alpha`), for the next
+//!   run. The text read back from there is held to the same evaluation.
 //! * Memory is bounded: entries (key and text) past `HINT_BYTES` are dropped, least
 //!   recently used first.
 
@@ -53,44 +56,66 @@ fn constants(store: &mut TermStore, decls: &[Decl]) -> Option<Vec<(usize, TermId
 }
 
 impl BlockHints {
-    /// The model kept for `key`, read onto `decls` and evaluated to true on `whole` (the
-    /// query's assertions and assumptions).
+    /// The model kept for `key` (in memory, or else the text `stored` returns: the result
+    /// store's entry for the block, from another run), read onto `decls` and evaluated to
+    /// true on `whole` (the query's assertions and assumptions). A stored text that passes
+    /// is kept in memory for the next time.
     pub fn find(
         &mut self,
         store: &mut TermStore,
         key: &BlockKey,
         decls: &[Decl],
         whole: &[TermId],
+        stored: impl FnOnce() -> Option<String>,
     ) -> Option<Model> {
-        let text = self.map.get(key)?;
         let order = constants(store, decls)?;
-        let m = decode_model(store, text, &order)?;
-        satisfies(store, &m, whole).then_some(m)
+        if let Some(text) = self.map.get(key) {
+            let m = decode_model(store, text, &order)?;
+            return satisfies(store, &m, whole).then_some(m);
+        }
+        let text = stored()?;
+        let m = decode_model(store, &text, &order)?;
+        if !satisfies(store, &m, whole) {
+            return None;
+        }
+        self.insert(*key, text);
+        Some(m)
     }
 
     /// Keep `m`, a model that satisfies the query of block `key`, for the next block with
-    /// that key.
-    pub fn keep(&mut self, store: &mut TermStore, key: BlockKey, decls: &[Decl], m: &Model) {
+    /// that key. Returns the text kept when it is new here (for the result store).
+    pub fn keep(
+        &mut self,
+        store: &mut TermStore,
+        key: BlockKey,
+        decls: &[Decl],
+        m: &Model,
+    ) -> Option<String> {
         if self.map.contains(&key) {
-            return;
+            return None;
         }
-        let Some(order) = constants(store, decls) else {
-            return;
-        };
-        let Some(text) = encode_model(store, m, &order) else {
-            return;
-        };
+        let order = constants(store, decls)?;
+        let text = encode_model(store, m, &order)?;
+        self.insert(key, text.clone()).then_some(text)
+    }
+
+    /// Add `text` under `key` (false when it is too big to keep), dropping the least
+    /// recently used past the bound.
+    fn insert(&mut self, key: BlockKey, text: String) -> bool {
         let size = text.len() + std::mem::size_of::<(BlockKey, Box<str>)>() * 2;
         if size > HINT_BYTES / 4 {
-            return;
+            return false;
         }
         self.bytes += size;
-        self.map.put(key, text.into_boxed_str());
+        if let Some(old) = self.map.put(key, text.into_boxed_str()) {
+            self.bytes -= old.len() + std::mem::size_of::<(BlockKey, Box<str>)>() * 2;
+        }
         while self.bytes > HINT_BYTES {
             let Some((_, t)) = self.map.pop_lru() else {
                 break;
             };
             self.bytes -= t.len() + std::mem::size_of::<(BlockKey, Box<str>)>() * 2;
         }
+        true
     }
 }

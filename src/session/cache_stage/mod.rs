@@ -387,7 +387,13 @@ impl CachePlanner {
             }
             // The same block of commands under other names: its model, evaluated here.
             if let Some(key) = &q.block {
-                if let Some(m) = self.hints.find(store, key, q.decls, &whole) {
+                let tiers = &mut self.store_tiers;
+                let from_store = || {
+                    let e = tiers.as_mut()?.get(&Key(*key))?;
+                    // A block's entry is only ever a sat with its model.
+                    (e.verdict == Verdict::Sat).then_some(e.model).flatten()
+                };
+                if let Some(m) = self.hints.find(store, key, q.decls, &whole, from_store) {
                     stats.model_hits += 1;
                     stats.block_hints += 1;
                     return Ok(Planned::Own(Answer::Sat, Some(m)));
@@ -400,7 +406,9 @@ impl CachePlanner {
             miss.drop_ahead(f);
         }
         if let (Ok(Planned::Own(Answer::Sat, Some(m))), Some(key)) = (&r, q.block) {
-            self.hints.keep(store, key, q.decls, m);
+            if let Some(text) = self.hints.keep(store, key, q.decls, m) {
+                self.put(&Key(key), Verdict::Sat, Some(text));
+            }
         }
         if let Ok(Planned::Own(a @ (Answer::Sat | Answer::Unsat), m)) = &r {
             let known = match (a, m) {
