@@ -31,6 +31,7 @@ pub mod governor;
 mod lean;
 pub mod miss;
 pub mod model_text;
+pub mod objective;
 pub mod own_model;
 pub mod planner;
 pub mod portfolio;
@@ -144,6 +145,13 @@ pub struct Engine {
     /// The client's options when the current fall-back to passthrough began: the main
     /// backend, which the fall-back does not use, holds these.
     fallback_options: Option<Vec<(String, String)>>,
+    /// z3's objective, given at level 0 since the last reset (`objective`).
+    objective: Option<objective::Objective>,
+    /// The optimum found for the last check-sat (`objective`), with the bound whose model
+    /// the client reads: a lost model is solved again under it.
+    optimum: Option<(TermId, u64)>,
+    /// The text of the last check-sat under an objective.
+    objective_check: Option<String>,
 }
 
 impl Engine {
@@ -202,6 +210,9 @@ impl Engine {
             arena: arena::Arena::with_floor(arena::collect_floor()),
             block: Some(Block::default()),
             fallback_options: None,
+            objective: None,
+            optimum: None,
+            objective_check: None,
         })
     }
 
@@ -554,6 +565,7 @@ impl Engine {
             self.client.print_success
         };
         self.logic_check = LogicCheck::without_logic(self.dialect);
+        self.objective = None;
         let kept = (self.dialect == Dialect::Z3).then(|| {
             let preamble: Vec<String> = self
                 .client
@@ -882,6 +894,13 @@ impl Engine {
                 self.last = Last::None;
                 self.success();
             }
+            Command::CheckSat | Command::CheckSatAssuming(_) if self.objective.is_some() => {
+                let lits = match cmd {
+                    Command::CheckSatAssuming(lits) => lits,
+                    _ => Vec::new(),
+                };
+                return self.optimise(&lits, text, line, col);
+            }
             Command::CheckSat => {
                 let a = self.check(&[]);
                 outcome.check = Some(a);
@@ -920,6 +939,10 @@ impl Engine {
                 self.success();
                 self.govern_at_reset();
             }
+            Command::ResetAssertions if self.objective.is_some() => {
+                // What z3 keeps of its objectives here is its own to say.
+                return self.fall_back(text, line, col, "reset-assertions under an objective");
+            }
             Command::ResetAssertions => {
                 self.reset_assertions();
                 self.last = Last::None;
@@ -930,14 +953,99 @@ impl Engine {
                 self.success();
                 outcome.exit = true;
             }
+            Command::Other(_) if self.dialect == Dialect::Z3 && objective::is_optimisation(text) => {
+                return self.optimisation_command(text, line, col);
+            }
             Command::Other(_) => return self.fall_back(text, line, col, "command not interpreted"),
         }
         outcome
     }
 
+    /// z3's `minimize`, `maximize` and `get-objectives`: the plain shape is taken here
+    /// (`objective`), anything else goes to the solver.
+    fn optimisation_command(&mut self, text: &str, line: usize, col: usize) -> Outcome {
+        if crate::smt2::lex::command_head(text) == Some("get-objectives") {
+            return match (&self.last, &self.objective, self.optimum) {
+                (Last::Sat, Some(obj), Some((_, value))) => {
+                    let r = obj.report(value);
+                    self.emit(&r);
+                    Outcome::default()
+                }
+                // Before a check-sat, or after one that found no optimum: z3's own words,
+                // from a solver that ran that check-sat again after the state.
+                _ => {
+                    if let (Last::Unsat | Last::Unknown, Some(check)) =
+                        (&self.last, self.objective_check.take())
+                    {
+                        self.lean.check_again(&check);
+                    }
+                    self.fall_back(text, line, col, "get-objectives without an optimum")
+                }
+            };
+        }
+        let plain = self.objective.is_none()
+            && self.client.depth() == 0
+            && !self
+                .client
+                .options
+                .iter()
+                .any(|(k, _)| k.starts_with(":opt."));
+        let obj = plain
+            .then(|| objective::parse(&mut self.store, &self.sig, text))
+            .flatten();
+        let Some(obj) = obj else {
+            return self.fall_back(text, line, col, "an objective smtproxy does not search");
+        };
+        self.objective = Some(obj);
+        // Replayed with the rest of the state if the session falls back later.
+        self.client.top().raw.push(text.to_string());
+        self.last = Last::None;
+        self.success();
+        Outcome::default()
+    }
+
+    /// check-sat under the client's objective: the optimum by a search over bounds
+    /// (`objective::search`), or the solver's own answer when the search gives up.
+    fn optimise(&mut self, assumptions: &[TermId], text: &str, line: usize, col: usize) -> Outcome {
+        let Some(obj) = self.objective.clone() else {
+            return Outcome::default();
+        };
+        self.client.initialized = true;
+        self.optimum = None;
+        self.objective_check = Some(text.to_string());
+        let mut oracle = Bounds {
+            engine: self,
+            obj: &obj,
+            assumptions,
+        };
+        let (a, optimum) = match objective::search(&obj, &mut oracle) {
+            objective::Outcome::GaveUp => {
+                return self.fall_back(text, line, col, "the search for an optimum gave up");
+            }
+            objective::Outcome::Unsat => (Answer::Unsat, None),
+            objective::Outcome::Optimum(v) => {
+                (Answer::Sat, obj.bound(&mut self.store, v).map(|b| (b, v)))
+            }
+        };
+        self.stats.optimisations += 1;
+        self.answered(a, assumptions);
+        self.optimum = optimum;
+        Outcome {
+            check: Some(a),
+            ..Outcome::default()
+        }
+    }
+
     fn check(&mut self, assumptions: &[TermId]) -> Answer {
         self.client.initialized = true;
-        let a = self.solve(assumptions);
+        self.optimum = None;
+        let a = self.solve(assumptions, None);
+        self.answered(a, assumptions);
+        a
+    }
+
+    /// Tell the client `a`, the answer to its check-sat under `assumptions`.
+    fn answered(&mut self, a: Answer, assumptions: &[TermId]) {
         self.count_check(a);
         self.last = match a {
             Answer::Sat => Last::Sat,
@@ -949,13 +1057,13 @@ impl Engine {
         if a == Answer::Sat && self.flags.model_after_sat && self.models_enabled() {
             self.get_model("(get-model)", 1, 1);
         }
-        a
     }
 
-    /// The answer to the client's current query under `assumptions` (nothing printed or
-    /// counted as a client query).
-    fn solve(&mut self, assumptions: &[TermId]) -> Answer {
-        let assertions = self.client.assertions();
+    /// The answer to the client's current query under `assumptions`, with `bound` (an
+    /// objective's) asserted as well (nothing printed or counted as a client query).
+    fn solve(&mut self, assumptions: &[TermId], bound: Option<TermId>) -> Answer {
+        let mut assertions = self.client.assertions();
+        assertions.extend(bound);
         let decls: Vec<Decl> = self.client.decls().cloned().collect();
         let defs: Vec<String> = self.client.defs().cloned().collect();
         let base: &[TermId] = if self.client.depth() > 0 {
@@ -972,7 +1080,12 @@ impl Engine {
             preamble: &self.client.preamble,
             logic: self.client.logic.as_deref(),
             sig: &self.sig,
-            block: self.block.as_ref().map(Block::key),
+            // A bound is not one of the client's commands: the block's key does not say it.
+            block: self
+                .block
+                .as_ref()
+                .filter(|_| bound.is_none())
+                .map(Block::key),
         };
         let r = self.planner.check(&mut self.store, &q, &mut self.stats);
         match r {
@@ -993,7 +1106,7 @@ impl Engine {
             "the solver holding the model is gone ({why}); solving the query again"
         ));
         let assumptions = std::mem::take(&mut self.last_assumptions);
-        let a = self.solve(&assumptions);
+        let a = self.solve(&assumptions, self.optimum.map(|o| o.0));
         self.last_assumptions = assumptions;
         if a != Answer::Sat {
             self.last = Last::Unknown;
@@ -1430,4 +1543,33 @@ pub fn engine_for(
         },
         out,
     )
+}
+
+/// The engine as the objective search's oracle: the client's query with a bound.
+struct Bounds<'a> {
+    engine: &'a mut Engine,
+    obj: &'a objective::Objective,
+    assumptions: &'a [TermId],
+}
+
+impl objective::Oracle for Bounds<'_> {
+    fn check(&mut self, bound: Option<u64>) -> Answer {
+        let b = match bound {
+            None => None,
+            Some(v) => match self.obj.bound(&mut self.engine.store, v) {
+                Some(b) => Some(b),
+                None => return Answer::Unknown,
+            },
+        };
+        self.engine.solve(self.assumptions, b)
+    }
+
+    fn value(&mut self) -> Option<u64> {
+        let e = &mut *self.engine;
+        let v = e
+            .planner
+            .values(&mut e.store, &[self.obj.term], e.dialect)
+            .ok()?;
+        objective::bv_value(v.first()?)
+    }
 }

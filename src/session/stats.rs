@@ -53,6 +53,9 @@ pub struct Stats {
     /// Queries answered by the model of the same block of commands under other names
     /// (counted in `model_hits` too; `cache_stage::hints`).
     pub block_hints: u64,
+    /// Check-sats under a z3 objective answered by a search over bounds
+    /// (`session::objective`), not by the solver's optimiser.
+    pub optimisations: u64,
     /// Result-store lookups answered by each persistent tier (per component), and
     /// entries written to the store, as of the end of the run.
     pub disk_hits: u64,
@@ -130,6 +133,7 @@ pub struct Summary {
     pub cores: u64,
     pub exact_hits: u64,
     pub block_hints: u64,
+    pub optimisations: u64,
     pub fallbacks_passthrough: u64,
     pub route_switches: u64,
     pub lean_queries: u64,
@@ -203,6 +207,7 @@ impl Stats {
             cores: self.cores,
             exact_hits: self.exact_hits,
             block_hints: self.block_hints,
+            optimisations: self.optimisations,
             fallbacks_passthrough: self.fallbacks_passthrough,
             route_switches: self.route_switches,
             lean_queries: self.lean_queries,

@@ -193,6 +193,13 @@ impl Passthrough {
         self.unmodelled_from = Some(depth);
     }
 
+    /// Have the next replay run `check` (the client's last check-sat) again after the
+    /// state, whatever it answered: what a command the solver answers next depends on it
+    /// (z3's get-objectives).
+    pub fn check_again(&mut self, check: &str) {
+        self.model_check = Some(check.to_string());
+    }
+
     /// Whether no command is in flight.
     pub fn is_idle(&self) -> bool {
         self.inflight.is_empty()

@@ -1,0 +1,309 @@
+//! z3's optimisation commands for the shape symbolic executors send: one `(minimize x)` or
+//! `(maximize x)` of a declared bit-vector constant, then `(check-sat)`. z3's optimiser
+//! takes tens of milliseconds on a query its plain solver answers in a fraction of one (a
+//! recorded Manticore session: 60 such queries, 45 ms each); the optimum of an unsigned
+//! objective is found here instead by a search over bounds, each bound a plain check-sat
+//! of the client's query with `(bvule x v)` or `(bvuge x v)` added, through the modelled
+//! engine (caches, models, the stack). Manticore does the same search itself for solvers
+//! without an optimiser.
+//!
+//! Invariants:
+//! * The optimum is exact: every bound the search steps past was answered `unsat` by the
+//!   engine (a solver or a stored unsat), and the optimum is the objective's value in a
+//!   model the engine evaluated true on the query with the optimum's bound. z3 orders
+//!   bit-vector objectives as unsigned numbers, as here.
+//! * Only the plain shape is taken (`accepts`): z3 only, one objective since the last
+//!   `(reset)`, given at assertion level 0, a constant of at most 64 bits, no `:opt.`
+//!   option; anything else goes to the solver as before (passthrough for the block).
+//! * Any `unknown` during the search gives up: the caller lets the solver answer the
+//!   check-sat itself. Nothing here answers the client; it only says what the optimum is.
+
+use crate::session::vocab::Answer;
+use crate::smt2::lex::command_head;
+use crate::term::signature::{DeclKind, FunDef, Signature};
+use crate::term::{Op, SortStore, TermId, TermStore};
+
+/// One objective of the client's.
+#[derive(Clone, Debug)]
+pub struct Objective {
+    pub maximize: bool,
+    /// The objective's constant, as a term.
+    pub term: TermId,
+    /// Its name as the client wrote it (get-objectives names it so).
+    pub name: String,
+    pub width: u32,
+}
+
+/// An objective command's text read as the plain shape: `(minimize x)` or `(maximize x)`
+/// with `x` a declared bit-vector constant of at most 64 bits. None for anything else
+/// (attributes, compound terms, other sorts).
+pub fn parse(store: &mut TermStore, sig: &Signature, text: &str) -> Option<Objective> {
+    let maximize = match command_head(text)? {
+        "minimize" => false,
+        "maximize" => true,
+        _ => return None,
+    };
+    let body = text.trim().strip_prefix('(')?.strip_suffix(')')?.trim();
+    let mut words = body.split_whitespace();
+    words.next()?;
+    let name = words.next()?;
+    if words.next().is_some() || name.starts_with(['(', '|', ':']) || name.contains([')', '(']) {
+        return None;
+    }
+    let FunDef::Declared {
+        sym,
+        params,
+        ret,
+        kind: DeclKind::Free,
+    } = sig.fun(name)?
+    else {
+        return None;
+    };
+    if !params.is_empty() {
+        return None;
+    }
+    let width = store.sorts.bv_width(*ret)?;
+    if width == 0 || width > 64 {
+        return None;
+    }
+    let term = store.mk_sym_app(*sym, Vec::new(), *ret);
+    Some(Objective {
+        maximize,
+        term,
+        name: name.to_string(),
+        width,
+    })
+}
+
+/// Whether `text` is one of z3's optimisation commands (an objective, or get-objectives).
+pub fn is_optimisation(text: &str) -> bool {
+    matches!(
+        command_head(text),
+        Some("minimize" | "maximize" | "get-objectives" | "assert-soft")
+    )
+}
+
+impl Objective {
+    /// `x <= v` (minimize) or `x >= v` (maximize), unsigned.
+    pub fn bound(&self, store: &mut TermStore, v: u64) -> Option<TermId> {
+        let lit = store.mk_bv_u64(v, self.width);
+        let op = if self.maximize { Op::BvUge } else { Op::BvUle };
+        let t = store.app_slice(op, &[self.term, lit]).ok()?;
+        (store.sort(t) == SortStore::BOOL).then_some(t)
+    }
+
+    /// The largest value of the objective's width.
+    fn top(&self) -> u64 {
+        if self.width == 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.width) - 1
+        }
+    }
+
+    /// get-objectives' answer for `value`, as z3 prints it.
+    pub fn report(&self, value: u64) -> String {
+        format!("(objectives\n ({} {value})\n)", self.name)
+    }
+}
+
+/// What the search needs of the engine: the client's query with at most one bound added
+/// (`Objective::bound` of the value given), and the objective's value in the model of the
+/// last `sat`.
+pub trait Oracle {
+    fn check(&mut self, bound: Option<u64>) -> Answer;
+    fn value(&mut self) -> Option<u64>;
+}
+
+/// How a search ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The query is unsat (without a bound).
+    Unsat,
+    /// The optimum: the last check the oracle answered was the query with the optimum's
+    /// bound, `sat`, with the objective at the optimum in its model.
+    Optimum(u64),
+    /// An `unknown`, or a model that broke the search's rules: let the solver answer.
+    GaveUp,
+}
+
+/// The optimum of `obj` over the client's query, by bisection on bounds (each step at
+/// least halves the interval that holds it, or more when a model goes past the bound
+/// asked): at most `width + 2` checks.
+pub fn search(obj: &Objective, oracle: &mut impl Oracle) -> Outcome {
+    match oracle.check(None) {
+        Answer::Unsat => return Outcome::Unsat,
+        Answer::Unknown => return Outcome::GaveUp,
+        Answer::Sat => {}
+    }
+    let Some(first) = oracle.value() else {
+        return Outcome::GaveUp;
+    };
+    // [lo, hi] holds the optimum; `best` is a value known to be reached (an end of it).
+    let (mut lo, mut hi) = if obj.maximize {
+        (first, obj.top())
+    } else {
+        (0, first)
+    };
+    let mut best = first;
+    // The objective's value in the model of the oracle's last check, if it was `sat`.
+    let mut last = Some(first);
+    while lo < hi {
+        let mid = if obj.maximize {
+            lo + (hi - lo).div_ceil(2)
+        } else {
+            lo + (hi - lo) / 2
+        };
+        match oracle.check(Some(mid)) {
+            Answer::Sat => {
+                let Some(v) = oracle.value() else {
+                    return Outcome::GaveUp;
+                };
+                // The model keeps the bound: anything else is not a model of the query.
+                let kept = if obj.maximize { v >= mid } else { v <= mid };
+                if !kept {
+                    return Outcome::GaveUp;
+                }
+                best = v;
+                if obj.maximize {
+                    lo = v;
+                } else {
+                    hi = v;
+                }
+                last = Some(v);
+            }
+            Answer::Unsat => {
+                if obj.maximize {
+                    hi = mid - 1;
+                } else {
+                    lo = mid + 1;
+                }
+                last = None;
+            }
+            Answer::Unknown => return Outcome::GaveUp,
+        }
+    }
+    if last != Some(best) {
+        // The last check was not `sat` at the optimum: ask for the optimum's model, so the
+        // model the client reads next is one.
+        if oracle.check(Some(best)) != Answer::Sat || oracle.value() != Some(best) {
+            return Outcome::GaveUp;
+        }
+    }
+    Outcome::Optimum(best)
+}
+
+/// The unsigned value of a bit-vector value as the solver or smtproxy prints it (`#x..`,
+/// `#b..`, `(_ bvN w)`).
+pub fn bv_value(text: &str) -> Option<u64> {
+    let t = text.trim();
+    if let Some(h) = t.strip_prefix("#x") {
+        return u64::from_str_radix(h, 16).ok();
+    }
+    if let Some(b) = t.strip_prefix("#b") {
+        return u64::from_str_radix(b, 2).ok();
+    }
+    let inner = t.strip_prefix('(')?.strip_suffix(')')?.trim();
+    let mut w = inner.split_whitespace();
+    (w.next()? == "_").then_some(())?;
+    w.next()?.strip_prefix("bv")?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The query "x is in `set`" over 8-bit x, answered by brute force.
+    struct Set {
+        set: Vec<u64>,
+        maximize: bool,
+        model: Option<u64>,
+        checks: usize,
+        unknown_at: Option<usize>,
+    }
+
+    impl Oracle for Set {
+        fn check(&mut self, bound: Option<u64>) -> Answer {
+            self.checks += 1;
+            if Some(self.checks) == self.unknown_at {
+                return Answer::Unknown;
+            }
+            let ok = |x: &&u64| match bound {
+                None => true,
+                Some(b) if self.maximize => **x >= b,
+                Some(b) => **x <= b,
+            };
+            // Any model will do: the middle one of those that satisfy.
+            let fits: Vec<&u64> = self.set.iter().filter(ok).collect();
+            self.model = fits.get(fits.len() / 2).map(|x| **x);
+            if self.model.is_some() {
+                Answer::Sat
+            } else {
+                Answer::Unsat
+            }
+        }
+        fn value(&mut self) -> Option<u64> {
+            self.model
+        }
+    }
+
+    fn obj(maximize: bool) -> Objective {
+        Objective {
+            maximize,
+            term: TermId(0),
+            name: "x".into(),
+            width: 8,
+        }
+    }
+
+    fn run(set: &[u64], maximize: bool, unknown_at: Option<usize>) -> (Outcome, Set) {
+        let mut o = Set {
+            set: set.to_vec(),
+            maximize,
+            model: None,
+            checks: 0,
+            unknown_at,
+        };
+        (search(&obj(maximize), &mut o), o)
+    }
+
+    #[test]
+    fn finds_the_unsigned_optimum_and_leaves_its_model() {
+        for set in [
+            vec![0u64],
+            vec![255],
+            vec![3, 200, 17, 128],
+            vec![100, 101, 102, 255, 0, 77],
+            (0..256).collect(),
+        ] {
+            for maximize in [false, true] {
+                let (out, o) = run(&set, maximize, None);
+                let want = if maximize {
+                    *set.iter().max().unwrap()
+                } else {
+                    *set.iter().min().unwrap()
+                };
+                assert_eq!(out, Outcome::Optimum(want), "{set:?} maximize={maximize}");
+                assert_eq!(o.model, Some(want), "the last model is the optimum's");
+                assert!(o.checks <= 8 + 2, "{} checks", o.checks);
+            }
+        }
+    }
+
+    #[test]
+    fn unsat_and_unknown() {
+        assert_eq!(run(&[], false, None).0, Outcome::Unsat);
+        for at in 1..4 {
+            assert_eq!(run(&[1, 50, 90, 200], true, Some(at)).0, Outcome::GaveUp);
+        }
+    }
+
+    #[test]
+    fn values_as_printed() {
+        assert_eq!(bv_value("#x00000064"), Some(100));
+        assert_eq!(bv_value("#b101"), Some(5));
+        assert_eq!(bv_value("(_ bv300 16)"), Some(300));
+        assert_eq!(bv_value("#xffffffffffffffff"), Some(u64::MAX));
+        assert_eq!(bv_value("true"), None);
+    }
+}

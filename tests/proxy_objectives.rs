@@ -1,0 +1,205 @@
+//! z3's optimisation commands in the shape symbolic executors send them (one `minimize` or
+//! `maximize` of a bit-vector constant, then check-sat and get-value of it, Manticore's
+//! `optimize`): answered by smtproxy's search over bounds, byte for byte as z3 answers
+//! them, under every modelled strategy; the shapes it does not search (two objectives, a
+//! compound objective, one under a push, get-objectives where no optimum is known) still
+//! answered as z3 answers them, by the solver.
+
+mod common;
+
+use common::{field, run_prog, run_z3};
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(120);
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn lit(v: u64, w: u32) -> String {
+    let v = if w == 64 { v } else { v & ((1u64 << w) - 1) };
+    format!("#x{:0width$x}", v, width = (w / 4) as usize)
+}
+
+/// Manticore's query for `optimize`: a path condition over a few constants, `X == x`, a
+/// fresh `optimized_` bounded by X, the objective, check-sat, get-value of it; sometimes
+/// get-objectives, a check-sat-assuming, or a pushed extra assertion.
+fn block(rng: &mut Rng, fresh: &mut usize) -> (String, bool) {
+    let w = [8u32, 16, 32, 64][rng.below(4) as usize];
+    let n = 1 + rng.below(3) as usize;
+    let mut s = String::from("(reset)\n(set-logic QF_AUFBV)\n(set-option :global-decls false)\n");
+    let names: Vec<String> = (0..n)
+        .map(|_| {
+            *fresh += 1;
+            format!("v_{fresh}")
+        })
+        .collect();
+    for v in &names {
+        s.push_str(&format!("(declare-fun {v} () (_ BitVec {w}))\n"));
+    }
+    let mut unsat_possible = false;
+    for _ in 0..1 + rng.below(4) {
+        let a = &names[rng.below(n as u64) as usize];
+        let b = &names[rng.below(n as u64) as usize];
+        let c = lit(rng.next() >> rng.below(64), w);
+        let atom = match rng.below(7) {
+            0 => format!("(bvule {a} {c})"),
+            1 => format!("(bvuge {a} {c})"),
+            2 => format!("(bvslt {a} {c})"),
+            3 => format!("(bvsge {a} {c})"),
+            4 => format!("(distinct {a} {b})"),
+            5 => format!("(bvule (bvadd {a} {c}) {b})"),
+            _ => {
+                unsat_possible = true;
+                format!("(= ((_ extract 0 0) {a}) #b{})", rng.below(2))
+            }
+        };
+        s.push_str(&format!("(assert {atom})\n"));
+    }
+    *fresh += 1;
+    let x = format!("X_{fresh}");
+    s.push_str(&format!("(declare-fun {x} () (_ BitVec {w}))\n"));
+    s.push_str(&format!("(assert (= {x} {}))\n", names[0]));
+    s.push_str(&format!("(declare-fun optimized_ () (_ BitVec {w}))\n"));
+    let maximize = rng.below(2) == 0;
+    let (goal, op) = if maximize {
+        ("maximize", "bvuge")
+    } else {
+        ("minimize", "bvule")
+    };
+    s.push_str(&format!(
+        "(assert ({op} {x} optimized_))\n({goal} optimized_)\n"
+    ));
+    s.push_str("(check-sat)\n(get-value (optimized_))\n");
+    match rng.below(4) {
+        0 => s.push_str("(get-objectives)\n"),
+        1 => {
+            let c = lit(rng.next(), w);
+            s.push_str(&format!(
+                "(check-sat-assuming ((bvugt optimized_ {c})))\n(get-value (optimized_))\n"
+            ));
+        }
+        2 => {
+            let c = lit(rng.next(), w);
+            s.push_str(&format!(
+                "(push 1)\n(assert (bvult {} {c}))\n(check-sat)\n(get-value (optimized_))\n(pop 1)\n",
+                names[0]
+            ));
+        }
+        _ => {}
+    }
+    (s, unsat_possible)
+}
+
+fn out(o: &common::Out) -> String {
+    o.stdout_str()
+}
+
+#[test]
+fn optimisation_queries_answer_as_z3() {
+    common::require("z3");
+    let mut rng = Rng(0x0b7e_c71e);
+    let mut fresh = 0;
+    let mut script = String::new();
+    let mut blocks = 0;
+    while blocks < 60 {
+        let (b, _) = block(&mut rng, &mut fresh);
+        script.push_str(&b);
+        blocks += 1;
+    }
+    let z = run_prog("z3", &["-t:120000", "-smt2", "-in"], script.as_bytes(), T);
+    let want = out(&z);
+    let sats = want.lines().filter(|l| *l == "sat").count();
+    let unsats = want.lines().filter(|l| *l == "unsat").count();
+    assert!(sats > 30 && unsats > 0, "a mix: {sats} sat, {unsats} unsat");
+    assert!(want.contains("(objectives"), "get-objectives answered");
+    let mut verdict = "";
+    let mut objectives_after_unsat = 0;
+    for l in want.lines() {
+        match l {
+            "sat" | "unsat" => verdict = l,
+            "(objectives" if verdict == "unsat" => objectives_after_unsat += 1,
+            _ => {}
+        }
+    }
+    for strategy in ["hybrid", "stack", "cache"] {
+        let o = run_z3(
+            strategy,
+            &["--stats", "-t:120000", "-smt2", "-in"],
+            script.as_bytes(),
+            T,
+        );
+        let got = out(&o);
+        for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
+            assert_eq!(g, w, "{strategy}: line {i} of the answers");
+        }
+        assert_eq!(got.lines().count(), want.lines().count(), "{strategy}");
+        let s = common::summary(&o.stderr_str());
+        // Every check-sat under the objective was searched here; only a get-objectives
+        // after an unsat one (z3 prints what its optimiser was left with) went to the
+        // solver.
+        assert!(field(&s, "optimisations") >= 60, "{strategy}: {s}");
+        assert!(
+            field(&s, "fallbacks_passthrough") <= objectives_after_unsat,
+            "{strategy}: {s}"
+        );
+    }
+}
+
+#[test]
+fn other_optimisation_shapes_go_to_the_solver_and_answer_as_z3() {
+    common::require("z3");
+    let scripts = [
+        // Two objectives (lexicographic in z3).
+        "(declare-fun x () (_ BitVec 8))\n(declare-fun y () (_ BitVec 8))\n(assert (bvugt x #x05))\n(assert (bvule x y))\n(minimize y)\n(maximize x)\n(check-sat)\n(get-value (x y))\n(get-objectives)\n",
+        // A compound objective.
+        "(declare-fun x () (_ BitVec 8))\n(assert (bvugt x #x05))\n(minimize (bvadd x #x03))\n(check-sat)\n(get-objectives)\n",
+        // An objective under a push.
+        "(declare-fun x () (_ BitVec 8))\n(assert (bvugt x #x05))\n(push 1)\n(maximize x)\n(check-sat)\n(get-value (x))\n(pop 1)\n(check-sat)\n",
+        // get-objectives before any check-sat, and after an unsat one.
+        "(declare-fun x () (_ BitVec 8))\n(minimize x)\n(get-objectives)\n(assert (bvugt x #x05))\n(check-sat)\n(get-objectives)\n(assert (bvult x #x05))\n(check-sat)\n(get-objectives)\n(get-value (x))\n",
+        // An Int objective.
+        "(declare-fun n () Int)\n(assert (> n 5))\n(minimize n)\n(check-sat)\n(get-value (n))\n",
+    ];
+    for (i, script) in scripts.iter().enumerate() {
+        let want = out(&run_prog("z3", &["-smt2", "-in"], script.as_bytes(), T));
+        assert!(
+            want.starts_with("sat") || want.starts_with("(error"),
+            "{want}"
+        );
+        for strategy in ["hybrid", "stack"] {
+            let got = out(&run_z3(strategy, &["-smt2", "-in"], script.as_bytes(), T));
+            assert_eq!(got, want, "script {i} under {strategy}");
+        }
+    }
+}
+
+/// The model the client reads after an optimum is the optimum's: every value in it (here
+/// determined by the optimum) is z3's.
+#[test]
+fn values_after_an_optimum_come_from_the_optimum_model() {
+    common::require("z3");
+    let script = "(declare-fun x () (_ BitVec 32))\n(declare-fun y () (_ BitVec 32))\n\
+        (assert (bvugt x #x00000100))\n(assert (bvult x #x10000000))\n(assert (= y (bvadd x #x00000007)))\n\
+        (minimize y)\n(check-sat)\n(get-value (y))\n(get-value (x y))\n";
+    let want = out(&run_prog("z3", &["-smt2", "-in"], script.as_bytes(), T));
+    assert_eq!(
+        want,
+        "sat\n((y #x00000108))\n((x #x00000101)\n (y #x00000108))\n"
+    );
+    for strategy in ["hybrid", "stack", "cache"] {
+        let got = out(&run_z3(strategy, &["-smt2", "-in"], script.as_bytes(), T));
+        assert_eq!(got, want, "{strategy}");
+    }
+}
