@@ -11,8 +11,11 @@
 //!   so every tier is "first writer wins" and nothing is ever overwritten or merged.
 //! * The model text is opaque: it is stored and returned byte for byte.
 //! * Every persistent byte string is an [`Entry::encode`] output whose first byte is
-//!   [`FORMAT_VERSION`]; a reader rejects any other version (or any malformed byte
-//!   string) with [`CacheError`] rather than guessing.
+//!   [`FORMAT_VERSION`] (Redis, exports, stores made before format 3) or an
+//!   [`Entry::encode_compact`] output whose first byte is [`COMPACT_FORMAT_VERSION`]
+//!   (on-disk stores made since: the model in [`compact`] form); a reader rejects any
+//!   other version (or any malformed byte string) with [`CacheError`] rather than
+//!   guessing.
 //! * An encoded entry ends with a checksum of its key and its bytes, so an entry that was
 //!   damaged, or that sits under a key it was not stored for, is rejected rather than
 //!   served: an unsat verdict is trusted as it is read (a sat one is checked against its
@@ -26,6 +29,7 @@
 
 pub mod admin;
 pub mod cex;
+pub mod compact;
 pub mod disk;
 pub mod memory;
 pub mod redis;
@@ -44,6 +48,12 @@ use std::fmt;
 /// The version byte that starts every encoded [`Entry`] (and is recorded in the
 /// on-disk store's `meta` table). Version 2 added the checksum.
 pub const FORMAT_VERSION: u8 = 2;
+
+/// The version byte of an [`Entry::encode_compact`] entry: format 2 with the model in
+/// [`compact`] form and no length field (the model is all that lies between the header
+/// and the checksum, so such an entry is stored alone, never followed by a tag). Written
+/// to on-disk stores made since (their `meta` records it); [`Entry::decode`] reads both.
+pub const COMPACT_FORMAT_VERSION: u8 = 3;
 
 /// The version of the on-disk store's tables (`schema_version` in its `meta` table),
 /// separate from the entries' [`FORMAT_VERSION`]: 1 had `results(key, value)` only, 2
@@ -123,6 +133,10 @@ pub struct Entry {
 //   last 8      checksum: the first 8 bytes of blake3("smtproxy-entry" || key || all the
 //               bytes before the checksum)
 // Nothing may follow.
+//
+// Version 3 (COMPACT_FORMAT_VERSION): bytes 0..3 as above (byte 0 is 3), then, only if
+// model, compact::pack of the model text (no length: it ends where the checksum starts),
+// then the same checksum.
 const V_SAT: u8 = 1;
 const V_UNSAT: u8 = 2;
 const CHECKSUM_LEN: usize = 8;
@@ -177,13 +191,39 @@ impl Entry {
         out
     }
 
-    /// Parses [`Entry::encode`] output read under key `k`; any other version, malformed
-    /// input or a checksum that does not match (damage, or an entry under another key's
-    /// name) is an error.
+    /// The entry in format 3 ([`COMPACT_FORMAT_VERSION`]): the model in [`compact`] form.
+    pub fn encode_compact(&self, k: &Key) -> Vec<u8> {
+        let packed = self.model.as_deref().map(compact::pack);
+        let mut out = Vec::with_capacity(3 + packed.as_ref().map_or(0, Vec::len) + CHECKSUM_LEN);
+        out.push(COMPACT_FORMAT_VERSION);
+        out.push(match self.verdict {
+            Verdict::Sat => V_SAT,
+            Verdict::Unsat => V_UNSAT,
+        });
+        out.push(u8::from(packed.is_some()));
+        out.extend_from_slice(packed.as_deref().unwrap_or_default());
+        let sum = checksum(k, &out);
+        out.extend_from_slice(&sum);
+        out
+    }
+
+    /// [`Entry::encode`] or [`Entry::encode_compact`], by format version (3 the latter,
+    /// any other the former).
+    pub fn encode_as(&self, k: &Key, format: u8) -> Vec<u8> {
+        if format == COMPACT_FORMAT_VERSION {
+            self.encode_compact(k)
+        } else {
+            self.encode(k)
+        }
+    }
+
+    /// Parses [`Entry::encode`] or [`Entry::encode_compact`] output read under key `k`;
+    /// any other version, malformed input or a checksum that does not match (damage, or
+    /// an entry under another key's name) is an error.
     pub fn decode(k: &Key, bytes: &[u8]) -> Result<Entry, CacheError> {
         let bad = |why: &str| CacheError::BadEntry(why.to_string());
         let (&version, _) = bytes.split_first().ok_or_else(|| bad("empty"))?;
-        if version != FORMAT_VERSION {
+        if version != FORMAT_VERSION && version != COMPACT_FORMAT_VERSION {
             return Err(CacheError::Version {
                 found: version,
                 expected: FORMAT_VERSION,
@@ -208,6 +248,15 @@ impl Entry {
             other => return Err(bad(&format!("verdict byte {other}"))),
         };
         let rest = &rest[2..];
+        if version == COMPACT_FORMAT_VERSION {
+            let model = match bytes[2] {
+                0 if rest.is_empty() => None,
+                0 => return Err(bad("trailing bytes")),
+                1 => Some(compact::unpack(rest).ok_or_else(|| bad("compact model"))?),
+                other => return Err(bad(&format!("model flag {other}"))),
+            };
+            return Ok(Entry { verdict, model });
+        }
         let model = match bytes[2] {
             0 => {
                 if !rest.is_empty() {
@@ -232,8 +281,12 @@ impl Entry {
     }
 
     /// Splits `bytes` into an [`Entry::encode`] output (by its own length fields, unchecked)
-    /// and what follows it; None when the header or lengths do not fit.
+    /// and what follows it; None when the header or lengths do not fit, or for a format-3
+    /// entry (which has no length field and is never followed by anything).
     pub fn split_encoded(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+        if *bytes.first()? != FORMAT_VERSION {
+            return None;
+        }
         let len = match *bytes.get(2)? {
             0 => 3 + CHECKSUM_LEN,
             1 => {
