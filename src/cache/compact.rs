@@ -139,7 +139,10 @@ pub fn pack(text: &str) -> Vec<u8> {
     while i < s.len() {
         let rest = &s[i..];
         if rest.starts_with(b"#x") {
-            let n = rest[2..].iter().take_while(|c| hex_val(**c).is_some()).count();
+            let n = rest[2..]
+                .iter()
+                .take_while(|c| hex_val(**c).is_some())
+                .count();
             if n >= 1 {
                 if n <= 32 {
                     out.push(HEX_SHORT + (n as u8 - 1));
@@ -153,7 +156,10 @@ pub fn pack(text: &str) -> Vec<u8> {
             }
         }
         if rest.starts_with(b"#b") {
-            let n = rest[2..].iter().take_while(|c| matches!(c, b'0' | b'1')).count();
+            let n = rest[2..]
+                .iter()
+                .take_while(|c| matches!(c, b'0' | b'1'))
+                .count();
             if n >= 1 {
                 out.push(BIN);
                 put_varint(&mut out, n as u64);
@@ -277,7 +283,10 @@ mod tests {
                 let n = w / 4;
                 round_trip(&format!("#x{}", "0".repeat(n)));
                 round_trip(&format!("#x{}", "f".repeat(n)));
-                round_trip(&format!("#x{}", "0123456789abcdef".repeat(n).get(..n).unwrap()));
+                round_trip(&format!(
+                    "#x{}",
+                    "0123456789abcdef".repeat(n).get(..n).unwrap()
+                ));
                 round_trip(&format!("(_ bv{} {w})", (1u128 << (w.min(100) - 1)) - 1));
             }
         }
@@ -306,9 +315,9 @@ mod tests {
     #[test]
     fn unpack_refuses_what_pack_never_writes() {
         for bad in [
-            &[0xe4][..],               // unknown opcode
+            &[0xe4][..],                // unknown opcode
             &[0x80 + DICT.len() as u8], // past the dictionary
-            &[0xc1, 0x12],              // truncated hex
+            &[0xc3, 0x12],              // truncated hex (4 digits, 1 byte)
             &[0xc0, 0x1f],              // an odd count's first byte above one digit
             &[0xe0, 0x05, 0, 0, 0],     // a long hex run of a short length
             &[0xe1, 0x00],              // zero bits

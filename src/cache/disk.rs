@@ -8,12 +8,17 @@
 //!   of the write, 1 for an exact key written beside its canonical twin), and `meta(name
 //!   TEXT PRIMARY KEY, value INTEGER)` (`WITHOUT ROWID` in files made since: no index
 //!   page of its own, one fixed page fewer; older files' `meta` is read alike) holding
-//!   `format_version` = [`FORMAT_VERSION`] (the entries' bytes) and `schema_version` (the
-//!   tables; absent means 1, the schema without the worth columns). At open a schema-1
-//!   file gets the columns added (its entries kept, served, and valued as just written);
-//!   a file of entry format 1 (no checksums) is emptied and upgraded; any other format
-//!   or a newer schema is refused at open, never misread. Builds that know only schema 1
-//!   still read and write a schema-2 file (the new columns have defaults).
+//!   `format_version` (the entries' bytes) and `schema_version` (the tables; absent
+//!   means 1, the schema without the worth columns). A new file is made with
+//!   [`NEW_PAGE_SIZE`] pages and format [`COMPACT_FORMAT_VERSION`] (models packed, see
+//!   [`super::compact`]); a file of format [`FORMAT_VERSION`] keeps it, and its page
+//!   size: `put` writes each file's own format ([`DiskStore::format`]), so builds that
+//!   read only format 2 still share the files they made (and refuse, at open, a format-3
+//!   file). At open a schema-1 file gets the columns added (its entries kept, served,
+//!   and valued as just written); a file of entry format 1 (no checksums) is emptied and
+//!   upgraded to 2; any other format or a newer schema is refused at open, never
+//!   misread. Builds that know only schema 1 still read and write a schema-2 file (the
+//!   new columns have defaults).
 //! * Bound: with a byte bound ([`DiskStore::with_max_bytes`]), after each write batch
 //!   whose commit leaves the file (pages × page size) above the bound, the entries of
 //!   lowest worth per byte ([`WORTH_SQL`]: the time a hit saves × the hits to expect,
@@ -53,7 +58,9 @@
 //!   header), a read-only file or directory, a lock held through [`BUSY_ATTEMPTS`]
 //!   writes, a full disk: all are [`CacheError`]s, never panics.
 
-use super::{CacheError, Entry, Key, Store, COMPACT_FORMAT_VERSION, FORMAT_VERSION, SCHEMA_VERSION};
+use super::{
+    CacheError, Entry, Key, Store, COMPACT_FORMAT_VERSION, FORMAT_VERSION, SCHEMA_VERSION,
+};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use rustc_hash::FxHashMap;
 use std::io::Read;

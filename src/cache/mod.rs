@@ -379,14 +379,20 @@ mod tests {
     fn entry_unknown_version_rejected() {
         let k = Key([7; 16]);
         let mut b = Entry::sat(Some("m".into())).encode(&k);
-        b[0] = 3;
+        b[0] = 4;
         assert!(matches!(
             Entry::decode(&k, &b),
             Err(CacheError::Version {
-                found: 3,
+                found: 4,
                 expected: 2
             })
         ));
+        // A format-2 entry relabelled as format 3 (or back) fails its checksum.
+        b[0] = COMPACT_FORMAT_VERSION;
+        assert!(Entry::decode(&k, &b).is_err());
+        let mut c = Entry::sat(Some("m".into())).encode_compact(&k);
+        c[0] = FORMAT_VERSION;
+        assert!(Entry::decode(&k, &c).is_err());
         b[0] = 1;
         assert!(matches!(
             Entry::decode(&k, &b),
@@ -411,6 +417,62 @@ mod tests {
         badv[1] = 9;
         assert!(Entry::decode(&k, &badv).is_err());
         assert!(Entry::decode(&k, &[2, 2, 0, 0]).is_err());
+    }
+
+    /// Format 3 round-trips every kind of value a model holds (bit-vectors of every width
+    /// from 1 to 256, in hex and binary, bools, arrays, ints and reals), is never longer
+    /// than format 2 for ASCII text (each byte of it packs to at most one), much shorter on KLEE
+    /// models; every flipped bit and every cut is refused, never decoded to another entry.
+    #[test]
+    fn compact_entries_round_trip_and_refuse_damage() {
+        let k = Key([9; 16]);
+        let mut models = vec![
+            String::new(),
+            "true\nfalse\n".into(),
+            "((as const (Array (_ BitVec 32) (_ BitVec 8))) #x26)\n(store (store ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00) #x00000025 #x05) #x0000002a #x05)\n".into(),
+            "((as const (Array Int Bool)) false)\n".into(),
+            "0\n-1\n(- 42)\n(/ 1 3)\n(- (/ 22 7))\n12345678901234567890123\n1.5\n".into(),
+            "ünïcode ✓".into(),
+        ];
+        for w in 1..=256usize {
+            models.push(format!("#b{}\n", "10".repeat(w).get(..w).unwrap()));
+            if w % 4 == 0 {
+                models.push(format!(
+                    "#x{}\n",
+                    "f0e1d2c3b4a59687".repeat(w).get(..w / 4).unwrap()
+                ));
+            }
+        }
+        for e in std::iter::once(Entry::unsat())
+            .chain(std::iter::once(Entry::sat(None)))
+            .chain(models.into_iter().map(|m| Entry::sat(Some(m))))
+        {
+            let b = e.encode_compact(&k);
+            assert_eq!(b[0], COMPACT_FORMAT_VERSION);
+            assert_eq!(Entry::decode(&k, &b).unwrap(), e);
+            assert_eq!(
+                Entry::decode(&k, &e.encode_as(&k, FORMAT_VERSION)).unwrap(),
+                e
+            );
+            if e.model.as_ref().is_none_or(|m| m.is_ascii()) {
+                assert!(b.len() <= e.encode(&k).len(), "{e:?}");
+            }
+            for cut in 0..b.len() {
+                assert!(Entry::decode(&k, &b[..cut]).is_err(), "cut {cut} of {e:?}");
+            }
+        }
+        let klee = Entry::sat(Some("(store (store (store ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00) #x00000022 #x22) #x00000027 #x27) #x00000045 #x1b)\n".into()));
+        let (v2, v3) = (klee.encode(&k), klee.encode_compact(&k));
+        assert!(v3.len() * 2 < v2.len(), "{} against {}", v3.len(), v2.len());
+        for i in 0..v3.len() {
+            for bit in 0..8 {
+                let mut b = v3.clone();
+                b[i] ^= 1 << bit;
+                assert!(Entry::decode(&k, &b).is_err(), "byte {i} bit {bit}");
+            }
+        }
+        assert!(Entry::decode(&Key([8; 16]), &v3).is_err(), "another key");
+        assert_eq!(Entry::split_encoded(&v3), None);
     }
 
     /// The checksum binds an entry to its key and its bytes: an unsat entry read under
