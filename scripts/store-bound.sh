@@ -7,7 +7,8 @@
 #   bash scripts/store-bound.sh            [FRACTION (default 0.25)] [LOG ...]
 #
 # LOGs (default: every KLEE solver-queries and all-queries log) replace the corpus, e.g.
-# smt2-corpus/external/*.smt2*.
+# smt2-corpus/external/*.smt2*. CAP_BYTES=N caps the second store at N bytes instead (a
+# bound fixed in bytes, to compare builds whose stores differ in size).
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -30,7 +31,7 @@ run() { # STORE MB JSON
 run "$tmp/u.sqlite3" 0 "$tmp/u1.json"
 run "$tmp/u.sqlite3" 0 "$tmp/u2.json"
 size=$(stat -c %s "$tmp/u.sqlite3")
-cap=$(python3 -c "print($size * $frac / 1048576)")
+cap=$(python3 -c "print(${CAP_BYTES:-$size * $frac} / 1048576)")
 run "$tmp/c.sqlite3" "$cap" "$tmp/c1.json"
 run "$tmp/c.sqlite3" "$cap" "$tmp/c2.json"
 python3 - "$tmp" "$size" "$cap" <<'PY'

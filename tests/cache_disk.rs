@@ -287,16 +287,17 @@ fn set_format_version(path: &Path, v: i64) {
 fn disk_other_format_version_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let path = populated(dir.path());
-    set_format_version(&path, 3);
+    // 2 and 3 are this build's (3 what it makes); 4 is a later build's.
+    set_format_version(&path, 4);
     let err = DiskStore::open(&path)
         .err()
-        .expect("version 3 store accepted");
+        .expect("version 4 store accepted");
     assert!(
         matches!(
             err,
             CacheError::Version {
-                found: 3,
-                expected: 2
+                found: 4,
+                expected: 3
             }
         ),
         "{err}"

@@ -5,10 +5,10 @@ mod common;
 
 use common::redis_server::Server;
 use rusqlite::Connection;
-use smtproxy::cache::disk::{unix_now, DEFAULT_BATCH};
+use smtproxy::cache::disk::{unix_now, DEFAULT_BATCH, NEW_PAGE_SIZE};
 use smtproxy::cache::{
     DiskStore, Entry, FleetSecret, Key, MemoryStore, RedisStore, Store, TieredCache,
-    FORMAT_VERSION, SCHEMA_VERSION,
+    COMPACT_FORMAT_VERSION, FORMAT_VERSION, SCHEMA_VERSION,
 };
 use std::path::Path;
 use std::time::Duration;
@@ -453,4 +453,113 @@ fn a_redis_hit_copied_to_disk_keeps_its_worth() {
         "kept {kept} of {} copies",
         copied.len()
     );
+}
+
+/// A store made by this build: 1 KiB pages (its four fixed pages take 4 KiB of a bound,
+/// not 16) and entries in the compact format 3, recorded in `meta`; a KLEE array model
+/// takes well under half its format-2 bytes, and reads back as written.
+#[test]
+fn a_new_store_has_small_pages_and_compact_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("new.sqlite3");
+    let model = "(store (store (store ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00) #x00000022 #x22) #x00000027 #x27) #x00000045 #x1b)\n";
+    let e = Entry::sat(Some(model.into()));
+    {
+        let mut s = DiskStore::open(&p).unwrap();
+        assert_eq!(s.format(), COMPACT_FORMAT_VERSION);
+        s.put(&key(1), &e).unwrap();
+        s.put(&key(2), &Entry::unsat()).unwrap();
+    }
+    let c = Connection::open(&p).unwrap();
+    let page: i64 = c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
+    assert_eq!(page, i64::from(NEW_PAGE_SIZE));
+    assert_eq!(NEW_PAGE_SIZE, 1024);
+    let format: i64 = c
+        .query_row(
+            "SELECT value FROM meta WHERE name = 'format_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(format, i64::from(COMPACT_FORMAT_VERSION));
+    let v: Vec<u8> = c
+        .query_row(
+            "SELECT value FROM results WHERE key = ?1",
+            [&key(1).0[..]],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(v[0], COMPACT_FORMAT_VERSION);
+    assert!(v.len() * 2 < e.encode(&key(1)).len(), "{} bytes", v.len());
+    drop(c);
+    let mut s = DiskStore::open(&p).unwrap();
+    assert_eq!(s.get(&key(1)).unwrap(), Some(e));
+    assert_eq!(s.get(&key(2)).unwrap(), Some(Entry::unsat()));
+}
+
+/// A store made before format 3 (format-2 entries, 4 KiB pages) is read as it is and
+/// keeps its format and page size: what this build writes to it is format 2, so the
+/// builds that read only format 2 still share it. A damaged entry in it is an error for
+/// that key (a miss for the cache), never a value.
+#[test]
+fn a_format_2_store_keeps_its_format_and_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("v2.sqlite3");
+    {
+        let c = Connection::open(&p).unwrap();
+        c.execute_batch(&format!(
+            "PRAGMA page_size=4096; PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL;
+             CREATE TABLE meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+             CREATE TABLE results(key BLOB PRIMARY KEY, value BLOB NOT NULL,
+               solve_ms INTEGER NOT NULL DEFAULT 0, hits INTEGER NOT NULL DEFAULT 0,
+               last_used INTEGER NOT NULL DEFAULT 0, created INTEGER NOT NULL DEFAULT 0,
+               twin INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+             INSERT INTO meta(name, value) VALUES ('format_version', {FORMAT_VERSION});
+             INSERT INTO meta(name, value) VALUES ('schema_version', {SCHEMA_VERSION});"
+        ))
+        .unwrap();
+        for i in 0..50 {
+            c.execute(
+                "INSERT INTO results(key, value) VALUES (?1, ?2)",
+                rusqlite::params![&key(i).0[..], entry(i).encode(&key(i))],
+            )
+            .unwrap();
+        }
+        let mut bad = entry(7).encode(&key(7));
+        let n = bad.len();
+        bad[n / 2] ^= 4;
+        c.execute(
+            "UPDATE results SET value = ?2 WHERE key = ?1",
+            rusqlite::params![&key(7).0[..], bad],
+        )
+        .unwrap();
+    }
+    {
+        let mut s = DiskStore::open(&p).unwrap();
+        assert_eq!(s.format(), FORMAT_VERSION);
+        for i in (0..50).filter(|i| *i != 7) {
+            assert_eq!(s.get(&key(i)).unwrap(), Some(entry(i)), "entry {i}");
+        }
+        assert!(s.get(&key(7)).is_err(), "a damaged entry is never served");
+        s.put(&key(100), &entry(100)).unwrap();
+    }
+    let c = Connection::open(&p).unwrap();
+    let page: i64 = c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
+    assert_eq!(page, 4096);
+    let v: Vec<u8> = c
+        .query_row(
+            "SELECT value FROM results WHERE key = ?1",
+            [&key(100).0[..]],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(v, entry(100).encode(&key(100)), "written in format 2");
+    let format: i64 = c
+        .query_row(
+            "SELECT value FROM meta WHERE name = 'format_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(format, i64::from(FORMAT_VERSION));
 }

@@ -6,7 +6,8 @@
 //!   store is migrated first and a newer or damaged one is refused, never misread.
 //! * Export is portable text: JSON lines, first a header ([`ExportHeader`]: export,
 //!   entry-format, schema and key-format versions), then one [`ExportLine`] per entry in
-//!   key order: key, the entry's bytes in hex (checksummed under its key), its verdict
+//!   key order: key, the entry's bytes in hex (in format 2 whatever the store holds, and
+//!   written in the store's format on import; checksummed under its key), its verdict
 //!   and model spelled out for people and tools, and its worth (solve time, hits, last
 //!   use, creation). Redis exports carry no worth (zeros) and no tags.
 //! * Import merges: first writer wins (an entry already present is kept as it is), and
@@ -207,7 +208,7 @@ pub fn disk_stats(path: &Path) -> Result<StoreStats, AdminError> {
         models: n(models),
         bytes: disk_bytes(path),
         entry_bytes: n(entry_bytes),
-        format_version: FORMAT_VERSION,
+        format_version: store.format(),
         schema_version: SCHEMA_VERSION,
         key_format_version: crate::query::key::KEY_FORMAT_VERSION,
         hits: n(hits),
@@ -267,7 +268,8 @@ fn line_of(k: &Key, bytes: &[u8], worth: [i64; 4]) -> Result<ExportLine, CacheEr
     let e = Entry::decode(k, bytes)?;
     Ok(ExportLine {
         key: k.to_hex(),
-        entry: hex(bytes),
+        // In format 2 whatever the store holds: an export is read by any build.
+        entry: hex(&e.encode(k)),
         verdict: match e.verdict {
             Verdict::Sat => "sat".into(),
             Verdict::Unsat => "unsat".into(),
@@ -346,6 +348,7 @@ pub fn disk_import(path: &Path, input: &mut dyn BufRead) -> Result<ImportReport,
     let mut lines = input.lines();
     read_header(&mut lines)?;
     let mut store = DiskStore::open(path)?;
+    let format = store.format();
     let mut report = ImportReport::default();
     let c = store.conn_mut();
     let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -361,7 +364,7 @@ pub fn disk_import(path: &Path, input: &mut dyn BufRead) -> Result<ImportReport,
             if line.trim().is_empty() {
                 continue;
             }
-            let Some((k, bytes, _, l)) = check_line(&line) else {
+            let Some((k, _, e, l)) = check_line(&line) else {
                 report.rejected += 1;
                 continue;
             };
@@ -372,7 +375,7 @@ pub fn disk_import(path: &Path, input: &mut dyn BufRead) -> Result<ImportReport,
             let stamp = |t: i64| if t > 0 { t.min(now) } else { now };
             ins.execute(params![
                 &k.0[..],
-                bytes,
+                e.encode_as(&k, format),
                 l.solve_ms.min(i64::MAX as u64) as i64,
                 l.hits.min(i64::MAX as u64) as i64,
                 stamp(l.last_used),

@@ -8,12 +8,17 @@
 //!   of the write, 1 for an exact key written beside its canonical twin), and `meta(name
 //!   TEXT PRIMARY KEY, value INTEGER)` (`WITHOUT ROWID` in files made since: no index
 //!   page of its own, one fixed page fewer; older files' `meta` is read alike) holding
-//!   `format_version` = [`FORMAT_VERSION`] (the entries' bytes) and `schema_version` (the
-//!   tables; absent means 1, the schema without the worth columns). At open a schema-1
-//!   file gets the columns added (its entries kept, served, and valued as just written);
-//!   a file of entry format 1 (no checksums) is emptied and upgraded; any other format
-//!   or a newer schema is refused at open, never misread. Builds that know only schema 1
-//!   still read and write a schema-2 file (the new columns have defaults).
+//!   `format_version` (the entries' bytes) and `schema_version` (the tables; absent
+//!   means 1, the schema without the worth columns). A new file is made with
+//!   [`NEW_PAGE_SIZE`] pages and format [`COMPACT_FORMAT_VERSION`] (models packed, see
+//!   [`super::compact`]); a file of format [`FORMAT_VERSION`] keeps it, and its page
+//!   size: `put` writes each file's own format ([`DiskStore::format`]), so builds that
+//!   read only format 2 still share the files they made (and refuse, at open, a format-3
+//!   file). At open a schema-1 file gets the columns added (its entries kept, served,
+//!   and valued as just written); a file of entry format 1 (no checksums) is emptied and
+//!   upgraded to 2; any other format or a newer schema is refused at open, never
+//!   misread. Builds that know only schema 1 still read and write a schema-2 file (the
+//!   new columns have defaults).
 //! * Bound: with a byte bound ([`DiskStore::with_max_bytes`]), after each write batch
 //!   whose commit leaves the file (pages × page size) above the bound, the entries of
 //!   lowest worth per byte ([`WORTH_SQL`]: the time a hit saves × the hits to expect,
@@ -53,7 +58,9 @@
 //!   header), a read-only file or directory, a lock held through [`BUSY_ATTEMPTS`]
 //!   writes, a full disk: all are [`CacheError`]s, never panics.
 
-use super::{CacheError, Entry, Key, Store, FORMAT_VERSION, SCHEMA_VERSION};
+use super::{
+    CacheError, Entry, Key, Store, COMPACT_FORMAT_VERSION, FORMAT_VERSION, SCHEMA_VERSION,
+};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use rustc_hash::FxHashMap;
 use std::io::Read;
@@ -61,6 +68,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+/// The page size of a store file made by this build (a file keeps the page size it was
+/// made with). SQLite's fixed pages (the header and schema, the auto-vacuum pointer map,
+/// each table's root) are four pages of any store, however small: at 1 KiB they take
+/// 4 KiB of a bounded file rather than 16 KiB. Entries in format 3 (a model of a few
+/// hundred bytes of text packs to well under 200) fit a 1 KiB page's cell without an
+/// overflow page.
+pub const NEW_PAGE_SIZE: u32 = 1024;
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_millis(1000);
 pub const DEFAULT_BATCH: usize = 64;
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
@@ -132,6 +146,8 @@ pub struct DiskStore {
     bound_floor: u64,
     /// [`MEAN_COST_SQL`] and when it was read.
     mean_cost: Option<(u64, Instant)>,
+    /// The entry format this file holds (`format_version` in `meta`): what `put` writes.
+    format: u8,
 }
 
 /// Encoded entries not yet written, shared with the exit flush.
@@ -351,9 +367,9 @@ impl DiskStore {
         conn.busy_timeout(busy_timeout)?;
         // As patient with a lock met here as with one met by writes.
         let deadline = Instant::now() + busy_timeout * BUSY_ATTEMPTS;
-        loop {
+        let format = loop {
             match setup(&conn) {
-                Ok(()) => break,
+                Ok(f) => break f,
                 // Switching to WAL, or building the log's index for the file's first
                 // reader, can report BUSY without calling the busy handler while another
                 // process does the same: retry until the deadline.
@@ -362,7 +378,7 @@ impl DiskStore {
                 }
                 Err(e) => return Err(e),
             }
-        }
+        };
         if conn.is_readonly(rusqlite::DatabaseName::Main)? {
             return Err(CacheError::ReadOnly(format!("file {}", path.display())));
         }
@@ -383,6 +399,7 @@ impl DiskStore {
             evicted: 0,
             bound_floor: 0,
             mean_cost: None,
+            format,
         })
     }
 
@@ -391,7 +408,8 @@ impl DiskStore {
         self.max_bytes = max;
         if let Some(m) = max {
             // The log is checkpointed, and kept, at a tenth of the bound.
-            let pages = (m / 4096 / 10).clamp(16, 1000);
+            let page: i64 = self.conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+            let pages = (m / page.max(512) as u64 / 10).clamp(16, 1000);
             self.conn
                 .query_row(&format!("PRAGMA wal_autocheckpoint = {pages}"), [], |_| {
                     Ok(())
@@ -414,6 +432,12 @@ impl DiskStore {
             self.bound_floor = file_bytes(&self.conn)?;
         }
         Ok(())
+    }
+
+    /// The entry format this file holds and `put` writes ([`FORMAT_VERSION`] for a file
+    /// made before format 3, else [`COMPACT_FORMAT_VERSION`]).
+    pub fn format(&self) -> u8 {
+        self.format
     }
 
     /// Entries deleted by the bound since open.
@@ -498,7 +522,7 @@ impl DiskStore {
             let mut p = self.buffer.lock();
             p.entries
                 .entry(*k)
-                .or_insert_with(|| (e.encode(k), solve_ms, twin, hits));
+                .or_insert_with(|| (e.encode_as(k, self.format), solve_ms, twin, hits));
             (p.entries.len(), *p.since.get_or_insert_with(Instant::now))
         };
         let due = n >= self.batch || since.elapsed() >= FLUSH_INTERVAL;
@@ -709,13 +733,18 @@ fn write_then_version(conn: &Connection, body: &str) -> Result<i64, CacheError> 
     Ok(conn.query_row(VERSION_SQL, [], |r| r.get(0))?)
 }
 
-fn setup(conn: &Connection) -> Result<(), CacheError> {
+/// Makes the tables of a new file, or checks (and migrates) those of an existing one;
+/// returns the file's entry format.
+fn setup(conn: &Connection) -> Result<u8, CacheError> {
     // Free pages can be handed back only if this is set before the file's first page is
-    // written, which switching to WAL does. Only on an empty file: on one that has pages
-    // it changes nothing and would wait for another process's write lock.
+    // written, which switching to WAL does; the page size likewise. Only on an empty
+    // file: on one that has pages they change nothing (and would wait for another
+    // process's write lock).
     let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
     if pages == 0 {
-        conn.execute_batch("PRAGMA auto_vacuum=INCREMENTAL;")?;
+        conn.execute_batch(&format!(
+            "PRAGMA page_size={NEW_PAGE_SIZE}; PRAGMA auto_vacuum=INCREMENTAL;"
+        ))?;
     }
     let _mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
     conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
@@ -735,7 +764,7 @@ fn setup(conn: &Connection) -> Result<(), CacheError> {
                        WITHOUT ROWID;
                      CREATE TABLE IF NOT EXISTS results(key BLOB PRIMARY KEY, value BLOB NOT NULL,
                        {WORTH_COLUMNS}) WITHOUT ROWID;
-                     INSERT OR IGNORE INTO meta(name, value) VALUES ('format_version', {FORMAT_VERSION});
+                     INSERT OR IGNORE INTO meta(name, value) VALUES ('format_version', {COMPACT_FORMAT_VERSION});
                      INSERT OR IGNORE INTO meta(name, value) VALUES ('schema_version', {SCHEMA_VERSION});"
                 ),
             )?
@@ -753,10 +782,12 @@ fn setup(conn: &Connection) -> Result<(), CacheError> {
     } else {
         version
     };
-    if version != FORMAT_VERSION as i64 {
+    // Format 2 (a file made before format 3) keeps its format, so that the builds that
+    // read only format 2 still share it; format 3 is what new files get.
+    if version != FORMAT_VERSION as i64 && version != COMPACT_FORMAT_VERSION as i64 {
         return Err(CacheError::Version {
             found: version.clamp(0, 255) as u8,
-            expected: FORMAT_VERSION,
+            expected: COMPACT_FORMAT_VERSION,
         });
     }
     let schema = schema_version(conn)?;
@@ -777,7 +808,7 @@ fn setup(conn: &Connection) -> Result<(), CacheError> {
         [],
         |_| Ok(()),
     )?;
-    Ok(())
+    Ok(version as u8)
 }
 
 /// Cheap structural checks on an existing file before SQLite sees it: the magic

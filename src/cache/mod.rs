@@ -11,8 +11,11 @@
 //!   so every tier is "first writer wins" and nothing is ever overwritten or merged.
 //! * The model text is opaque: it is stored and returned byte for byte.
 //! * Every persistent byte string is an [`Entry::encode`] output whose first byte is
-//!   [`FORMAT_VERSION`]; a reader rejects any other version (or any malformed byte
-//!   string) with [`CacheError`] rather than guessing.
+//!   [`FORMAT_VERSION`] (Redis, exports, stores made before format 3) or an
+//!   [`Entry::encode_compact`] output whose first byte is [`COMPACT_FORMAT_VERSION`]
+//!   (on-disk stores made since: the model in [`compact`] form); a reader rejects any
+//!   other version (or any malformed byte string) with [`CacheError`] rather than
+//!   guessing.
 //! * An encoded entry ends with a checksum of its key and its bytes, so an entry that was
 //!   damaged, or that sits under a key it was not stored for, is rejected rather than
 //!   served: an unsat verdict is trusted as it is read (a sat one is checked against its
@@ -26,6 +29,7 @@
 
 pub mod admin;
 pub mod cex;
+pub mod compact;
 pub mod disk;
 pub mod memory;
 pub mod redis;
@@ -44,6 +48,12 @@ use std::fmt;
 /// The version byte that starts every encoded [`Entry`] (and is recorded in the
 /// on-disk store's `meta` table). Version 2 added the checksum.
 pub const FORMAT_VERSION: u8 = 2;
+
+/// The version byte of an [`Entry::encode_compact`] entry: format 2 with the model in
+/// [`compact`] form and no length field (the model is all that lies between the header
+/// and the checksum, so such an entry is stored alone, never followed by a tag). Written
+/// to on-disk stores made since (their `meta` records it); [`Entry::decode`] reads both.
+pub const COMPACT_FORMAT_VERSION: u8 = 3;
 
 /// The version of the on-disk store's tables (`schema_version` in its `meta` table),
 /// separate from the entries' [`FORMAT_VERSION`]: 1 had `results(key, value)` only, 2
@@ -123,6 +133,10 @@ pub struct Entry {
 //   last 8      checksum: the first 8 bytes of blake3("smtproxy-entry" || key || all the
 //               bytes before the checksum)
 // Nothing may follow.
+//
+// Version 3 (COMPACT_FORMAT_VERSION): bytes 0..3 as above (byte 0 is 3), then, only if
+// model, compact::pack of the model text (no length: it ends where the checksum starts),
+// then the same checksum.
 const V_SAT: u8 = 1;
 const V_UNSAT: u8 = 2;
 const CHECKSUM_LEN: usize = 8;
@@ -177,13 +191,39 @@ impl Entry {
         out
     }
 
-    /// Parses [`Entry::encode`] output read under key `k`; any other version, malformed
-    /// input or a checksum that does not match (damage, or an entry under another key's
-    /// name) is an error.
+    /// The entry in format 3 ([`COMPACT_FORMAT_VERSION`]): the model in [`compact`] form.
+    pub fn encode_compact(&self, k: &Key) -> Vec<u8> {
+        let packed = self.model.as_deref().map(compact::pack);
+        let mut out = Vec::with_capacity(3 + packed.as_ref().map_or(0, Vec::len) + CHECKSUM_LEN);
+        out.push(COMPACT_FORMAT_VERSION);
+        out.push(match self.verdict {
+            Verdict::Sat => V_SAT,
+            Verdict::Unsat => V_UNSAT,
+        });
+        out.push(u8::from(packed.is_some()));
+        out.extend_from_slice(packed.as_deref().unwrap_or_default());
+        let sum = checksum(k, &out);
+        out.extend_from_slice(&sum);
+        out
+    }
+
+    /// [`Entry::encode`] or [`Entry::encode_compact`], by format version (3 the latter,
+    /// any other the former).
+    pub fn encode_as(&self, k: &Key, format: u8) -> Vec<u8> {
+        if format == COMPACT_FORMAT_VERSION {
+            self.encode_compact(k)
+        } else {
+            self.encode(k)
+        }
+    }
+
+    /// Parses [`Entry::encode`] or [`Entry::encode_compact`] output read under key `k`;
+    /// any other version, malformed input or a checksum that does not match (damage, or
+    /// an entry under another key's name) is an error.
     pub fn decode(k: &Key, bytes: &[u8]) -> Result<Entry, CacheError> {
         let bad = |why: &str| CacheError::BadEntry(why.to_string());
         let (&version, _) = bytes.split_first().ok_or_else(|| bad("empty"))?;
-        if version != FORMAT_VERSION {
+        if version != FORMAT_VERSION && version != COMPACT_FORMAT_VERSION {
             return Err(CacheError::Version {
                 found: version,
                 expected: FORMAT_VERSION,
@@ -208,6 +248,15 @@ impl Entry {
             other => return Err(bad(&format!("verdict byte {other}"))),
         };
         let rest = &rest[2..];
+        if version == COMPACT_FORMAT_VERSION {
+            let model = match bytes[2] {
+                0 if rest.is_empty() => None,
+                0 => return Err(bad("trailing bytes")),
+                1 => Some(compact::unpack(rest).ok_or_else(|| bad("compact model"))?),
+                other => return Err(bad(&format!("model flag {other}"))),
+            };
+            return Ok(Entry { verdict, model });
+        }
         let model = match bytes[2] {
             0 => {
                 if !rest.is_empty() {
@@ -232,8 +281,12 @@ impl Entry {
     }
 
     /// Splits `bytes` into an [`Entry::encode`] output (by its own length fields, unchecked)
-    /// and what follows it; None when the header or lengths do not fit.
+    /// and what follows it; None when the header or lengths do not fit, or for a format-3
+    /// entry (which has no length field and is never followed by anything).
     pub fn split_encoded(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+        if *bytes.first()? != FORMAT_VERSION {
+            return None;
+        }
         let len = match *bytes.get(2)? {
             0 => 3 + CHECKSUM_LEN,
             1 => {
@@ -326,14 +379,20 @@ mod tests {
     fn entry_unknown_version_rejected() {
         let k = Key([7; 16]);
         let mut b = Entry::sat(Some("m".into())).encode(&k);
-        b[0] = 3;
+        b[0] = 4;
         assert!(matches!(
             Entry::decode(&k, &b),
             Err(CacheError::Version {
-                found: 3,
+                found: 4,
                 expected: 2
             })
         ));
+        // A format-2 entry relabelled as format 3 (or back) fails its checksum.
+        b[0] = COMPACT_FORMAT_VERSION;
+        assert!(Entry::decode(&k, &b).is_err());
+        let mut c = Entry::sat(Some("m".into())).encode_compact(&k);
+        c[0] = FORMAT_VERSION;
+        assert!(Entry::decode(&k, &c).is_err());
         b[0] = 1;
         assert!(matches!(
             Entry::decode(&k, &b),
@@ -358,6 +417,62 @@ mod tests {
         badv[1] = 9;
         assert!(Entry::decode(&k, &badv).is_err());
         assert!(Entry::decode(&k, &[2, 2, 0, 0]).is_err());
+    }
+
+    /// Format 3 round-trips every kind of value a model holds (bit-vectors of every width
+    /// from 1 to 256, in hex and binary, bools, arrays, ints and reals), is never longer
+    /// than format 2 for ASCII text (each byte of it packs to at most one), much shorter on KLEE
+    /// models; every flipped bit and every cut is refused, never decoded to another entry.
+    #[test]
+    fn compact_entries_round_trip_and_refuse_damage() {
+        let k = Key([9; 16]);
+        let mut models = vec![
+            String::new(),
+            "true\nfalse\n".into(),
+            "((as const (Array (_ BitVec 32) (_ BitVec 8))) #x26)\n(store (store ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00) #x00000025 #x05) #x0000002a #x05)\n".into(),
+            "((as const (Array Int Bool)) false)\n".into(),
+            "0\n-1\n(- 42)\n(/ 1 3)\n(- (/ 22 7))\n12345678901234567890123\n1.5\n".into(),
+            "ünïcode ✓".into(),
+        ];
+        for w in 1..=256usize {
+            models.push(format!("#b{}\n", "10".repeat(w).get(..w).unwrap()));
+            if w % 4 == 0 {
+                models.push(format!(
+                    "#x{}\n",
+                    "f0e1d2c3b4a59687".repeat(w).get(..w / 4).unwrap()
+                ));
+            }
+        }
+        for e in std::iter::once(Entry::unsat())
+            .chain(std::iter::once(Entry::sat(None)))
+            .chain(models.into_iter().map(|m| Entry::sat(Some(m))))
+        {
+            let b = e.encode_compact(&k);
+            assert_eq!(b[0], COMPACT_FORMAT_VERSION);
+            assert_eq!(Entry::decode(&k, &b).unwrap(), e);
+            assert_eq!(
+                Entry::decode(&k, &e.encode_as(&k, FORMAT_VERSION)).unwrap(),
+                e
+            );
+            if e.model.as_ref().is_none_or(|m| m.is_ascii()) {
+                assert!(b.len() <= e.encode(&k).len(), "{e:?}");
+            }
+            for cut in 0..b.len() {
+                assert!(Entry::decode(&k, &b[..cut]).is_err(), "cut {cut} of {e:?}");
+            }
+        }
+        let klee = Entry::sat(Some("(store (store (store ((as const (Array (_ BitVec 32) (_ BitVec 8))) #x00) #x00000022 #x22) #x00000027 #x27) #x00000045 #x1b)\n".into()));
+        let (v2, v3) = (klee.encode(&k), klee.encode_compact(&k));
+        assert!(v3.len() * 2 < v2.len(), "{} against {}", v3.len(), v2.len());
+        for i in 0..v3.len() {
+            for bit in 0..8 {
+                let mut b = v3.clone();
+                b[i] ^= 1 << bit;
+                assert!(Entry::decode(&k, &b).is_err(), "byte {i} bit {bit}");
+            }
+        }
+        assert!(Entry::decode(&Key([8; 16]), &v3).is_err(), "another key");
+        assert_eq!(Entry::split_encoded(&v3), None);
     }
 
     /// The checksum binds an entry to its key and its bytes: an unsat entry read under
