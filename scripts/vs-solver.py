@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """smtproxy in front of a solver against that solver alone, on the same stream.
 
-    python3 scripts/vs-solver.py [--solvers z3,yices,cvc5] [--limit 60] [--proxy-args '...'] [LOG...]
+    python3 scripts/vs-solver.py [--solvers z3,yices,cvc5] [--limit 60] [--repeat N] [--proxy-args '...'] [LOG...]
 
 For each log (default: smt2-corpus/klee/*/{solver,all}-queries.smt2.gz, smt2-corpus/external/*.smt2.gz
 and the shared corpus' domain.smt2 when present) the stream is the log with every `(exit)` line
@@ -18,6 +18,10 @@ log is skipped (the row says so); a proxy run is stopped after 4 times that. The
 per start), the same for both sides. Prints one row per (log, solver): seconds direct, seconds proxy,
 ratio proxy/direct (at most 1.00 is the goal), and the CPU seconds of each side (the process and the
 solver processes it reaped: less sensitive than wall time to other work on the machine).
+
+`--repeat N` (default 1): where the first direct run took less than --short seconds (default 0.2),
+both sides run N times, interleaved (direct, then proxy on a new empty store), and each column is the
+median of the N runs (the `n` column says how many). Logs that take longer run once.
 """
 import argparse
 import glob
@@ -26,6 +30,7 @@ import os
 import resource
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -84,13 +89,15 @@ def main():
     ap.add_argument("--limit", type=float, default=60.0, help="seconds a solver alone may take on a log")
     ap.add_argument("--proxy", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release/smtproxy"))
     ap.add_argument("--proxy-args", default="", help="extra smtproxy options, split on spaces")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each side on a short log (medians)")
+    ap.add_argument("--short", type=float, default=0.2, help="a log whose direct run is shorter is repeated")
     ap.add_argument("logs", nargs="*")
     a = ap.parse_args()
     logs = a.logs or default_logs()
     solvers = a.solvers.split(",")
     bins = {s: real_binary(BINARY[s]) for s in solvers}
     tmp = tempfile.mkdtemp(prefix="vs-solver-")
-    print(f"{'log':34} {'solver':6} {'direct_s':>9} {'proxy_s':>9} {'ratio':>6} {'cpu_d':>7} {'cpu_p':>7} {'diff':>5}")
+    print(f"{'log':34} {'solver':6} {'direct_s':>9} {'proxy_s':>9} {'ratio':>6} {'cpu_d':>7} {'cpu_p':>7} {'diff':>5} {'n':>3}")
     worst = {}
     try:
         for log in logs:
@@ -108,19 +115,36 @@ def main():
                     print(f"{name:34} {s:6} {'>' + str(int(limit)):>9} {'skipped':>9}      -     -   ({s} alone over {int(limit)} s)")
                     continue
                 store = os.path.join(tmp, f"store-{s}.sqlite3")
-                for f in glob.glob(store + "*"):
-                    os.unlink(f)
-                run([a.proxy, "--cache", store, "--solver", s] + FLAGS[s], os.devnull, None)
-                p, pc, pout = run([a.proxy, "--solver", s, "--cache", store] + a.proxy_args.split() + FLAGS[s], stream, 4 * limit)
+
+                def proxy_run():
+                    for f in glob.glob(store + "*"):
+                        os.unlink(f)
+                    run([a.proxy, "--cache", store, "--solver", s] + FLAGS[s], os.devnull, None)
+                    return run([a.proxy, "--solver", s, "--cache", store] + a.proxy_args.split() + FLAGS[s], stream, 4 * limit)
+
+                p, pc, pout = proxy_run()
                 if p is None:
                     print(f"{name:34} {s:6} {d:9.3f} {'>' + str(int(4 * limit)):>9}      -     -   (smtproxy stopped)", flush=True)
                     worst[s] = float("inf")
                     continue
                 da, pa = answers(dout), answers(pout)
                 diff = sum(1 for x, y in zip(da, pa) if x != y) + abs(len(da) - len(pa))
+                n = 1
+                if a.repeat > 1 and d < a.short:
+                    runs = [(d, dc, p, pc)]
+                    for _ in range(a.repeat - 1):
+                        d2, dc2, _o = run([bins[s]] + FLAGS[s], stream, limit)
+                        p2, pc2, pout2 = proxy_run()
+                        if d2 is None or p2 is None:
+                            continue
+                        pa2 = answers(pout2)
+                        diff += sum(1 for x, y in zip(da, pa2) if x != y) + abs(len(da) - len(pa2))
+                        runs.append((d2, dc2, p2, pc2))
+                    n = len(runs)
+                    d, dc, p, pc = (statistics.median(r[i] for r in runs) for i in range(4))
                 ratio = p / d
                 worst[s] = max(worst.get(s, 0.0), ratio)
-                print(f"{name:34} {s:6} {d:9.3f} {p:9.3f} {ratio:6.2f} {dc:7.3f} {pc:7.3f} {diff:5d}", flush=True)
+                print(f"{name:34} {s:6} {d:9.3f} {p:9.3f} {ratio:6.2f} {dc:7.3f} {pc:7.3f} {diff:5d} {n:3d}", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     for s, r in worst.items():

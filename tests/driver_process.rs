@@ -645,3 +645,44 @@ fn cpu_time_counts_a_wrapped_solver() {
         s.kill();
     }
 }
+
+/// A pause in reading a solver's output (`Proc::nap`) keeps its stdin fed: input larger
+/// than the pipe holds is all taken by the solver during the pause; and once the solver
+/// has read everything, the pause ends at once rather than leaving it idle.
+#[test]
+fn a_pause_feeds_the_solver_and_ends_when_it_has_read_everything() {
+    let mut p = smtproxy::driver::process::Proc::spawn(&spec("yices")).expect("start yices");
+    // A megabyte of comments: far more than a pipe holds, nothing to answer.
+    let line = format!("; {}\n", "x".repeat(98));
+    p.write(line.repeat(10_000).as_bytes());
+    assert!(
+        p.input_pending() > 0,
+        "a megabyte cannot all be in the pipe yet"
+    );
+    let t0 = Instant::now();
+    while p.input_pending() > 0 && t0.elapsed() < Duration::from_secs(20) {
+        p.nap(Duration::from_millis(1));
+    }
+    assert_eq!(
+        p.input_pending(),
+        0,
+        "the pauses fed the solver all of its input"
+    );
+    // Nothing left to feed: a long pause is not taken.
+    let t1 = Instant::now();
+    p.nap(Duration::from_secs(10));
+    assert!(
+        t1.elapsed() < Duration::from_secs(5),
+        "a pause with nothing pending took {:?}",
+        t1.elapsed()
+    );
+    p.write(b"(set-logic QF_UF)(check-sat)\n");
+    let mut out = String::new();
+    while !out.lines().any(|l| l == "sat") {
+        match p.read_chunk(T) {
+            smtproxy::driver::process::Chunk::Data(d) => out.push_str(&String::from_utf8_lossy(&d)),
+            other => panic!("no answer after the comments ({out:?}): {other:?}"),
+        }
+    }
+    assert!(!out.contains("error"), "{out}");
+}

@@ -66,6 +66,43 @@ fn klee_streams_byte_for_byte() {
     }
 }
 
+/// yices on the lean route, a stream far larger than a pipe holds (the solver's stdin is
+/// fed while smtproxy pauses between reads of its output, `Proc::nap`), get-value after
+/// every sat and yices' errors for get-value after unsat: byte for byte what
+/// `yices-smt2 --incremental` prints.
+#[test]
+fn yices_stream_larger_than_a_pipe_byte_for_byte() {
+    common::require("yices-smt2");
+    let input = klee_stream("klee/sbase-expr/solver-queries.smt2.gz");
+    assert!(input.len() > 256 * 1024, "the stream is larger than a pipe");
+    let y = run_prog("yices-smt2", &["--incremental"], &input, T);
+    let args = [
+        "--solver",
+        "yices",
+        "--strategy",
+        "passthrough",
+        "--cache",
+        "none",
+        "--incremental",
+    ];
+    let p = run_prog(common::bin(), &args, &input, T);
+    assert!(!y.timed_out && !p.timed_out, "hung");
+    let out = y.stdout_str();
+    assert_eq!(
+        out.lines().filter(|l| *l == "sat" || *l == "unsat").count(),
+        296
+    );
+    assert!(
+        out.contains("(error \"the context is unsatisfiable\")"),
+        "no errors"
+    );
+    assert!(out.contains("((select"), "no get-value answers");
+    assert!(
+        y.stdout == p.stdout,
+        "smtproxy's output differs from yices'"
+    );
+}
+
 #[test]
 fn markers_never_reach_the_client() {
     let mut scripts: Vec<_> = std::fs::read_dir(root().join("smt2-corpus/hand"))

@@ -237,6 +237,9 @@ pub fn parse(argv: Vec<String>) -> Result<Invocation, clap::Error> {
         .or_else(|| hint.map(str::to_string));
     let kind = match &solver {
         Some(s) => kind_of(s),
+        // No solver flags to read: no PATH lookup for the default solver's dialect
+        // (`--proxy-version` and plain runs start without one).
+        None if rest.is_empty() => SolverKind::Z3,
         None => SolverSpec::resolve(None).map_or(SolverKind::Z3, |s| s.kind),
     };
     let flags = solver_flags::read(kind, &rest)

@@ -294,6 +294,13 @@ impl LeanSolver {
         }
     }
 
+    /// Pause up to `d` before reading more output, the solver's stdin kept fed (see
+    /// `Proc::nap`: no pause once it has read everything sent).
+    pub fn nap(&mut self, d: Duration) {
+        self.flush();
+        self.ch.proc.nap(d);
+    }
+
     /// `Some(cpu ticks)` when the solver has read everything sent to it and is not
     /// running; the same value twice over an interval means it is waiting for input while
     /// a marker is unanswered, i.e. it stopped executing commands (z3 swallows the rest of

@@ -233,6 +233,42 @@ impl Proc {
         }
     }
 
+    /// Let up to `d` pass without reading the solver's output, keeping its stdin fed
+    /// meanwhile (queued bytes go into the pipe as it takes them). Returns at once when
+    /// the solver has read everything sent to it: then it is finishing its last answers,
+    /// and a pause would leave it idle, waiting for nothing.
+    pub fn nap(&mut self, d: Duration) {
+        let until = Instant::now() + d;
+        loop {
+            if !self.flush_stdin() || self.input_pending() == 0 {
+                return;
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let Some(fd) = self.stdin.as_ref().map(|s| s.as_raw_fd()) else {
+                return;
+            };
+            if self.unwritten.is_empty() {
+                // All of it is in the pipe: nothing to feed until the pause ends.
+                thread::sleep(left);
+                return;
+            }
+            let mut fds = [libc::pollfd {
+                fd,
+                events: libc::POLLOUT,
+                revents: 0,
+            }];
+            let ms = left.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+            // SAFETY: one valid pollfd; the call waits at most `ms`.
+            let r = unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
+            if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return;
+            }
+        }
+    }
+
     /// Bytes sent to the solver's stdin that it has not read yet (queued here or still in
     /// the pipe).
     pub fn input_pending(&self) -> usize {

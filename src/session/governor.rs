@@ -9,11 +9,17 @@
 //!   names is what runs. The governor itself never answers anything: it only says, at a
 //!   point where the client's state is empty (a `(reset)` or the start), which route the
 //!   next window of queries takes.
-//! * A route's cost is the engine's own wall time per check-sat over a window of that
-//!   route (solver time waited for included, the client's think time not): the last two
-//!   windows of each route averaged, so one noisy window does not decide. Time and
-//!   check-sats in a fall-back to passthrough (a command the modelled engine cannot
-//!   model, which goes to the solver on either route) are left out of both.
+//! * A route's cost is the engine's own wall time per KiB of the client's commands over a
+//!   window of that route (solver time waited for included, the client's think time
+//!   not): the last two windows of each route averaged, so one noisy window does not
+//!   decide. Per byte, not per check-sat: a symbolic executor's queries grow as its paths
+//!   deepen (sbase-expr's solver-queries: 0.7 KB a query in the first window, 1.3 KB in
+//!   the second, 3 KB after), and a cost per query charged the route measured second
+//!   (always the lean one) for the larger queries it happened to get. Both routes read
+//!   every byte (smtproxy's parser, or the solver's), so bytes put windows of different
+//!   queries on one scale. Time, check-sats and bytes in a fall-back to passthrough (a
+//!   command the modelled engine cannot model, which goes to the solver on either route)
+//!   are left out of both.
 //! * Each route is measured before one is preferred; the route not taken is measured
 //!   again after a run of the other that doubles each time it is confirmed (up to
 //!   [`EXPLOIT_MAX`] queries), so a session whose cache starts paying later is noticed.
@@ -21,7 +27,8 @@
 //! * Exploration is bounded in time: the probes of the route not preferred may cost at
 //!   most [`EXPLORE_SHARE`] of the session's governed wall time more than the preferred
 //!   route would have (each probe's extra cost, measured, is summed; a probe is put off
-//!   while the next one, at the costs known, would pass the share). A route several times
+//!   while the next one, at the costs known and the last window's bytes per query, would
+//!   pass the share). A route several times
 //!   dearer than the other is therefore probed seldom, a close one as often as above.
 //!   The first measurement of each route is not bounded.
 //! * Small sessions are never switched: the first [`WINDOW`] queries run modelled.
@@ -47,7 +54,7 @@ pub enum Route {
     Lean,
 }
 
-/// Cost per query of one route: the last two windows.
+/// Cost per KiB of client input of one route: the last two windows.
 #[derive(Clone, Copy, Debug, Default)]
 struct Cost {
     last: Option<f64>,
@@ -55,9 +62,9 @@ struct Cost {
 }
 
 impl Cost {
-    fn add(&mut self, per_query: f64) {
+    fn add(&mut self, per_kib: f64) {
         self.before = self.last;
-        self.last = Some(per_query);
+        self.last = Some(per_kib);
     }
     fn get(&self) -> Option<f64> {
         match (self.last, self.before) {
@@ -75,9 +82,13 @@ pub struct Governor {
     preferred: Route,
     modelled: Cost,
     lean: Cost,
-    /// The current window: the engine's wall time and check-sat count at its start.
+    /// The current window: the engine's wall time, check-sat count and client bytes at
+    /// its start.
     start_wall: Duration,
     start_queries: u64,
+    start_bytes: u64,
+    /// KiB of client input per check-sat in the last window (to price a probe ahead).
+    kib_per_query: f64,
     /// Queries the current window runs before the next decision.
     length: u64,
     /// Run of the preferred route between measurements of the other.
@@ -97,6 +108,8 @@ impl Default for Governor {
             lean: Cost::default(),
             start_wall: Duration::ZERO,
             start_queries: 0,
+            start_bytes: 0,
+            kib_per_query: 0.0,
             length: WINDOW,
             exploit: 4 * WINDOW,
             switches: 0,
@@ -116,18 +129,21 @@ impl Governor {
     }
 
     /// The current window ends at `wall` (the engine's wall time so far) after `queries`
-    /// check-sats: record its cost and choose the route of the next window.
-    pub fn decide(&mut self, wall: Duration, queries: u64) -> Route {
+    /// check-sats and `bytes` of the client's commands: record its cost and choose the
+    /// route of the next window.
+    pub fn decide(&mut self, wall: Duration, queries: u64, bytes: u64) -> Route {
         let n = queries.saturating_sub(self.start_queries);
+        let kib = bytes.saturating_sub(self.start_bytes) as f64 / 1024.0;
         let probing = self.route != self.preferred;
-        if n > 0 {
-            let per = wall.saturating_sub(self.start_wall).as_secs_f64() * 1e3 / n as f64;
+        if n > 0 && kib > 0.0 {
+            let per = wall.saturating_sub(self.start_wall).as_secs_f64() * 1e3 / kib;
             if probing {
                 if let Some(p) = self.cost(self.preferred) {
-                    self.regret_ms += n as f64 * (per - p).max(0.0);
+                    self.regret_ms += kib * (per - p).max(0.0);
                 }
             }
             self.cost_mut(self.route).add(per);
+            self.kib_per_query = kib / n as f64;
         }
         let other = flip(self.preferred);
         let next = match (self.cost(self.preferred), self.cost(other)) {
@@ -148,7 +164,7 @@ impl Governor {
                     self.exploit = (self.exploit * 2).min(EXPLOIT_MAX);
                     self.length = self.exploit;
                     self.preferred
-                } else if self.regret_ms + WINDOW as f64 * (o - p).max(0.0)
+                } else if self.regret_ms + WINDOW as f64 * self.kib_per_query * (o - p).max(0.0)
                     > EXPLORE_SHARE * wall.as_secs_f64() * 1e3
                 {
                     // A probe now would take exploration past its share of the time:
@@ -169,7 +185,7 @@ impl Governor {
         };
         if std::env::var_os("SMTPROXY_GOVERNOR_TRACE").is_some() {
             eprintln!(
-                "governor: {:?} window of {n} at {:.1} ms: modelled {:?} lean {:?} -> {:?} for {}",
+                "governor: {:?} window of {n} ({kib:.0} KiB) at {:.1} ms: ms/KiB modelled {:?} lean {:?} -> {:?} for {}",
                 self.route,
                 wall.as_secs_f64() * 1e3,
                 self.modelled.get(),
@@ -184,6 +200,7 @@ impl Governor {
         self.route = next;
         self.start_wall = wall;
         self.start_queries = queries;
+        self.start_bytes = bytes;
         next
     }
 
@@ -217,23 +234,41 @@ mod tests {
         Duration::from_secs_f64(x / 1e3)
     }
 
-    /// Runs windows where a query costs `m` ms modelled and `l` ms lean; returns the
-    /// share of queries that ran lean.
+    /// Runs windows where a query of 1 KiB costs `m` ms modelled and `l` ms lean; returns
+    /// the share of queries that ran lean.
     fn run(m: f64, l: f64, total: u64) -> f64 {
+        run_sized(m, l, total, |_| 1024)
+    }
+
+    /// As `run`, with query `q`'s size `size(q)` bytes and its cost in proportion.
+    fn run_sized(m: f64, l: f64, total: u64, size: impl Fn(u64) -> u64) -> f64 {
         let mut g = Governor::default();
-        let (mut wall, mut q, mut lean_q) = (0.0, 0u64, 0u64);
+        let (mut wall, mut q, mut bytes, mut lean_q) = (0.0, 0u64, 0u64, 0u64);
         while q < total {
-            let cost = if g.route() == Route::Lean { l } else { m };
+            let b = size(q);
+            let cost = if g.route() == Route::Lean { l } else { m } * b as f64 / 1024.0;
             q += 1;
+            bytes += b;
             wall += cost;
             if g.route() == Route::Lean {
                 lean_q += 1;
             }
             if g.due(q) {
-                g.decide(ms(wall), q);
+                g.decide(ms(wall), q, bytes);
             }
         }
         lean_q as f64 / total as f64
+    }
+
+    #[test]
+    fn growing_queries_do_not_count_against_the_route_measured_second() {
+        // Lean 20% cheaper per byte; queries grow 2% each, so the lean window's queries
+        // are 3.6x the first window's. Per query the lean window looked 2.9x dearer.
+        let share = run_sized(1.0, 0.8, 300, |q| (700.0 * 1.02f64.powi(q as i32)) as u64);
+        assert!(share > 0.7, "lean share {share}");
+        // And the other way: modelled cheaper per byte stays modelled after its probe.
+        let share = run_sized(0.8, 1.0, 300, |q| (700.0 * 1.02f64.powi(q as i32)) as u64);
+        assert!(share < 0.3, "lean share {share}");
     }
 
     #[test]

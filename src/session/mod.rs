@@ -124,8 +124,10 @@ pub struct Engine {
     /// The wall time and check-sats spent in fall-backs to passthrough so far, and where
     /// the current one began: left out of the governor's windows, since a query the
     /// modelled engine cannot model goes to the solver on either route.
-    aside: (std::time::Duration, u64),
-    aside_from: Option<(std::time::Duration, u64)>,
+    aside: (std::time::Duration, u64, u64),
+    aside_from: Option<(std::time::Duration, u64, u64)>,
+    /// Bytes of client commands pushed so far (the governor's measure of work).
+    input_bytes: u64,
     pub stats: Stats,
     /// The client's command-line flags.
     flags: ClientFlags,
@@ -195,6 +197,7 @@ impl Engine {
             push_t0: Instant::now(),
             aside: Default::default(),
             aside_from: None,
+            input_bytes: 0,
             stats: Stats::new(cfg.strategy.name()),
             flags: cfg.client.clone(),
             options_taken: Default::default(),
@@ -231,11 +234,13 @@ impl Engine {
         self.stats.wall + self.push_t0.elapsed()
     }
 
-    /// The governor's clock: wall time and check-sats so far, fall-backs left out.
-    fn governed_clock(&self) -> (std::time::Duration, u64) {
+    /// The governor's clock: wall time, check-sats and client bytes so far, fall-backs
+    /// left out.
+    fn governed_clock(&self) -> (std::time::Duration, u64, u64) {
         (
             self.wall_now().saturating_sub(self.aside.0),
             self.stats.queries.saturating_sub(self.aside.1),
+            self.input_bytes.saturating_sub(self.aside.2),
         )
     }
 
@@ -243,11 +248,11 @@ impl Engine {
     /// governor's window is over and it chooses the lean route, the session goes to
     /// passthrough (`ByCost`); its backend restarts lean at the next command.
     fn govern_at_reset(&mut self) {
-        let (wall, q) = self.governed_clock();
+        let (wall, q, bytes) = self.governed_clock();
         let Some(g) = self.governor.as_mut() else {
             return;
         };
-        if !g.due(q) || g.decide(wall, q) != governor::Route::Lean {
+        if !g.due(q) || g.decide(wall, q, bytes) != governor::Route::Lean {
             return;
         }
         self.stats.route_switches = g.switches;
@@ -374,6 +379,9 @@ impl Engine {
     pub fn push(&mut self, frame: Frame, more: bool) -> Vec<Outcome> {
         let t0 = Instant::now();
         self.push_t0 = t0;
+        if let Frame::Command(raw) = &frame {
+            self.input_bytes += raw.text.len() as u64;
+        }
         let outs = if self.passing() {
             self.pass_frame(frame, more)
         } else {
@@ -480,7 +488,7 @@ impl Engine {
             self.mode = Mode::FallBack;
             self.block = None;
             self.fallback_options = Some(self.client.options.clone());
-            self.aside_from = Some((self.wall_now(), self.stats.queries));
+            self.aside_from = Some((self.wall_now(), self.stats.queries, self.input_bytes));
             self.lean.fall_back(self.client.depth());
             self.stats.fallbacks_passthrough += 1;
             self.stats.note(format!("switched to passthrough: {why}"));
@@ -1276,9 +1284,9 @@ impl Engine {
             let q = self.governed_clock().1;
             if self.governor.as_ref().is_some_and(|g| g.due(q)) {
                 before = self.pass_sync(false);
-                let (wall, q) = self.governed_clock();
+                let (wall, q, bytes) = self.governed_clock();
                 let g = self.governor.as_mut().expect("checked above");
-                let route = g.decide(wall, q);
+                let route = g.decide(wall, q, bytes);
                 self.stats.route_switches = g.switches;
                 if route == governor::Route::Modelled {
                     if self.leave_passthrough() {
@@ -1409,9 +1417,10 @@ impl Engine {
             self.planner.main.kill();
             self.planner.main.mode = DriverMode::Framed;
         }
-        if let Some((wall, queries)) = self.aside_from.take() {
+        if let Some((wall, queries, bytes)) = self.aside_from.take() {
             self.aside.0 += self.wall_now().saturating_sub(wall);
             self.aside.1 += self.stats.queries.saturating_sub(queries);
+            self.aside.2 += self.input_bytes.saturating_sub(bytes);
         }
         self.mode = Mode::Modelled;
         self.lean = Passthrough::default();

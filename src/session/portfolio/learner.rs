@@ -7,6 +7,14 @@
 //! * A class is explored (its enabled members raced, each waited for) until every enabled
 //!   member has a measured time in it, and again every [`REEXPLORE`]-th query, so a
 //!   solver that lost once (and was killed, its time only bounded below) can win back.
+//! * A new class starts from what its theory taught: when every class of the same logic
+//!   in which all members were measured has the same fastest member, ahead of every other
+//!   by [`WIDE_MARGIN`] or more, the new class takes the estimates of the nearest such
+//!   class (by size bins) and is not explored before its [`REEXPLORE`]-th query. Sizes
+//!   bin finely (log2), so a stream of growing queries would otherwise race every
+//!   member, waiting for each, at each new size; a member that lost everywhere by a wide
+//!   margin is not worth that. The escalation below still lets the others join a query
+//!   the chosen member takes long on.
 //! * Only a definitive answer (sat/unsat) is a measured time; a member killed as a loser
 //!   is known to take at least as long as it ran; `unknown`, an error or a death counts as
 //!   very slow ([`FAILED_MS`]).
@@ -28,6 +36,9 @@ const ESCALATE_FACTOR: f64 = 3.0;
 const ESCALATE_MIN_MS: f64 = 20.0;
 /// What `unknown`, an error or a death is taken to have cost.
 pub const FAILED_MS: f64 = 10_000.0;
+/// How far ahead of every other member a theory's fastest member must be, in every
+/// measured class of it, for a new class of that theory to start from their estimates.
+pub const WIDE_MARGIN: f64 = 3.0;
 /// Weight of a new measurement in a member's estimate.
 const ALPHA: f64 = 0.3;
 
@@ -84,11 +95,39 @@ impl Learner {
     }
 
     fn class(&mut self, key: &ClassKey) -> &mut Class {
-        let n = self.members;
-        self.classes.entry(key.clone()).or_insert_with(|| Class {
-            seen: 0,
-            est: vec![None; n],
-        })
+        if !self.classes.contains_key(key) {
+            let est = self
+                .prior(key)
+                .unwrap_or_else(|| vec![None; self.members]);
+            self.classes.insert(key.clone(), Class { seen: 0, est });
+        }
+        self.classes.get_mut(key).expect("inserted above")
+    }
+
+    /// Estimates for a new class of `key`'s logic from the classes of that logic measured
+    /// for every member, when they agree on a fastest member that leads each of them by
+    /// [`WIDE_MARGIN`]: the nearest such class's (by size bins). None otherwise.
+    fn prior(&self, key: &ClassKey) -> Option<Vec<Option<f64>>> {
+        let mut winner = None;
+        let mut nearest: Option<(u32, &Class)> = None;
+        for (k, c) in &self.classes {
+            if k.logic != key.logic || c.est.iter().any(Option::is_none) {
+                continue;
+            }
+            let est: Vec<f64> = c.est.iter().map(|e| e.unwrap_or(f64::INFINITY)).collect();
+            let best = (0..est.len()).min_by(|&a, &b| est[a].total_cmp(&est[b]))?;
+            let wide = (0..est.len())
+                .all(|m| m == best || est[m] >= WIDE_MARGIN * est[best].max(f64::MIN_POSITIVE));
+            if !wide || winner.is_some_and(|w| w != best) {
+                return None;
+            }
+            winner = Some(best);
+            let d = k.conjuncts.abs_diff(key.conjuncts) as u32 + k.decls.abs_diff(key.decls) as u32;
+            if nearest.is_none_or(|(nd, _)| d < nd) {
+                nearest = Some((d, c));
+            }
+        }
+        nearest.map(|(_, c)| c.est.clone())
     }
 
     /// The plan for the next query of class `key`, among the `enabled` members; `peek`
@@ -183,6 +222,46 @@ fn order(c: &Class, live: &[usize]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_class_starts_from_its_theorys_wide_winner() {
+        let all = [true, true];
+        let race = Plan::Race {
+            first: vec![0, 1],
+            wait_all: true,
+        };
+        let mut l = Learner::new(2, 2);
+        let a = ClassKey::new(Some("QF_ABV"), 3, 2);
+        assert_eq!(l.plan(&a, &all, false), race);
+        l.answered(&a, 0, 40.0);
+        l.answered(&a, 1, 2.0);
+        // A new size of the same theory: member 1 alone, with class a's estimates.
+        let b = ClassKey::new(Some("QF_ABV"), 40, 9);
+        assert_eq!(l.plan(&b, &all, false), Plan::Alone(1));
+        assert_eq!(l.escalate_after(&b, 1), Duration::from_millis(20));
+        // Another theory learns on its own.
+        let c = ClassKey::new(Some("QF_BV"), 3, 2);
+        assert_eq!(l.plan(&c, &all, false), race);
+        // A narrow lead is no prior.
+        let mut l = Learner::new(2, 2);
+        l.plan(&a, &all, false);
+        l.answered(&a, 0, 5.0);
+        l.answered(&a, 1, 2.0);
+        assert_eq!(l.plan(&b, &all, false), race);
+        // Nor are classes of the theory that disagree on the winner.
+        let mut l = Learner::new(2, 2);
+        l.plan(&a, &all, false);
+        l.answered(&a, 0, 40.0);
+        l.answered(&a, 1, 2.0);
+        let d = ClassKey::new(Some("QF_ABV"), 1, 1);
+        l.plan(&d, &all, false);
+        // d took a's estimates; measured otherwise, it now disagrees with a.
+        for _ in 0..12 {
+            l.answered(&d, 0, 1.0);
+            l.answered(&d, 1, 30.0);
+        }
+        assert_eq!(l.plan(&b, &all, false), race);
+    }
 
     #[test]
     fn explores_then_sends_the_fastest_alone() {
