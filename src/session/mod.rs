@@ -1092,7 +1092,7 @@ impl Engine {
             block: self
                 .block
                 .as_ref()
-                .filter(|_| bound.is_none())
+                .filter(|b| bound.is_none() && b.repeatable())
                 .map(Block::key),
         };
         let r = self.planner.check(&mut self.store, &q, &mut self.stats);

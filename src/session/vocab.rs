@@ -99,7 +99,8 @@ pub struct Query<'a> {
     /// The client's signature (what each name means).
     pub sig: &'a crate::term::signature::Signature,
     /// The name-free key of the client's commands since its last `(reset)`
-    /// (`smt2::alpha`), when every one of them went through the modelled engine.
+    /// (`smt2::alpha`), when every one of them went through the modelled engine and the
+    /// block can come again (`Block::repeatable`).
     pub block: Option<crate::smt2::alpha::BlockKey>,
 }
 

@@ -42,6 +42,10 @@ pub struct Block {
     scratch: Vec<u8>,
     /// Commands added since the last `clear`.
     commands: u64,
+    /// Whether the block began at a `clear` (a `(reset)`), not at the session's start.
+    after_reset: bool,
+    /// Whether a `push` or `pop` is among its commands.
+    scoped: bool,
 }
 
 /// Whether a command of this head introduces the symbol that follows it.
@@ -61,6 +65,8 @@ impl Default for Block {
             names: FxHashMap::default(),
             scratch: Vec::new(),
             commands: 0,
+            after_reset: false,
+            scoped: false,
         }
     }
 }
@@ -72,6 +78,16 @@ impl Block {
         self.hash.update(BLOCK_KEY_DOMAIN);
         self.names.clear();
         self.commands = 0;
+        self.after_reset = true;
+        self.scoped = false;
+    }
+
+    /// Whether the block can come again: it began at a `(reset)` (a symbolic executor's
+    /// query), or it has no scopes (a whole session that is one query, as a KLEE query
+    /// is). A session of pushes and pops with no reset is one block that only grows: each
+    /// of its check-sats has a key no later one shares.
+    pub fn repeatable(&self) -> bool {
+        self.after_reset || !self.scoped
     }
 
     /// Commands added since the last `clear`.
@@ -88,7 +104,9 @@ impl Block {
         let b = text.as_bytes();
         self.scratch.clear();
         // The symbol after the head of a declaration is the name it declares.
-        let declared_at = command_head(text).filter(|h| declares(h)).map(|h| {
+        let head = command_head(text);
+        self.scoped |= matches!(head, Some("push" | "pop"));
+        let declared_at = head.filter(|h| declares(h)).map(|h| {
             let head_end = h.as_ptr() as usize - text.as_ptr() as usize + h.len();
             super::lex::skip_space(b, head_end)
         });
@@ -259,6 +277,19 @@ mod tests {
         // After the clear, x is no longer a declared name: it counts by its text.
         assert_eq!(b.key(), key(&["(assert (> x 1))"]));
         assert_ne!(b.key(), key(&["(assert (> y 1))"]));
+    }
+
+    #[test]
+    fn a_block_with_scopes_repeats_only_after_a_reset() {
+        let mut b = Block::default();
+        b.add("(declare-fun x () Int)");
+        b.add("(check-sat)");
+        assert!(b.repeatable());
+        b.add("(push 1)");
+        assert!(!b.repeatable());
+        b.clear();
+        b.add("(push 1)");
+        assert!(b.repeatable());
     }
 
     #[test]

@@ -26,6 +26,9 @@ use lru::LruCache;
 
 /// Bound on the bytes the hints hold.
 const HINT_BYTES: usize = 16 << 20;
+/// The longest model text that also goes into the result store (a block of a few hundred
+/// constants; Manticore's queries declare about 120).
+const STORED_MAX: usize = 16 << 10;
 
 pub struct BlockHints {
     map: LruCache<BlockKey, Box<str>>,
@@ -83,7 +86,8 @@ impl BlockHints {
     }
 
     /// Keep `m`, a model that satisfies the query of block `key`, for the next block with
-    /// that key. Returns the text kept when it is new here (for the result store).
+    /// that key. Returns the text kept when it is new here and at most `STORED_MAX` bytes
+    /// (for the result store).
     pub fn keep(
         &mut self,
         store: &mut TermStore,
@@ -96,7 +100,8 @@ impl BlockHints {
         }
         let order = constants(store, decls)?;
         let text = encode_model(store, m, &order)?;
-        self.insert(key, text.clone()).then_some(text)
+        let lasting = text.len() <= STORED_MAX;
+        (self.insert(key, text.clone()) && lasting).then_some(text)
     }
 
     /// Add `text` under `key` (false when it is too big to keep), dropping the least
