@@ -203,3 +203,38 @@ fn values_after_an_optimum_come_from_the_optimum_model() {
         assert_eq!(got, want, "{strategy}");
     }
 }
+
+/// The solvers killed after an optimum was answered: the model read next is still the
+/// optimum's (a lost model is solved again under the optimum's bound, not as any model of
+/// the query).
+#[test]
+fn the_optimum_outlives_its_solver() {
+    common::require("z3");
+    for strategy in ["stack", "hybrid"] {
+        let mut s = common::Session::start(&[
+            "--solver",
+            "z3",
+            "--strategy",
+            strategy,
+            "--cache",
+            "none",
+        ]);
+        s.send("(declare-fun x () (_ BitVec 32))\n(declare-fun y () (_ BitVec 32))");
+        s.send("(assert (bvugt x #x00000100))\n(assert (bvult x #x10000000))");
+        s.send("(assert (= y (bvadd x #x00000007)))\n(maximize y)");
+        assert_eq!(s.ask("(check-sat)", T), "sat", "{strategy}");
+        let pids = common::descendants_of(s.pid());
+        assert!(!pids.is_empty(), "{strategy}: no solver under smtproxy");
+        for p in &pids {
+            common::kill(*p, libc::SIGKILL);
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        s.send("(get-value (y x))");
+        let v = s.read_sexpr(T).expect("get-value answer");
+        assert_eq!(
+            v.split_whitespace().collect::<Vec<_>>().join(" "),
+            "((y #x10000006) (x #x0fffffff))",
+            "{strategy}"
+        );
+    }
+}
