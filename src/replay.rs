@@ -35,8 +35,9 @@ pub struct ReplayResult {
     pub expected_mismatches: u64,
     /// (check-sat index, expected, got) for the first mismatches.
     pub mismatch_examples: Vec<(usize, Answer, Answer)>,
-    /// The time of each check-sat, in ms: the engine's, from the previous answer (or the
-    /// start) to its own.
+    /// The time of each check-sat, in ms: the engine's own wall time (`Stats::wall`, what
+    /// the run's `wall_ms` sums) from the previous answer (or the start) to its own, so
+    /// the per-check times of a run never add up to more than its wall time.
     pub check_ms: Vec<f64>,
 }
 
@@ -47,8 +48,8 @@ pub fn replay(log: &Log, engine: &mut Engine, mut progress: impl FnMut(usize)) -
     let mut seen_checks = 0usize;
     let mut reader = CommandReader::new(log.text.as_bytes());
     let mut done = false;
-    // Time spent in the engine since the last check-sat's answer.
-    let mut since = std::time::Duration::ZERO;
+    // The engine's wall time at the last check-sat's answer.
+    let mut at_last = engine.stats.wall;
     while !done {
         let outs = match reader.next_frame() {
             Some(frame) => {
@@ -60,10 +61,7 @@ pub fn replay(log: &Log, engine: &mut Engine, mut progress: impl FnMut(usize)) -
                     f => f,
                 };
                 let more = reader.more_in_memory();
-                let t0 = std::time::Instant::now();
-                let outs = engine.push(frame, more);
-                since += t0.elapsed();
-                outs
+                engine.push(frame, more)
             }
             None => {
                 done = true;
@@ -90,8 +88,10 @@ pub fn replay(log: &Log, engine: &mut Engine, mut progress: impl FnMut(usize)) -
                 }
                 res.answers.push(a);
                 res.expected.push(expected);
-                res.check_ms.push(since.as_secs_f64() * 1000.0);
-                since = std::time::Duration::ZERO;
+                let wall = engine.stats.wall;
+                res.check_ms
+                    .push(wall.saturating_sub(at_last).as_secs_f64() * 1000.0);
+                at_last = wall;
                 seen_checks += 1;
                 progress(seen_checks);
             }
