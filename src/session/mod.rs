@@ -574,6 +574,8 @@ impl Engine {
         };
         self.logic_check = LogicCheck::without_logic(self.dialect);
         self.objective = None;
+        self.optimum = None;
+        self.objective_check = None;
         let kept = (self.dialect == Dialect::Z3).then(|| {
             let preamble: Vec<String> = self
                 .client
