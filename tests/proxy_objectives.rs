@@ -211,14 +211,8 @@ fn values_after_an_optimum_come_from_the_optimum_model() {
 fn the_optimum_outlives_its_solver() {
     common::require("z3");
     for strategy in ["stack", "hybrid"] {
-        let mut s = common::Session::start(&[
-            "--solver",
-            "z3",
-            "--strategy",
-            strategy,
-            "--cache",
-            "none",
-        ]);
+        let mut s =
+            common::Session::start(&["--solver", "z3", "--strategy", strategy, "--cache", "none"]);
         s.send("(declare-fun x () (_ BitVec 32))\n(declare-fun y () (_ BitVec 32))");
         s.send("(assert (bvugt x #x00000100))\n(assert (bvult x #x10000000))");
         s.send("(assert (= y (bvadd x #x00000007)))\n(maximize y)");
@@ -236,5 +230,75 @@ fn the_optimum_outlives_its_solver() {
             "((y #x10000006) (x #x0fffffff))",
             "{strategy}"
         );
+    }
+}
+
+/// KLEE's path conditions (sort's solver queries) as optimisation queries: each query's
+/// first input word maximized, then minimized, through a fresh `optimized_` bounded by it;
+/// every answer byte for byte as z3's, each check-sat under the objective searched here.
+#[test]
+fn klee_path_conditions_optimised_as_z3() {
+    use std::io::Read;
+    common::require("z3");
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(common::corpus("klee/sort/solver-queries.smt2.gz")).unwrap(),
+    )
+    .read_to_string(&mut text)
+    .unwrap();
+    for (goal, op) in [("maximize", "bvuge"), ("minimize", "bvule")] {
+        let mut script = String::new();
+        let mut queries = 0u64;
+        for q in text.split("(exit)") {
+            let Some(array) = q
+                .lines()
+                .find_map(|l| l.strip_prefix("(declare-fun "))
+                .filter(|l| l.contains("(Array"))
+                .and_then(|l| l.split_whitespace().next())
+            else {
+                continue;
+            };
+            let word = format!(
+                "(concat (select {array} (_ bv3 32)) (concat (select {array} (_ bv2 32)) \
+                 (concat (select {array} (_ bv1 32)) (select {array} (_ bv0 32)))))"
+            );
+            for l in q.lines() {
+                let l = l.trim();
+                if l.is_empty() || l.starts_with(';') || l.starts_with("(get-value") {
+                    continue;
+                }
+                if l.starts_with("(check-sat)") {
+                    script.push_str(&format!(
+                        "(declare-fun optimized_ () (_ BitVec 32))\n(assert ({op} {word} optimized_))\n\
+                         ({goal} optimized_)\n(check-sat)\n(get-value (optimized_))\n"
+                    ));
+                    queries += 1;
+                } else {
+                    script.push_str(l);
+                    script.push('\n');
+                }
+            }
+            script.push_str("(reset)\n");
+        }
+        assert!(queries > 50, "{queries} queries");
+        let want = out(&run_prog("z3", &["-smt2", "-in"], script.as_bytes(), T));
+        assert_eq!(
+            want.lines()
+                .filter(|l| l.starts_with("((optimized_"))
+                .count() as u64
+                + want.lines().filter(|l| *l == "unsat").count() as u64,
+            queries,
+            "z3 answered every query: {want}"
+        );
+        for strategy in ["hybrid", "stack"] {
+            let o = run_z3(strategy, &["--stats", "-smt2", "-in"], script.as_bytes(), T);
+            assert_eq!(out(&o), want, "{goal} under {strategy}");
+            let s = common::summary(&o.stderr_str());
+            assert_eq!(
+                field(&s, "optimisations"),
+                queries,
+                "{goal} {strategy}: {s}"
+            );
+        }
     }
 }

@@ -96,9 +96,7 @@ impl Learner {
 
     fn class(&mut self, key: &ClassKey) -> &mut Class {
         if !self.classes.contains_key(key) {
-            let est = self
-                .prior(key)
-                .unwrap_or_else(|| vec![None; self.members]);
+            let est = self.prior(key).unwrap_or_else(|| vec![None; self.members]);
             self.classes.insert(key.clone(), Class { seen: 0, est });
         }
         self.classes.get_mut(key).expect("inserted above")
