@@ -20,6 +20,8 @@
 //!   the domain string.
 //! * Cost is linear in the command's bytes, with no allocation past the first few
 //!   declarations of a block.
+//! * A block is `repeatable` when it began at a `(reset)` or holds no `push`/`pop`: a
+//!   session of scopes with no reset is one block that only grows, whose keys never recur.
 
 use super::lex::{command_head, comment_end, is_space, quoted_stop, string_end, token_end};
 use rustc_hash::FxHashMap;

@@ -13,7 +13,9 @@
 //!   order the key numbers them in), so it outlives a collection of the term store, and
 //!   the same text goes into the result store as a sat entry under the block's key (a
 //!   fixed, versioned hash kept apart from component keys: `smt2::alpha`), for the next
-//!   run. The text read back from there is held to the same evaluation.
+//!   run, when it is at most `STORED_MAX` bytes. The text read back from there is held to
+//!   the same evaluation. The engine keys only blocks that can come again
+//!   (`Block::repeatable`).
 //! * Memory is bounded: entries (key and text) past `HINT_BYTES` are dropped, least
 //!   recently used first.
 
