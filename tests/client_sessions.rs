@@ -5,19 +5,12 @@
 mod common;
 
 use common::{run_prog, run_z3};
-use std::io::Read;
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(300);
 
 fn session(name: &str) -> String {
-    let path = common::corpus(&format!("sessions/{name}"));
-    let f = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut s = String::new();
-    flate2::read::GzDecoder::new(f)
-        .read_to_string(&mut s)
-        .expect("gzip text");
-    s
+    common::corpus_text(&format!("sessions/{name}"))
 }
 
 /// The session's queries: the text from one `(reset)` to the next.

@@ -12,26 +12,11 @@ mod common;
 
 use common::replies::check_sat_answers;
 use common::{bin, field, require, run_prog, summary};
-use std::io::Read;
 use std::time::Duration;
-
-fn stream(rel: &str) -> Vec<u8> {
-    let f = std::fs::File::open(common::corpus(rel)).expect("corpus log");
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(f)
-        .read_to_string(&mut text)
-        .expect("gzip");
-    let mut out = String::new();
-    for l in text.lines() {
-        out.push_str(if l.trim() == "(exit)" { "(reset)" } else { l });
-        out.push('\n');
-    }
-    out.into_bytes()
-}
 
 fn governed_matches_solver(name: &str, prog: &str, flags: &[&str]) {
     require(prog);
-    let input = stream("klee/sbase-expr/solver-queries.smt2.gz");
+    let input = common::klee_stream("klee/sbase-expr/solver-queries.smt2.gz");
     let t = Duration::from_secs(300);
     let direct = run_prog(prog, flags, &input, t);
     direct.assert_no_panic_no_hang(prog);

@@ -8,30 +8,11 @@
 mod common;
 
 use common::{
-    alive, corpus, descendants_of, kill, root, run_prog, run_under, run_z3, Session, FACTOR,
+    alive, descendants_of, kill, klee_stream, root, run_prog, run_under, run_z3, Session, FACTOR,
 };
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(60);
-
-/// A KLEE log as `z3 -in` is timed on it: every `(exit)` line read as `(reset)`.
-fn klee_stream(rel: &str) -> Vec<u8> {
-    use std::io::Read;
-    let f = std::fs::File::open(corpus(rel)).unwrap();
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(f)
-        .read_to_string(&mut text)
-        .unwrap();
-    let mut out = String::with_capacity(text.len());
-    for l in text.split_inclusive('\n') {
-        if l.trim() == "(exit)" {
-            out.push_str("(reset)\n");
-        } else {
-            out.push_str(l);
-        }
-    }
-    out.into_bytes()
-}
 
 #[test]
 fn klee_streams_byte_for_byte() {

@@ -7,25 +7,11 @@
 
 mod common;
 
+use common::rng::Rng;
 use common::{field, run_prog, run_z3};
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(120);
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn lit(v: u64, w: u32) -> String {
     let v = if w == 64 { v } else { v & ((1u64 << w) - 1) };
@@ -238,14 +224,8 @@ fn the_optimum_outlives_its_solver() {
 /// every answer byte for byte as z3's, each check-sat under the objective searched here.
 #[test]
 fn klee_path_conditions_optimised_as_z3() {
-    use std::io::Read;
     common::require("z3");
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(
-        std::fs::File::open(common::corpus("klee/sort/solver-queries.smt2.gz")).unwrap(),
-    )
-    .read_to_string(&mut text)
-    .unwrap();
+    let text = common::corpus_text("klee/sort/solver-queries.smt2.gz");
     for (goal, op) in [("maximize", "bvuge"), ("minimize", "bvule")] {
         let mut script = String::new();
         let mut queries = 0u64;

@@ -54,6 +54,32 @@ pub fn corpus(rel: &str) -> PathBuf {
     root().join("smt2-corpus").join(rel)
 }
 
+/// The text of a gzipped corpus file (`corpus(rel)`).
+pub fn corpus_text(rel: &str) -> String {
+    let path = corpus(rel);
+    let f = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(f)
+        .read_to_string(&mut text)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text
+}
+
+/// A KLEE log as `z3 -in` is timed on it: every `(exit)` line read as `(reset)`, the rest
+/// byte for byte.
+pub fn klee_stream(rel: &str) -> Vec<u8> {
+    let text = corpus_text(rel);
+    let mut out = String::with_capacity(text.len());
+    for l in text.split_inclusive('\n') {
+        if l.trim() == "(exit)" {
+            out.push_str("(reset)\n");
+        } else {
+            out.push_str(l);
+        }
+    }
+    out.into_bytes()
+}
+
 /// The KLEE programs whose logs `smt2-corpus/klee/PROGRAM/` holds (`solver-queries.smt2.gz`,
 /// `all-queries.smt2.gz`).
 pub const KLEE_PROGRAMS: &[&str] = &[

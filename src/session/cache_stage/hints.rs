@@ -46,6 +46,11 @@ impl Default for BlockHints {
     }
 }
 
+/// What an entry of `text` counts against `HINT_BYTES` (its text and the map's slot).
+fn entry_bytes(text: &str) -> usize {
+    text.len() + std::mem::size_of::<(BlockKey, Box<str>)>() * 2
+}
+
 /// The declared constants of the query in declaration order, as leaves; None when one is
 /// a function (its model is not kept as a value).
 fn constants(store: &mut TermStore, decls: &[Decl]) -> Option<Vec<(usize, TermId)>> {
@@ -102,26 +107,26 @@ impl BlockHints {
         }
         let order = constants(store, decls)?;
         let text = encode_model(store, m, &order)?;
-        let lasting = text.len() <= STORED_MAX;
-        (self.insert(key, text.clone()) && lasting).then_some(text)
+        let stored = (text.len() <= STORED_MAX).then(|| text.clone());
+        self.insert(key, text).then_some(stored).flatten()
     }
 
     /// Add `text` under `key` (false when it is too big to keep), dropping the least
     /// recently used past the bound.
     fn insert(&mut self, key: BlockKey, text: String) -> bool {
-        let size = text.len() + std::mem::size_of::<(BlockKey, Box<str>)>() * 2;
+        let size = entry_bytes(&text);
         if size > HINT_BYTES / 4 {
             return false;
         }
         self.bytes += size;
         if let Some(old) = self.map.put(key, text.into_boxed_str()) {
-            self.bytes -= old.len() + std::mem::size_of::<(BlockKey, Box<str>)>() * 2;
+            self.bytes -= entry_bytes(&old);
         }
         while self.bytes > HINT_BYTES {
             let Some((_, t)) = self.map.pop_lru() else {
                 break;
             };
-            self.bytes -= t.len() + std::mem::size_of::<(BlockKey, Box<str>)>() * 2;
+            self.bytes -= entry_bytes(&t);
         }
         true
     }
