@@ -75,11 +75,12 @@ pub fn parse(store: &mut TermStore, sig: &Signature, text: &str) -> Option<Objec
     })
 }
 
-/// Whether `text` is one of z3's optimisation commands (an objective, or get-objectives).
+/// Whether `text` is one of the optimisation commands taken here (an objective, or
+/// get-objectives; `assert-soft` goes to the solver like any command not interpreted).
 pub fn is_optimisation(text: &str) -> bool {
     matches!(
         command_head(text),
-        Some("minimize" | "maximize" | "get-objectives" | "assert-soft")
+        Some("minimize" | "maximize" | "get-objectives")
     )
 }
 

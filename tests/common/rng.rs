@@ -1,7 +1,7 @@
 //! xorshift64*: a fixed, dependency-free generator for the tests that make random input
 //! (`canon_props`, `client_fuzz_smoke`, `client_session_shape`, `enumerate_z3`, `eval_z3`,
-//! `proxy_objectives`, `proxy_scopes`), so a seed means the same input on every machine and with every crate
-//! version. The state must not be 0 (it would stay 0).
+//! `proxy_objectives`, `proxy_scopes`), so a seed means the same input on every machine
+//! and with every crate version. The state must not be 0 (it would stay 0).
 
 pub struct Rng(pub u64);
 
