@@ -151,7 +151,7 @@ pub struct Engine {
     objective: Option<objective::Objective>,
     /// The optimum found for the last check-sat (`objective`), with the bound whose model
     /// the client reads: a lost model is solved again under it.
-    optimum: Option<(TermId, u64)>,
+    optimum: Option<(TermId, num_bigint::BigUint)>,
     /// The text of the last check-sat under an objective.
     objective_check: Option<String>,
 }
@@ -975,7 +975,7 @@ impl Engine {
     /// (`objective`), anything else goes to the solver.
     fn optimisation_command(&mut self, text: &str, line: usize, col: usize) -> Outcome {
         if crate::smt2::lex::command_head(text) == Some("get-objectives") {
-            return match (&self.last, &self.objective, self.optimum) {
+            return match (&self.last, &self.objective, &self.optimum) {
                 (Last::Sat, Some(obj), Some((_, value))) => {
                     let r = obj.report(value);
                     self.emit(&r);
@@ -1034,7 +1034,7 @@ impl Engine {
             }
             objective::Outcome::Unsat => (Answer::Unsat, None),
             objective::Outcome::Optimum(v) => {
-                (Answer::Sat, obj.bound(&mut self.store, v).map(|b| (b, v)))
+                (Answer::Sat, obj.bound(&mut self.store, &v).map(|b| (b, v)))
             }
         };
         self.stats.optimisations += 1;
@@ -1116,7 +1116,7 @@ impl Engine {
             "the solver holding the model is gone ({why}); solving the query again"
         ));
         let assumptions = std::mem::take(&mut self.last_assumptions);
-        let a = self.solve(&assumptions, self.optimum.map(|o| o.0));
+        let a = self.solve(&assumptions, self.optimum.as_ref().map(|o| o.0));
         self.last_assumptions = assumptions;
         if a != Answer::Sat {
             self.last = Last::Unknown;
@@ -1564,7 +1564,7 @@ struct Bounds<'a> {
 }
 
 impl objective::Oracle for Bounds<'_> {
-    fn check(&mut self, bound: Option<u64>) -> Answer {
+    fn check(&mut self, bound: Option<&num_bigint::BigUint>) -> Answer {
         let b = match bound {
             None => None,
             Some(v) => match self.obj.bound(&mut self.engine.store, v) {
@@ -1575,7 +1575,7 @@ impl objective::Oracle for Bounds<'_> {
         self.engine.solve(self.assumptions, b)
     }
 
-    fn value(&mut self) -> Option<u64> {
+    fn value(&mut self) -> Option<num_bigint::BigUint> {
         let e = &mut *self.engine;
         let v = e
             .planner

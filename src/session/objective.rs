@@ -13,8 +13,10 @@
 //!   model the engine evaluated true on the query with the optimum's bound. z3 orders
 //!   bit-vector objectives as unsigned numbers, as here.
 //! * Only the plain shape is taken (`accepts`): z3 only, one objective since the last
-//!   `(reset)`, given at assertion level 0, a constant of at most 64 bits, no `:opt.`
-//!   option; anything else goes to the solver as before (passthrough for the block).
+//!   `(reset)`, given at assertion level 0, a constant of at most [`MAX_WIDTH`] bits, no
+//!   `:opt.` option; anything else goes to the solver as before (passthrough for the
+//!   block). Values are unbounded naturals (`BigUint`), so EVM's 256-bit words are
+//!   searched as 8-bit ones are.
 //! * Any `unknown` during the search gives up: the caller lets the solver answer the
 //!   check-sat itself. Nothing here answers the client; it only says what the optimum is.
 
@@ -22,6 +24,13 @@ use crate::session::vocab::Answer;
 use crate::smt2::lex::command_head;
 use crate::term::signature::{DeclKind, FunDef, Signature};
 use crate::term::{Op, SortStore, TermId, TermStore};
+use num_bigint::BigUint;
+use num_traits::{One, Zero};
+
+/// The widest objective searched here: a search takes up to `width + 2` checks, and 256
+/// bits covers the words of the symbolic executors that optimise (Manticore's EVM words
+/// are 256 bits, its native ones 64); a wider one goes to z3's optimiser.
+pub const MAX_WIDTH: u32 = 256;
 
 /// One objective of the client's.
 #[derive(Clone, Debug)]
@@ -35,7 +44,7 @@ pub struct Objective {
 }
 
 /// An objective command's text read as the plain shape: `(minimize x)` or `(maximize x)`
-/// with `x` a declared bit-vector constant of at most 64 bits. None for anything else
+/// with `x` a declared bit-vector constant of at most [`MAX_WIDTH`] bits. None for anything else
 /// (attributes, compound terms, other sorts).
 pub fn parse(store: &mut TermStore, sig: &Signature, text: &str) -> Option<Objective> {
     let maximize = match command_head(text)? {
@@ -63,7 +72,7 @@ pub fn parse(store: &mut TermStore, sig: &Signature, text: &str) -> Option<Objec
         return None;
     }
     let width = store.sorts.bv_width(*ret)?;
-    if width == 0 || width > 64 {
+    if width == 0 || width > MAX_WIDTH {
         return None;
     }
     let term = store.mk_sym_app(*sym, Vec::new(), *ret);
@@ -86,24 +95,20 @@ pub fn is_optimisation(text: &str) -> bool {
 
 impl Objective {
     /// `x <= v` (minimize) or `x >= v` (maximize), unsigned.
-    pub fn bound(&self, store: &mut TermStore, v: u64) -> Option<TermId> {
-        let lit = store.mk_bv_u64(v, self.width);
+    pub fn bound(&self, store: &mut TermStore, v: &BigUint) -> Option<TermId> {
+        let lit = store.mk_bv(v, self.width);
         let op = if self.maximize { Op::BvUge } else { Op::BvUle };
         let t = store.app_slice(op, &[self.term, lit]).ok()?;
         (store.sort(t) == SortStore::BOOL).then_some(t)
     }
 
     /// The largest value of the objective's width.
-    fn top(&self) -> u64 {
-        if self.width == 64 {
-            u64::MAX
-        } else {
-            (1u64 << self.width) - 1
-        }
+    fn top(&self) -> BigUint {
+        (BigUint::one() << self.width as usize) - 1u8
     }
 
     /// get-objectives' answer for `value`, as z3 prints it.
-    pub fn report(&self, value: u64) -> String {
+    pub fn report(&self, value: &BigUint) -> String {
         format!("(objectives\n ({} {value})\n)", self.name)
     }
 }
@@ -112,8 +117,8 @@ impl Objective {
 /// (`Objective::bound` of the value given), and the objective's value in the model of the
 /// last `sat`.
 pub trait Oracle {
-    fn check(&mut self, bound: Option<u64>) -> Answer;
-    fn value(&mut self) -> Option<u64>;
+    fn check(&mut self, bound: Option<&BigUint>) -> Answer;
+    fn value(&mut self) -> Option<BigUint>;
 }
 
 /// How a search ended.
@@ -123,7 +128,7 @@ pub enum Outcome {
     Unsat,
     /// The optimum: the last check the oracle answered was the query with the optimum's
     /// bound, `sat`, with the objective at the optimum in its model.
-    Optimum(u64),
+    Optimum(BigUint),
     /// An `unknown`, or a model that broke the search's rules: let the solver answer.
     GaveUp,
 }
@@ -142,20 +147,21 @@ pub fn search(obj: &Objective, oracle: &mut impl Oracle) -> Outcome {
     };
     // [lo, hi] holds the optimum; `best` is a value known to be reached (an end of it).
     let (mut lo, mut hi) = if obj.maximize {
-        (first, obj.top())
+        (first.clone(), obj.top())
     } else {
-        (0, first)
+        (BigUint::zero(), first.clone())
     };
-    let mut best = first;
+    let mut best = first.clone();
     // The objective's value in the model of the oracle's last check, if it was `sat`.
     let mut last = Some(first);
     while lo < hi {
+        let gap = &hi - &lo;
         let mid = if obj.maximize {
-            lo + (hi - lo).div_ceil(2)
+            &lo + (gap + 1u8) / 2u8
         } else {
-            lo + (hi - lo) / 2
+            &lo + gap / 2u8
         };
-        match oracle.check(Some(mid)) {
+        match oracle.check(Some(&mid)) {
             Answer::Sat => {
                 let Some(v) = oracle.value() else {
                     return Outcome::GaveUp;
@@ -165,29 +171,31 @@ pub fn search(obj: &Objective, oracle: &mut impl Oracle) -> Outcome {
                 if !kept {
                     return Outcome::GaveUp;
                 }
-                best = v;
+                best = v.clone();
                 if obj.maximize {
-                    lo = v;
+                    lo = v.clone();
                 } else {
-                    hi = v;
+                    hi = v.clone();
                 }
                 last = Some(v);
             }
             Answer::Unsat => {
+                // `mid` is past `lo` (maximize) or below `hi` (minimize), so neither end
+                // wraps.
                 if obj.maximize {
-                    hi = mid - 1;
+                    hi = mid - 1u8;
                 } else {
-                    lo = mid + 1;
+                    lo = mid + 1u8;
                 }
                 last = None;
             }
             Answer::Unknown => return Outcome::GaveUp,
         }
     }
-    if last != Some(best) {
+    if last.as_ref() != Some(&best) {
         // The last check was not `sat` at the optimum: ask for the optimum's model, so the
         // model the client reads next is one.
-        if oracle.check(Some(best)) != Answer::Sat || oracle.value() != Some(best) {
+        if oracle.check(Some(&best)) != Answer::Sat || oracle.value().as_ref() != Some(&best) {
             return Outcome::GaveUp;
         }
     }
@@ -196,68 +204,80 @@ pub fn search(obj: &Objective, oracle: &mut impl Oracle) -> Outcome {
 
 /// The unsigned value of a bit-vector value as the solver or smtproxy prints it (`#x..`,
 /// `#b..`, `(_ bvN w)`).
-pub fn bv_value(text: &str) -> Option<u64> {
+pub fn bv_value(text: &str) -> Option<BigUint> {
     let t = text.trim();
+    let digits = |d: &str, radix: u32| {
+        // `parse_bytes` takes `_` separators, which no solver prints in a value.
+        if d.is_empty() || d.contains('_') {
+            return None;
+        }
+        BigUint::parse_bytes(d.as_bytes(), radix)
+    };
     if let Some(h) = t.strip_prefix("#x") {
-        return u64::from_str_radix(h, 16).ok();
+        return digits(h, 16);
     }
     if let Some(b) = t.strip_prefix("#b") {
-        return u64::from_str_radix(b, 2).ok();
+        return digits(b, 2);
     }
     let inner = t.strip_prefix('(')?.strip_suffix(')')?.trim();
     let mut w = inner.split_whitespace();
     (w.next()? == "_").then_some(())?;
-    w.next()?.strip_prefix("bv")?.parse().ok()
+    digits(w.next()?.strip_prefix("bv")?, 10)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The query "x is in `set`" over 8-bit x, answered by brute force.
+    /// The query "x is in `set`" over x of `width` bits, answered by brute force.
     struct Set {
-        set: Vec<u64>,
+        set: Vec<BigUint>,
         maximize: bool,
-        model: Option<u64>,
+        model: Option<BigUint>,
         checks: usize,
         unknown_at: Option<usize>,
     }
 
     impl Oracle for Set {
-        fn check(&mut self, bound: Option<u64>) -> Answer {
+        fn check(&mut self, bound: Option<&BigUint>) -> Answer {
             self.checks += 1;
             if Some(self.checks) == self.unknown_at {
                 return Answer::Unknown;
             }
-            let ok = |x: &&u64| match bound {
+            let ok = |x: &&BigUint| match bound {
                 None => true,
-                Some(b) if self.maximize => **x >= b,
-                Some(b) => **x <= b,
+                Some(b) if self.maximize => *x >= b,
+                Some(b) => *x <= b,
             };
             // Any model will do: the middle one of those that satisfy.
-            let fits: Vec<&u64> = self.set.iter().filter(ok).collect();
-            self.model = fits.get(fits.len() / 2).map(|x| **x);
+            let fits: Vec<&BigUint> = self.set.iter().filter(ok).collect();
+            self.model = fits.get(fits.len() / 2).map(|x| (*x).clone());
             if self.model.is_some() {
                 Answer::Sat
             } else {
                 Answer::Unsat
             }
         }
-        fn value(&mut self) -> Option<u64> {
-            self.model
+        fn value(&mut self) -> Option<BigUint> {
+            self.model.clone()
         }
     }
 
-    fn obj(maximize: bool) -> Objective {
+    fn obj(maximize: bool, width: u32) -> Objective {
         Objective {
             maximize,
             term: TermId(0),
             name: "x".into(),
-            width: 8,
+            width,
         }
     }
 
-    fn run(set: &[u64], maximize: bool, unknown_at: Option<usize>) -> (Outcome, Set) {
+    fn run(
+        set: &[BigUint],
+        width: u32,
+        maximize: bool,
+        unknown_at: Option<usize>,
+    ) -> (Outcome, Set) {
         let mut o = Set {
             set: set.to_vec(),
             maximize,
@@ -265,46 +285,92 @@ mod tests {
             checks: 0,
             unknown_at,
         };
-        (search(&obj(maximize), &mut o), o)
+        (search(&obj(maximize, width), &mut o), o)
+    }
+
+    fn nums(v: &[u64]) -> Vec<BigUint> {
+        v.iter().map(|&x| BigUint::from(x)).collect()
+    }
+
+    fn check_optimum(set: &[BigUint], width: u32) {
+        for maximize in [false, true] {
+            let (out, o) = run(set, width, maximize, None);
+            let want = if maximize {
+                set.iter().max().unwrap()
+            } else {
+                set.iter().min().unwrap()
+            };
+            assert_eq!(
+                out,
+                Outcome::Optimum(want.clone()),
+                "{set:?} maximize={maximize}"
+            );
+            assert_eq!(
+                o.model.as_ref(),
+                Some(want),
+                "the last model is the optimum's"
+            );
+            assert!(o.checks <= width as usize + 2, "{} checks", o.checks);
+        }
     }
 
     #[test]
     fn finds_the_unsigned_optimum_and_leaves_its_model() {
         for set in [
-            vec![0u64],
-            vec![255],
-            vec![3, 200, 17, 128],
-            vec![100, 101, 102, 255, 0, 77],
-            (0..256).collect(),
+            nums(&[0]),
+            nums(&[255]),
+            nums(&[3, 200, 17, 128]),
+            nums(&[100, 101, 102, 255, 0, 77]),
+            (0u32..256).map(BigUint::from).collect(),
         ] {
-            for maximize in [false, true] {
-                let (out, o) = run(&set, maximize, None);
-                let want = if maximize {
-                    *set.iter().max().unwrap()
-                } else {
-                    *set.iter().min().unwrap()
-                };
-                assert_eq!(out, Outcome::Optimum(want), "{set:?} maximize={maximize}");
-                assert_eq!(o.model, Some(want), "the last model is the optimum's");
-                assert!(o.checks <= 8 + 2, "{} checks", o.checks);
-            }
+            check_optimum(&set, 8);
         }
     }
 
     #[test]
+    fn words_wider_than_64_bits() {
+        let top = (BigUint::one() << 256usize) - 1u8;
+        let big = BigUint::parse_bytes(b"123456789abcdef0123456789abcdef0123456789", 16).unwrap();
+        let just_past_u64 = BigUint::one() << 64usize;
+        for set in [
+            vec![top.clone()],
+            vec![BigUint::zero(), top.clone()],
+            vec![big.clone(), just_past_u64.clone(), BigUint::from(7u8)],
+            vec![&top - 1u8, &top >> 1usize, big],
+        ] {
+            check_optimum(&set, 256);
+        }
+        check_optimum(&[just_past_u64.clone(), just_past_u64 - 1u8], 65);
+    }
+
+    #[test]
     fn unsat_and_unknown() {
-        assert_eq!(run(&[], false, None).0, Outcome::Unsat);
+        assert_eq!(run(&[], 8, false, None).0, Outcome::Unsat);
         for at in 1..4 {
-            assert_eq!(run(&[1, 50, 90, 200], true, Some(at)).0, Outcome::GaveUp);
+            assert_eq!(
+                run(&nums(&[1, 50, 90, 200]), 8, true, Some(at)).0,
+                Outcome::GaveUp
+            );
         }
     }
 
     #[test]
     fn values_as_printed() {
-        assert_eq!(bv_value("#x00000064"), Some(100));
-        assert_eq!(bv_value("#b101"), Some(5));
-        assert_eq!(bv_value("(_ bv300 16)"), Some(300));
-        assert_eq!(bv_value("#xffffffffffffffff"), Some(u64::MAX));
+        let n = |x: u64| Some(BigUint::from(x));
+        assert_eq!(bv_value("#x00000064"), n(100));
+        assert_eq!(bv_value("#b101"), n(5));
+        assert_eq!(bv_value("(_ bv300 16)"), n(300));
+        assert_eq!(bv_value("#xffffffffffffffff"), n(u64::MAX));
+        assert_eq!(
+            bv_value(&format!("#x{}", "f".repeat(64))),
+            Some((BigUint::one() << 256usize) - 1u8)
+        );
+        assert_eq!(
+            bv_value("(_ bv18446744073709551616 65)"),
+            Some(BigUint::one() << 64usize)
+        );
         assert_eq!(bv_value("true"), None);
+        assert_eq!(bv_value("#x"), None);
+        assert_eq!(bv_value("#x1_0"), None);
     }
 }
