@@ -609,3 +609,71 @@ fn scripts_have_both_answers_and_only_the_errors_meant() {
     }
     assert!(sat >= 50 && unsat >= 50, "{sat} sat, {unsat} unsat");
 }
+
+/// A client's base-level assertions (it pushes above them) reach the stack backend as the
+/// client wrote them, let-bindings and all, so the solver works on the text it would have
+/// read alone (`session::stack::verbatim`); one that uses a `define-fun` (the backend has
+/// no such macro) or a `:named` annotation goes as smtproxy prints it. Answers as z3's.
+#[test]
+fn base_assertions_reach_the_stack_as_written() {
+    common::require("z3");
+    let z3 = smtproxy::driver::spec::find_in_path(
+        "z3",
+        &std::env::var_os("PATH").unwrap_or_default(),
+        None,
+    )
+    .expect("z3 is installed");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("backend.smt2");
+    let wrapper = dir.path().join("z3-recorded");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ntee -a '{}' | exec '{}' \"$@\"\n",
+            log.display(),
+            z3.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let plain = "(assert (let ((?s (bvadd x y))) (and (bvult ?s #x10) (bvugt x #x02) (= (bvand y #x01) #x01))))";
+    let with_macro = "(assert (bvult (dbl y) #x08))";
+    let named = "(assert (! (bvuge y #x01) :named ny))";
+    let script = format!(
+        "(set-logic QF_BV)\n(declare-fun x () (_ BitVec 8))\n(declare-fun y () (_ BitVec 8))\n\
+         {plain}\n(define-fun dbl ((a (_ BitVec 8))) (_ BitVec 8) (bvmul a #x02))\n{with_macro}\n{named}\n\
+         (push 1)\n(assert (= x #x03))\n(check-sat)\n(get-value (x y))\n(pop 1)\n\
+         (push 1)\n(assert (= x #x0f))\n(check-sat)\n(pop 1)\n\
+         (push 1)\n(assert (= x #x04))\n(check-sat)\n(pop 1)\n"
+    );
+    let want = run_prog("z3", &["-in"], script.as_bytes(), Duration::from_secs(30)).stdout_str();
+    assert_eq!(want.lines().filter(|l| *l == "sat").count(), 2, "{want}");
+    let _ = std::fs::remove_file(&log);
+    let wrapper = wrapper.display().to_string();
+    let got = common::run(
+        &[
+            "--solver",
+            &wrapper,
+            "--strategy",
+            "stack",
+            "--cache",
+            "none",
+        ],
+        script.as_bytes(),
+        Duration::from_secs(30),
+    )
+    .stdout_str();
+    assert_eq!(got, want);
+    let sent = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        sent.contains(plain),
+        "the client's text went as written:\n{sent}"
+    );
+    assert!(
+        sent.contains("(bvmul y #x02)"),
+        "the macro's use printed:\n{sent}"
+    );
+    assert!(!sent.contains(with_macro), "{sent}");
+    assert!(!sent.contains(":named ny"), "{sent}");
+}

@@ -104,6 +104,22 @@ impl ClientState {
             .flat_map(|f| f.assertions.iter().copied())
             .collect()
     }
+    /// The text of each base-level assertion, in the order of `frames[0].assertions`
+    /// (each assert command adds one of each); all `None` should the two not pair up.
+    pub fn base_assertion_texts(&self) -> Vec<Option<&str>> {
+        let f = &self.frames[0];
+        let texts: Vec<&str> = f
+            .raw
+            .iter()
+            .map(String::as_str)
+            .filter(|r| is_assertion(r))
+            .collect();
+        if texts.len() == f.assertions.len() {
+            texts.into_iter().map(Some).collect()
+        } else {
+            vec![None; f.assertions.len()]
+        }
+    }
     pub fn decls(&self) -> impl Iterator<Item = &Decl> {
         self.frames.iter().flat_map(|f| f.decls.iter())
     }

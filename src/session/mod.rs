@@ -1081,9 +1081,15 @@ impl Engine {
         } else {
             &[]
         };
+        let base_text = if base.is_empty() {
+            Vec::new()
+        } else {
+            self.client.base_assertion_texts()
+        };
         let q = vocab::Query {
             assertions: &assertions,
             base,
+            base_text: &base_text,
             assumptions,
             decls: &decls,
             defs: &defs,

@@ -89,6 +89,9 @@ pub struct Query<'a> {
     /// The client's base-level assertions while it has scopes of its own pushed (else
     /// empty): what it keeps below its pushes, so the stack keeps it below its own.
     pub base: &'a [TermId],
+    /// The client's text of each of `base` (the same length, or empty): its `(assert
+    /// ...)` command, which the stack may send as it is (`stack::verbatim`).
+    pub base_text: &'a [Option<&'a str>],
     pub assumptions: &'a [TermId],
     pub decls: &'a [Decl],
     /// Raw definitions (declare-sort, datatypes, define-fun-rec) in order.

@@ -1006,6 +1006,7 @@ fn component_query<'a>(client_q: &Query<'a>, conj: &'a [TermId], decls: &'a [Dec
     Query {
         assertions: conj,
         base: client_q.base,
+        base_text: client_q.base_text,
         assumptions: &[],
         decls,
         defs: &[],

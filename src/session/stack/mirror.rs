@@ -46,6 +46,7 @@ use super::costs::Costs;
 use super::cse::Cse;
 use super::names::StackNames;
 use super::prefix::{frames_kept, scopes, sets_global_declarations, split_conjuncts, Sightings};
+use super::verbatim;
 use crate::driver::{DriverError, Response};
 use crate::session::backend::SolverHandle;
 use crate::session::fresh::{fresh_check, fresh_script};
@@ -120,6 +121,14 @@ pub struct StackMirror {
     base: Vec<TermId>,
     /// Backends restarted because a base conjunct was no longer wanted.
     base_drops: u64,
+    /// The client's own text of a base assertion may be sent (`verbatim`): true until the
+    /// backend refuses a command of a batch that held one.
+    verbatim: bool,
+    /// A client's text went to the backend since its last check was answered.
+    verbatim_sent: bool,
+    /// The backend refused a batch that held a client's text: the query is posed again,
+    /// printed from the terms.
+    verbatim_refused: bool,
     /// An incremental check still running after a fresh context answered its query (start
     /// time, backend generation). Its answer is read and dropped before the backend is used
     /// again; until then queries go to fresh contexts.
@@ -170,6 +179,9 @@ impl StackMirror {
             rebuild_due: false,
             rename_counter: 0,
             cores: Cores::default(),
+            verbatim: true,
+            verbatim_sent: false,
+            verbatim_refused: false,
         }
     }
 
@@ -188,6 +200,7 @@ impl StackMirror {
     /// Forget everything about the backend (it will be restarted).
     pub fn clear(&mut self) {
         self.pending = None;
+        self.verbatim_sent = false;
         self.costs.new_process();
         self.rebuild_due = false;
         self.base.clear();
@@ -227,13 +240,14 @@ impl StackMirror {
                 return self.fresh(aux, store, q, stats);
             }
         }
-        for attempt in 0..2 {
+        for attempt in 0..3 {
             match self.try_check(main, aux, race, store, q, stats) {
                 Err(DriverError::Died { .. } | DriverError::Io(_)) if attempt == 0 => {
                     stats.note("stack backend died; restarting it".into());
                     self.clear();
                     main.kill();
                 }
+                Ok((Answer::Unknown, _)) if std::mem::take(&mut self.verbatim_refused) => {}
                 r => return r,
             }
         }
@@ -265,6 +279,7 @@ impl StackMirror {
             match h.poll(until.saturating_duration_since(Instant::now())) {
                 Ok(Some(Response::Error(_))) if left > 0 => {
                     // A refused command: the backend's state is not what the mirror says.
+                    self.refused();
                     h.kill();
                     self.clear();
                     return true;
@@ -331,6 +346,15 @@ impl StackMirror {
         self.sightings.forget_terms();
         if let Some(cse) = self.cse.as_mut() {
             cse.forget_terms();
+        }
+    }
+
+    /// The backend refused a command: if a client's text was among those sent, no more
+    /// texts go this session, and the query is posed again (`check`, `finish`).
+    fn refused(&mut self) {
+        if self.verbatim_sent {
+            self.verbatim = false;
+            self.verbatim_refused = true;
         }
     }
 
@@ -465,6 +489,10 @@ impl StackMirror {
                         stats.note("stack backend died; restarting it".into());
                         self.clear();
                         main.kill();
+                        self.costs.queries -= 1;
+                        self.check(main, aux, race, store, q, stats)
+                    }
+                    Ok((Answer::Unknown, _)) if std::mem::take(&mut self.verbatim_refused) => {
                         self.costs.queries -= 1;
                         self.check(main, aux, race, store, q, stats)
                     }
@@ -625,15 +653,25 @@ impl StackMirror {
         // The client's own base-level assertions (it pushes above them) go to the backend's
         // base level too: z3 simplifies base-level assertions far better than scoped ones.
         // Adding to the base means popping every scope first.
-        let new_base: Vec<TermId> = if self.base_allowed() {
-            let have: FxHashSet<TermId> = self.base.iter().copied().collect();
-            split_conjuncts(store, q.base)
-                .into_iter()
-                .filter(|c| want.contains(c) && !have.contains(c))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        // Each client assertion's new conjuncts, with its text when all of them are new.
+        let mut new_base: Vec<(Option<&str>, Vec<TermId>)> = Vec::new();
+        if self.base_allowed() {
+            let mut have: FxHashSet<TermId> = self.base.iter().copied().collect();
+            for (i, &root) in q.base.iter().enumerate() {
+                let all = split_conjuncts(store, &[root]);
+                let fresh: Vec<TermId> = all
+                    .iter()
+                    .copied()
+                    .filter(|c| want.contains(c) && have.insert(*c))
+                    .collect();
+                if fresh.is_empty() {
+                    continue;
+                }
+                let text = q.base_text.get(i).copied().flatten();
+                let whole = self.verbatim && fresh.len() == all.len();
+                new_base.push((text.filter(|_| whole), fresh));
+            }
+        }
         let keep = if new_base.is_empty() {
             frames_kept(&self.frames, &want)
         } else {
@@ -651,7 +689,7 @@ impl StackMirror {
             .iter()
             .flatten()
             .chain(self.base.iter())
-            .chain(new_base.iter())
+            .chain(new_base.iter().flat_map(|(_, cs)| cs.iter()))
             .copied()
             .collect();
         let mut new: Vec<TermId> = conjuncts
@@ -670,9 +708,21 @@ impl StackMirror {
         // assertion (sbase-expr/all, about 110 conjuncts a check: 0.24 s of z3 CPU plain,
         // 0.31 s named), and the small components are where cores recur.
         self.naming = self.cores.on && conjuncts.len() <= CORE_MAX_CONJUNCTS;
-        for &c in &new_base {
-            self.assert_text(store, c, &mut cmds);
-            self.base.push(c);
+        for (text, cs) in &new_base {
+            match text.filter(|t| verbatim::usable(t, store, q.sig, &self.names)) {
+                Some(t) => {
+                    // As the client wrote it (unnamed: no core can name these).
+                    cmds.push(t.to_string());
+                    self.base_named = false;
+                    self.verbatim_sent = true;
+                }
+                None => {
+                    for &c in cs {
+                        self.assert_text(store, c, &mut cmds);
+                    }
+                }
+            }
+            self.base.extend(cs.iter().copied());
         }
         if !new_base.is_empty() {
             self.base_named &= self.naming;
@@ -709,10 +759,11 @@ impl StackMirror {
         let sent = h.batch(&cmds);
         self.costs.batch_ms = t0.elapsed().as_secs_f64() * 1000.0;
         match sent {
-            Ok(Ok(())) => {}
+            Ok(Ok(())) => self.verbatim_sent = false,
             Ok(Err(e)) => {
                 // The backend refused something: its state is uncertain; start over.
                 stats.note(format!("stack backend rejected a command: {e}"));
+                self.refused();
                 h.kill();
                 self.clear();
                 return Ok(InFlight::Done(Answer::Unknown));
@@ -752,10 +803,11 @@ impl StackMirror {
         cost_from: Instant,
     ) -> Result<(Answer, Via), DriverError> {
         match h.acks(acks) {
-            Ok(Ok(())) => {}
+            Ok(Ok(())) => self.verbatim_sent = false,
             Ok(Err(e)) => {
                 // The backend refused something: its state is uncertain; start over.
                 stats.note(format!("stack backend rejected a command: {e}"));
+                self.refused();
                 h.kill();
                 self.clear();
                 return Ok((Answer::Unknown, Via::Incremental));

@@ -12,6 +12,7 @@
 //! * `cores`: unsat cores asked for, named and mapped back to conjuncts;
 //! * `costs`: incremental against fresh costs, and the probes, bail-outs, back-offs and
 //!   rebuilds decided by them;
+//! * `verbatim`: when a base-level assertion goes to the backend as the client wrote it;
 //! * `miss`: [`StackMiss`], the stack as the cache stage's miss path.
 //!
 //! Invariant: the modules form a chain without cycles; this file only names them.
@@ -23,6 +24,7 @@ mod mirror;
 mod miss;
 mod names;
 mod prefix;
+mod verbatim;
 
 pub use mirror::{InFlight, StackMirror, Via};
 pub use miss::StackMiss;

@@ -66,6 +66,16 @@ impl StackNames {
     }
 }
 
+impl StackNames {
+    /// Whether the backend knows `d` under its client name (not renamed), by the
+    /// declaration `text`.
+    pub(super) fn holds_as_declared(&self, d: &Decl, text: &str) -> bool {
+        !self.renamed.contains_key(&(d.sym, d.ret))
+            && backend_name(&d.name) == d.name.as_str()
+            && self.declared.get(&d.name).is_some_and(|t| t == text)
+    }
+}
+
 impl Names for StackNames {
     fn sym<'a>(&'a self, store: &'a TermStore, t: TermId, s: Sym) -> Cow<'a, str> {
         if let Some(n) = self.renamed.get(&(s, store.sort(t))) {
