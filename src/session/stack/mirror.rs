@@ -226,7 +226,14 @@ impl StackMirror {
         stats: &mut Stats,
     ) -> Result<(Answer, Via), DriverError> {
         self.costs.queries += 1;
-        if !self.settle(main, stats) || self.costs.backing_off(self.costs.queries) {
+        if !self.settle(main, stats) {
+            stats.stack_detours += 1;
+            if race {
+                return self.fresh_while_pending(main, aux, store, q, stats);
+            }
+            return self.fresh(aux, store, q, stats);
+        }
+        if self.costs.backing_off(self.costs.queries) {
             stats.stack_detours += 1;
             return self.fresh(aux, store, q, stats);
         }
@@ -346,6 +353,60 @@ impl StackMirror {
         self.sightings.forget_terms();
         if let Some(cse) = self.cse.as_mut() {
             cse.forget_terms();
+        }
+    }
+
+    /// The backend is still busy with a check left in the background (a race's loser): the
+    /// query is solved fresh on `aux`, and once the background check is over it is posed
+    /// to the stack as well, the two raced as in `race`. A hard base's first incremental
+    /// solve is what makes the ones after it cheap, so the queries that come while it
+    /// finishes are not all left to fresh contexts (each of which pays the base again).
+    fn fresh_while_pending(
+        &mut self,
+        main: &mut SolverHandle,
+        aux: &mut SolverHandle,
+        store: &mut TermStore,
+        q: &Query,
+        stats: &mut Stats,
+    ) -> Result<(Answer, Via), DriverError> {
+        let fresh_t0 = Instant::now();
+        if !start_fresh(aux, store, q, stats) {
+            return self.fresh(aux, store, q, stats);
+        }
+        loop {
+            if main.timeout.is_some_and(|c| fresh_t0.elapsed() >= c) {
+                aux.kill();
+                stats.timeouts += 1;
+                return Ok((Answer::Unknown, Via::Fresh));
+            }
+            match aux.poll(RACE_SLICE) {
+                Ok(Some(resp)) => {
+                    self.costs.record_fresh(fresh_t0.elapsed());
+                    return Ok((response_answer(&resp), Via::Fresh));
+                }
+                Ok(None) => {}
+                // The fresh context died: posed again the usual way (a restart, once).
+                Err(_) => return self.fresh(aux, store, q, stats),
+            }
+            if self.pending.is_none() || !self.settle(main, stats) {
+                continue;
+            }
+            // The background check is over: the stack joins in.
+            match self.try_begin(main, store, q, stats) {
+                Ok(InFlight::Sent { t0, acks, .. }) if matches!(main.acks(acks), Ok(Ok(()))) => {
+                    return self.race(main, aux, store, q, stats, t0, Some(fresh_t0));
+                }
+                Ok(InFlight::Done(a)) if a != Answer::Unknown => {
+                    aux.kill();
+                    return Ok((a, Via::Incremental));
+                }
+                _ => {
+                    // Refused, dead or out of time: the fresh context answers alone, and
+                    // the stack starts over at the next query.
+                    main.kill();
+                    self.clear();
+                }
+            }
         }
     }
 
@@ -831,7 +892,7 @@ impl StackMirror {
             return Ok((Answer::Unknown, Via::Incremental));
         }
         if race {
-            return self.race(h, aux, store, q, stats, t0);
+            return self.race(h, aux, store, q, stats, t0, None);
         }
         h.kill();
         let cores_on = self.cores.on;
@@ -867,7 +928,10 @@ impl StackMirror {
     /// the incremental solve is left running in the background (`pending`): the first
     /// incremental solve over a hard base can take 100x a fresh one while the ones after it
     /// take a tenth (z3 keeps what it learnt), so it is worth finishing on the other core;
-    /// meanwhile queries go to fresh contexts.
+    /// meanwhile queries go to fresh contexts. `fresh`: the fresh context of this query
+    /// already running on `aux` since then (`fresh_while_pending`), else it is started
+    /// here. The client's deadline counts from whichever began first.
+    #[allow(clippy::too_many_arguments)]
     fn race(
         &mut self,
         h: &mut SolverHandle,
@@ -876,24 +940,17 @@ impl StackMirror {
         q: &Query,
         stats: &mut Stats,
         t0: Instant,
+        fresh: Option<Instant>,
     ) -> Result<(Answer, Via), DriverError> {
         stats.stack_races += 1;
-        let fresh_t0 = Instant::now();
-        let (cmds, check) = fresh_script(store, q);
-        let mut fresh_running = match aux.batch(&cmds) {
-            Ok(Ok(())) => aux.send_check(&check).is_ok(),
-            Ok(Err(e)) => {
-                stats.note(format!("backend rejected the query: {e}"));
-                false
-            }
-            Err(_) => false,
+        let (fresh_t0, mut fresh_running) = match fresh {
+            Some(at) => (at, true),
+            None => (Instant::now(), start_fresh(aux, store, q, stats)),
         };
-        if fresh_running {
-            stats.solver_checks += 1;
-        }
+        let began = fresh_t0.min(t0);
         let mut incremental_running = true;
         loop {
-            if h.timeout.is_some_and(|c| t0.elapsed() >= c) {
+            if h.timeout.is_some_and(|c| began.elapsed() >= c) {
                 h.kill();
                 aux.kill();
                 self.clear();
@@ -1019,4 +1076,23 @@ impl StackMirror {
     pub fn add_model_cost(&mut self, incremental: bool, d: Duration) {
         self.costs.add_model_cost(incremental, d);
     }
+}
+
+/// Send `q` in a fresh context to `aux` and its check-sat, without waiting for the answer
+/// (`aux.poll` reads it). False when it could not go out (the backend refused the query,
+/// or died).
+fn start_fresh(aux: &mut SolverHandle, store: &TermStore, q: &Query, stats: &mut Stats) -> bool {
+    let (cmds, check) = fresh_script(store, q);
+    let sent = match aux.batch(&cmds) {
+        Ok(Ok(())) => aux.send_check(&check).is_ok(),
+        Ok(Err(e)) => {
+            stats.note(format!("backend rejected the query: {e}"));
+            false
+        }
+        Err(_) => false,
+    };
+    if sent {
+        stats.solver_checks += 1;
+    }
+    sent
 }
