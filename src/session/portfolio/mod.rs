@@ -151,7 +151,9 @@ impl Portfolio {
                     ..Default::default()
                 },
                 // One scope per query, as hybrid's own stack: it sees only cache misses.
-                stack: (stacks && i > 0).then(|| StackMirror::new(false, true)),
+                // The client's text is the first solver's dialect: printed for the others.
+                stack: (stacks && i > 0)
+                    .then(|| StackMirror::new(false, true).with_client_text(false)),
                 sent: None,
                 sent_at: None,
             })

@@ -193,6 +193,14 @@ impl StackMirror {
         self
     }
 
+    /// Whether a client's base assertion may go as written (`verbatim`): only to a solver
+    /// of the client's own dialect, for which the client wrote it (not to another member
+    /// of a portfolio, which may read the same text otherwise).
+    pub fn with_client_text(mut self, on: bool) -> Self {
+        self.verbatim = on;
+        self
+    }
+
     pub fn names(&self) -> &StackNames {
         &self.names
     }
@@ -618,6 +626,7 @@ impl StackMirror {
         loop {
             match h.poll(until.saturating_duration_since(Instant::now())) {
                 Ok(Some(Response::Error(e))) if *acks > 0 => {
+                    self.refused();
                     self.abandon(h);
                     return Ok(Some(Response::Error(e)));
                 }

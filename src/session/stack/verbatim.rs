@@ -13,7 +13,9 @@
 //!   (`:named`, `:pattern`: a colon anywhere), no quoted symbol and no string literal.
 //!   Anything else is printed from the terms as before.
 //! * The caller sends a text only for an assertion all of whose conjuncts are new to the
-//!   backend's base, so the base holds exactly those conjuncts either way.
+//!   backend's base, so the base holds exactly those conjuncts either way, and only to a
+//!   solver of the client's dialect (`StackMirror::with_client_text`): another member of
+//!   a portfolio gets the printed terms.
 
 use super::names::StackNames;
 use crate::session::client::Decl;
