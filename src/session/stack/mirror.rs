@@ -255,6 +255,8 @@ impl StackMirror {
                 return self.fresh(aux, store, q, stats);
             }
         }
+        // Only a refusal in this query's own batch asks for it to be posed again.
+        self.verbatim_refused = false;
         for attempt in 0..3 {
             match self.try_check(main, aux, race, store, q, stats) {
                 Err(DriverError::Died { .. } | DriverError::Io(_)) if attempt == 0 => {
@@ -401,16 +403,28 @@ impl StackMirror {
             }
             // The background check is over: the stack joins in.
             match self.try_begin(main, store, q, stats) {
-                Ok(InFlight::Sent { t0, acks, .. }) if matches!(main.acks(acks), Ok(Ok(()))) => {
-                    return self.race(main, aux, store, q, stats, t0, Some(fresh_t0));
-                }
+                Ok(InFlight::Sent { t0, acks, .. }) => match main.acks(acks) {
+                    Ok(Ok(())) => {
+                        self.verbatim_sent = false;
+                        return self.race(main, aux, store, q, stats, t0, Some(fresh_t0));
+                    }
+                    refused_or_dead => {
+                        if matches!(refused_or_dead, Ok(Err(_))) {
+                            // No more client texts; the fresh context answers this query.
+                            self.refused();
+                            self.verbatim_refused = false;
+                        }
+                        main.kill();
+                        self.clear();
+                    }
+                },
                 Ok(InFlight::Done(a)) if a != Answer::Unknown => {
                     aux.kill();
                     return Ok((a, Via::Incremental));
                 }
                 _ => {
-                    // Refused, dead or out of time: the fresh context answers alone, and
-                    // the stack starts over at the next query.
+                    // Dead or out of time: the fresh context answers alone, and the stack
+                    // starts over at the next query.
                     main.kill();
                     self.clear();
                 }
@@ -553,6 +567,7 @@ impl StackMirror {
             } if generation == main.generation && generation == self.generation => {
                 // What the query costs from here on: the solver worked while the caller did.
                 let now = Instant::now();
+                self.verbatim_refused = false;
                 match self.wait(main, aux, race, store, q, stats, t0, deadline, acks, now) {
                     Err(DriverError::Died { .. } | DriverError::Io(_)) => {
                         stats.note("stack backend died; restarting it".into());

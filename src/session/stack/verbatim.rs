@@ -90,3 +90,63 @@ fn symbol_usable(word: &str, store: &TermStore, sig: &Signature, names: &StackNa
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::term::SortStore;
+
+    #[test]
+    fn only_texts_that_mean_the_same_in_the_backend() {
+        let mut store = TermStore::new();
+        let mut sig = Signature::default();
+        let mut names = StackNames::default();
+        let bv8 = store.sorts.bv(8);
+        let x = store.sym("x");
+        sig.add_fun(
+            "x",
+            FunDef::Declared {
+                sym: x,
+                params: Vec::new(),
+                ret: bv8,
+                kind: DeclKind::Free,
+            },
+        );
+        let body = store.mk_bool(true);
+        sig.add_fun(
+            "m",
+            FunDef::Macro {
+                params: Vec::new(),
+                body,
+            },
+        );
+        assert_eq!(store.sort(body), SortStore::BOOL);
+        let plain = "(assert (let ((?a (bvadd x #x01))) (bvult ?a (_ bv5 8)))) ; a comment";
+        // `x` is not in the backend yet.
+        assert!(!usable(plain, &store, &sig, &names));
+        let d = Decl {
+            name: "x".into(),
+            sym: x,
+            params: Vec::new(),
+            ret: bv8,
+        };
+        let mut renames = 0;
+        assert!(names.declare(&store, &d, &mut renames).is_some());
+        assert!(usable(plain, &store, &sig, &names));
+        // A macro, an attribute, a quoted symbol, a string: printed from the terms.
+        assert!(!usable("(assert (and m (= x #x00)))", &store, &sig, &names));
+        assert!(!usable(
+            "(assert (! (= x #x00) :named a))",
+            &store,
+            &sig,
+            &names
+        ));
+        assert!(!usable("(assert (= |x| #x00))", &store, &sig, &names));
+        assert!(!usable(
+            "(assert (= (str.len \"ab\") 2))",
+            &store,
+            &sig,
+            &names
+        ));
+    }
+}
