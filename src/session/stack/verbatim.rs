@@ -1,9 +1,10 @@
 //! The client's own text of a base-level assertion, sent to the stack backend in place of
 //! smtproxy's printing of its conjuncts. The same formula in another text is not the same
-//! work for a solver: the order in which it creates terms while reading steers its search
-//! (`docs/design-notes.md`, "What the solver sees"), and a client that pushes above a
-//! large base assertion (an incremental benchmark, a bounded model checker) gets the
-//! solver it would have had alone only with that assertion as it wrote it.
+//! work for a solver: the text, not only its meaning, steers the search (yices on
+//! `domain.smt2`: 100x per query; `docs/design-notes.md`, "What the solver sees"), so a
+//! client that pushes above a large base assertion (an incremental benchmark, a bounded
+//! model checker) gets the solver it would have had alone only with that assertion as it
+//! wrote it.
 //!
 //! Invariants:
 //! * A text is used only when it means in the backend what it meant to smtproxy: every
@@ -11,7 +12,7 @@
 //!   the backend holds under that very name with that very declaration (not renamed, not
 //!   a define-fun macro, not a declared sort or datatype name); it has no attribute
 //!   (`:named`, `:pattern`: a colon anywhere), no quoted symbol and no string literal.
-//!   Anything else is printed from the terms as before.
+//!   Anything else is printed from the terms.
 //! * The caller sends a text only for an assertion all of whose conjuncts are new to the
 //!   backend's base, so the base holds exactly those conjuncts either way, and only to a
 //!   solver of the client's dialect (`StackMirror::with_client_text`): another member of
