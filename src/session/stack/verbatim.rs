@@ -1,7 +1,7 @@
 //! The client's own text of a base-level assertion, sent to the stack backend in place of
 //! smtproxy's printing of its conjuncts. The same formula in another text is not the same
 //! work for a solver: the text, not only its meaning, steers the search (yices on
-//! `domain.smt2`: 100x per query; `docs/design-notes.md`, "What the solver sees"), so a
+//! `domain.smt2`: 100x per query; `docs/design-notes.md`, "The client's text in the stack"), so a
 //! client that pushes above a large base assertion (an incremental benchmark, a bounded
 //! model checker) gets the solver it would have had alone only with that assertion as it
 //! wrote it.
