@@ -64,9 +64,7 @@ impl StackNames {
         self.declared.insert(name, text.clone());
         Some(text)
     }
-}
 
-impl StackNames {
     /// Whether the backend knows `d` under its client name (not renamed), by the
     /// declaration `text`.
     pub(super) fn holds_as_declared(&self, d: &Decl, text: &str) -> bool {

@@ -21,38 +21,33 @@
 use super::names::StackNames;
 use crate::session::client::Decl;
 use crate::session::vocab::declare_text;
+use crate::smt2::lex::{skip_space, token_end};
 use crate::term::signature::{DeclKind, FunDef, Signature};
 use crate::term::TermStore;
+use rustc_hash::FxHashSet;
 
-/// Whether `text`, a client's `(assert ...)`, can go to the backend as it is.
+/// Whether `text`, a client's `(assert ...)`, can go to the backend as it is. Each
+/// distinct word is judged once.
 pub(super) fn usable(text: &str, store: &TermStore, sig: &Signature, names: &StackNames) -> bool {
     if text.contains([':', '|', '"']) {
         return false;
     }
     let bytes = text.as_bytes();
-    let mut i = 0;
+    let mut seen: FxHashSet<&str> = FxHashSet::default();
+    let mut i = skip_space(bytes, 0);
     while i < bytes.len() {
-        let b = bytes[i];
-        if b == b';' {
-            // A comment runs to the end of the line.
-            while i < bytes.len() && bytes[i] != b'\n' {
-                i += 1;
-            }
+        if matches!(bytes[i], b'(' | b')') {
+            i = skip_space(bytes, i + 1);
             continue;
         }
-        if b.is_ascii_whitespace() || b == b'(' || b == b')' {
-            i += 1;
-            continue;
+        let end = token_end(bytes, i);
+        if end == i {
+            // A delimiter none of the above: not a text judged here.
+            return false;
         }
-        let start = i;
-        while i < bytes.len()
-            && !bytes[i].is_ascii_whitespace()
-            && !matches!(bytes[i], b'(' | b')' | b';')
-        {
-            i += 1;
-        }
-        let word = &text[start..i];
-        if word.starts_with(|c: char| c.is_ascii_digit() || c == '#') {
+        let word = &text[i..end];
+        i = skip_space(bytes, end);
+        if word.starts_with(|c: char| c.is_ascii_digit() || c == '#') || !seen.insert(word) {
             continue;
         }
         if !symbol_usable(word, store, sig, names) {
