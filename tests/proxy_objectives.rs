@@ -329,3 +329,65 @@ fn klee_path_conditions_optimised_as_z3() {
         }
     }
 }
+
+/// The client's deadline (`-t:`) holds for the whole search, as for z3's optimiser: a
+/// check-sat under an objective answers within about one deadline, not one per bound.
+/// When the query itself is too hard for the deadline, the answers are z3's to the byte:
+/// `unknown`, get-objectives' interval, get-value's error. When the first model comes at
+/// once but the bounds past it are hard, the answer is `unknown` within the deadline, and
+/// get-objectives' interval holds that first value.
+#[test]
+fn the_deadline_bounds_the_whole_search() {
+    common::require("z3");
+    // a * b a fixed odd 64-bit number, with 32-bit factors: factoring by bit-blasting.
+    let hard = "(assert (= (bvmul a b) #x9e3779b97f4a7c15))\n\
+        (assert (bvugt a #x0000000000000001))\n(assert (bvugt b #x0000000000000001))\n\
+        (assert (bvult a #x00000000ffffffff))\n(assert (bvult b #x00000000ffffffff))\n";
+    let decls = "(declare-fun a () (_ BitVec 64))\n(declare-fun b () (_ BitVec 64))\n";
+    let deadline = Duration::from_millis(1500);
+    let flag = "-t:1500";
+    let script =
+        format!("{decls}{hard}(maximize a)\n(check-sat)\n(get-objectives)\n(get-value (a))\n");
+    let want = out(&run_prog(
+        "z3",
+        &[flag, "-smt2", "-in"],
+        script.as_bytes(),
+        T,
+    ));
+    assert!(
+        want.starts_with("unknown\n(objectives\n (a  (interval 18446744073709551615 0))\n)\n"),
+        "{want}"
+    );
+    for strategy in ["hybrid", "stack"] {
+        let o = run_z3(strategy, &[flag, "-smt2", "-in"], script.as_bytes(), T);
+        assert_eq!(out(&o), want, "{strategy}");
+        // One deadline and the solver's start, not a second deadline for a fall-back.
+        assert!(
+            o.elapsed < deadline * 2 - Duration::from_millis(200),
+            "{strategy}: {:?}",
+            o.elapsed
+        );
+    }
+    // `a = 2` is a model at once; every bound past it needs the factoring (which has no
+    // solution: the number has a 47-bit prime factor, so 2 is the optimum, unproven).
+    let easy_first = format!(
+        "{decls}(assert (or (= a #x0000000000000002) (and (= (bvmul a b) #x9e3779b97f4a7c15) \
+         (bvugt a #x0000000000000001) (bvugt b #x0000000000000001) \
+         (bvult a #x00000000ffffffff) (bvult b #x00000000ffffffff))))\n\
+         (maximize a)\n(check-sat)\n(get-objectives)\n"
+    );
+    for strategy in ["hybrid", "stack"] {
+        let o = run_z3(strategy, &[flag, "-smt2", "-in"], easy_first.as_bytes(), T);
+        let got = out(&o);
+        assert!(
+            got.starts_with("unknown\n(objectives\n (a  (interval "),
+            "{strategy}: {got}"
+        );
+        assert!(got.ends_with(" 2))\n)\n"), "{strategy}: {got}");
+        assert!(
+            o.elapsed < deadline * 2 - Duration::from_millis(200),
+            "{strategy}: {:?}",
+            o.elapsed
+        );
+    }
+}

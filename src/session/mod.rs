@@ -154,6 +154,9 @@ pub struct Engine {
     optimum: Option<(TermId, num_bigint::BigUint)>,
     /// The text of the last check-sat under an objective.
     objective_check: Option<String>,
+    /// Where the optimum is known to lie when the last check-sat's search ran out of the
+    /// client's deadline (it was answered `unknown`).
+    optimum_interval: Option<(num_bigint::BigUint, num_bigint::BigUint)>,
 }
 
 impl Engine {
@@ -216,6 +219,7 @@ impl Engine {
             objective: None,
             optimum: None,
             objective_check: None,
+            optimum_interval: None,
         })
     }
 
@@ -575,6 +579,7 @@ impl Engine {
         self.logic_check = LogicCheck::without_logic(self.dialect);
         self.objective = None;
         self.optimum = None;
+        self.optimum_interval = None;
         self.objective_check = None;
         let kept = (self.dialect == Dialect::Z3).then(|| {
             let preamble: Vec<String> = self
@@ -975,9 +980,15 @@ impl Engine {
     /// (`objective`), anything else goes to the solver.
     fn optimisation_command(&mut self, text: &str, line: usize, col: usize) -> Outcome {
         if crate::smt2::lex::command_head(text) == Some("get-objectives") {
-            return match (&self.last, &self.objective, &self.optimum) {
-                (Last::Sat, Some(obj), Some((_, value))) => {
-                    let r = obj.report(value);
+            let known = match (&self.last, &self.objective) {
+                (Last::Sat, Some(obj)) => self.optimum.as_ref().map(|(_, v)| obj.report(v)),
+                (Last::Unknown, Some(obj)) => {
+                    (self.optimum_interval.as_ref()).map(|(lo, hi)| obj.report_interval(lo, hi))
+                }
+                _ => None,
+            };
+            return match known {
+                Some(r) => {
                     self.emit(&r);
                     Outcome::default()
                 }
@@ -1022,15 +1033,25 @@ impl Engine {
         };
         self.client.initialized = true;
         self.optimum = None;
+        self.optimum_interval = None;
         self.objective_check = Some(text.to_string());
+        let deadline = self.planner.deadline();
         let mut oracle = Bounds {
             engine: self,
             obj: &obj,
             assumptions,
+            t0: Instant::now(),
+            deadline,
         };
-        let (a, optimum) = match objective::search(&obj, &mut oracle) {
+        let outcome = objective::search(&obj, &mut oracle);
+        self.planner.set_deadline(deadline);
+        let (a, optimum) = match outcome {
             objective::Outcome::GaveUp => {
                 return self.fall_back(text, line, col, "the search for an optimum gave up");
+            }
+            objective::Outcome::OutOfTime { lo, hi } => {
+                self.optimum_interval = Some((lo, hi));
+                (Answer::Unknown, None)
             }
             objective::Outcome::Unsat => (Answer::Unsat, None),
             objective::Outcome::Optimum(v) => {
@@ -1049,6 +1070,7 @@ impl Engine {
     fn check(&mut self, assumptions: &[TermId]) -> Answer {
         self.client.initialized = true;
         self.optimum = None;
+        self.optimum_interval = None;
         let a = self.solve(assumptions, None);
         self.answered(a, assumptions);
         a
@@ -1562,15 +1584,22 @@ pub fn engine_for(
     )
 }
 
-/// The engine as the objective search's oracle: the client's query with a bound.
+/// The engine as the objective search's oracle: the client's query with a bound. The
+/// client's deadline (`deadline`, from `t0`) is the whole search's: each check gets what
+/// is left of it. The caller puts the backends' deadline back afterwards.
 struct Bounds<'a> {
     engine: &'a mut Engine,
     obj: &'a objective::Objective,
     assumptions: &'a [TermId],
+    t0: Instant,
+    deadline: Option<Duration>,
 }
 
 impl objective::Oracle for Bounds<'_> {
     fn check(&mut self, bound: Option<&num_bigint::BigUint>) -> Answer {
+        if self.out_of_time() {
+            return Answer::Unknown;
+        }
         let b = match bound {
             None => None,
             Some(v) => match self.obj.bound(&mut self.engine.store, v) {
@@ -1578,7 +1607,13 @@ impl objective::Oracle for Bounds<'_> {
                 None => return Answer::Unknown,
             },
         };
+        let left = self.deadline.map(|d| d.saturating_sub(self.t0.elapsed()));
+        self.engine.planner.set_deadline(left);
         self.engine.solve(self.assumptions, b)
+    }
+
+    fn out_of_time(&self) -> bool {
+        self.deadline.is_some_and(|d| self.t0.elapsed() >= d)
     }
 
     fn value(&mut self) -> Option<num_bigint::BigUint> {

@@ -18,7 +18,11 @@
 //!   block). Values are unbounded naturals (`BigUint`), so EVM's 256-bit words are
 //!   searched as 8-bit ones are.
 //! * Any `unknown` during the search gives up: the caller lets the solver answer the
-//!   check-sat itself. Nothing here answers the client; it only says what the optimum is.
+//!   check-sat itself, except when the client's deadline for the check-sat has passed
+//!   (`Oracle::out_of_time`): the whole search is one check-sat to the client, held to
+//!   one deadline, and then the answer is z3's at its deadline, `unknown`, with the
+//!   interval known to hold the optimum. Nothing here answers the client; it only says
+//!   what the optimum is.
 
 use crate::session::vocab::Answer;
 use crate::smt2::lex::command_head;
@@ -94,6 +98,14 @@ pub fn is_optimisation(text: &str) -> bool {
 }
 
 impl Objective {
+    /// get-objectives' answer after a search that ran out of time with the optimum in
+    /// `[lo, hi]`, as z3 prints it then: the bound not yet reached first (z3 with `-t:`
+    /// prints `(interval 0 <max>)` for a minimize it knows nothing of).
+    pub fn report_interval(&self, lo: &BigUint, hi: &BigUint) -> String {
+        let (a, b) = if self.maximize { (hi, lo) } else { (lo, hi) };
+        format!("(objectives\n ({}  (interval {a} {b}))\n)", self.name)
+    }
+
     /// `x <= v` (minimize) or `x >= v` (maximize), unsigned.
     pub fn bound(&self, store: &mut TermStore, v: &BigUint) -> Option<TermId> {
         let lit = store.mk_bv(v, self.width);
@@ -119,6 +131,9 @@ impl Objective {
 pub trait Oracle {
     fn check(&mut self, bound: Option<&BigUint>) -> Answer;
     fn value(&mut self) -> Option<BigUint>;
+    /// The client's deadline for this check-sat has passed (an `unknown` is then the
+    /// deadline's, not the solver's).
+    fn out_of_time(&self) -> bool;
 }
 
 /// How a search ended.
@@ -129,8 +144,22 @@ pub enum Outcome {
     /// The optimum: the last check the oracle answered was the query with the optimum's
     /// bound, `sat`, with the objective at the optimum in its model.
     Optimum(BigUint),
+    /// The client's deadline passed with the optimum somewhere in `[lo, hi]`.
+    OutOfTime { lo: BigUint, hi: BigUint },
     /// An `unknown`, or a model that broke the search's rules: let the solver answer.
     GaveUp,
+}
+
+/// What an `unknown` from the oracle means, the optimum being in `[lo, hi]`.
+fn unknown(oracle: &impl Oracle, lo: &BigUint, hi: &BigUint) -> Outcome {
+    if oracle.out_of_time() {
+        Outcome::OutOfTime {
+            lo: lo.clone(),
+            hi: hi.clone(),
+        }
+    } else {
+        Outcome::GaveUp
+    }
 }
 
 /// The optimum of `obj` over the client's query, by bisection on bounds (each step at
@@ -139,7 +168,7 @@ pub enum Outcome {
 pub fn search(obj: &Objective, oracle: &mut impl Oracle) -> Outcome {
     match oracle.check(None) {
         Answer::Unsat => return Outcome::Unsat,
-        Answer::Unknown => return Outcome::GaveUp,
+        Answer::Unknown => return unknown(oracle, &BigUint::zero(), &obj.top()),
         Answer::Sat => {}
     }
     let Some(first) = oracle.value() else {
@@ -189,14 +218,16 @@ pub fn search(obj: &Objective, oracle: &mut impl Oracle) -> Outcome {
                 }
                 last = None;
             }
-            Answer::Unknown => return Outcome::GaveUp,
+            Answer::Unknown => return unknown(oracle, &lo, &hi),
         }
     }
     if last.as_ref() != Some(&best) {
         // The last check was not `sat` at the optimum: ask for the optimum's model, so the
         // model the client reads next is one.
-        if oracle.check(Some(&best)) != Answer::Sat || oracle.value().as_ref() != Some(&best) {
-            return Outcome::GaveUp;
+        match oracle.check(Some(&best)) {
+            Answer::Sat if oracle.value().as_ref() == Some(&best) => {}
+            Answer::Unknown => return unknown(oracle, &best, &best),
+            _ => return Outcome::GaveUp,
         }
     }
     Outcome::Optimum(best)
@@ -236,12 +267,14 @@ mod tests {
         model: Option<BigUint>,
         checks: usize,
         unknown_at: Option<usize>,
+        /// The deadline passes at this check (its answer is `unknown`).
+        deadline_at: Option<usize>,
     }
 
     impl Oracle for Set {
         fn check(&mut self, bound: Option<&BigUint>) -> Answer {
             self.checks += 1;
-            if Some(self.checks) == self.unknown_at {
+            if Some(self.checks) == self.unknown_at || self.out_of_time() {
                 return Answer::Unknown;
             }
             let ok = |x: &&BigUint| match bound {
@@ -260,6 +293,9 @@ mod tests {
         }
         fn value(&mut self) -> Option<BigUint> {
             self.model.clone()
+        }
+        fn out_of_time(&self) -> bool {
+            self.deadline_at.is_some_and(|d| self.checks >= d)
         }
     }
 
@@ -284,6 +320,7 @@ mod tests {
             model: None,
             checks: 0,
             unknown_at,
+            deadline_at: None,
         };
         (search(&obj(maximize, width), &mut o), o)
     }
@@ -352,6 +389,45 @@ mod tests {
                 Outcome::GaveUp
             );
         }
+    }
+
+    #[test]
+    fn a_deadline_leaves_the_interval_that_holds_the_optimum() {
+        let set = nums(&[1, 50, 90, 200]);
+        for maximize in [false, true] {
+            let want = BigUint::from(if maximize { 200u8 } else { 1u8 });
+            for at in 1..12 {
+                let mut o = Set {
+                    set: set.clone(),
+                    maximize,
+                    model: None,
+                    checks: 0,
+                    unknown_at: None,
+                    deadline_at: Some(at),
+                };
+                match search(&obj(maximize, 8), &mut o) {
+                    Outcome::OutOfTime { lo, hi } => {
+                        assert!(lo <= want && want <= hi, "{lo}..{hi} at {at}");
+                        if at == 1 {
+                            assert_eq!((lo, hi), (BigUint::zero(), BigUint::from(255u8)));
+                        }
+                    }
+                    // Searches that end before the deadline are exact.
+                    Outcome::Optimum(v) => assert!(v == want && o.checks < at),
+                    other => panic!("{other:?} at {at}"),
+                }
+            }
+        }
+        let o = obj(false, 8);
+        assert_eq!(
+            o.report_interval(&BigUint::zero(), &BigUint::from(255u8)),
+            "(objectives\n (x  (interval 0 255))\n)"
+        );
+        let o = obj(true, 8);
+        assert_eq!(
+            o.report_interval(&BigUint::from(3u8), &BigUint::from(255u8)),
+            "(objectives\n (x  (interval 255 3))\n)"
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::driver::{DriverError, Response, SolverKind};
 use crate::smt2::printer::{backend_name, BackendNames, Names};
 use crate::smt2::response::Dialect;
 use crate::term::{TermId, TermStore};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Where the last sat answer's model is.
 enum ModelAt {
@@ -86,6 +86,21 @@ impl Planner {
             model_at: ModelAt::None,
             logic_replies: Default::default(),
         })
+    }
+
+    /// The deadline each backend gives a check-sat (the client's `-t:` and the like).
+    pub fn deadline(&self) -> Option<Duration> {
+        self.main.timeout
+    }
+
+    /// Give every backend `d` as its deadline for the check-sats that follow.
+    pub fn set_deadline(&mut self, d: Option<Duration>) {
+        for h in [&mut self.main, &mut self.aux, &mut self.fallback] {
+            h.timeout = d;
+        }
+        if let Some(p) = &mut self.portfolio {
+            p.set_deadline(d);
+        }
     }
 
     /// Time spent waiting on backends so far.

@@ -131,6 +131,14 @@ pub struct Portfolio {
 }
 
 impl Portfolio {
+    /// Give every member `d` as its deadline for the check-sats that follow.
+    pub fn set_deadline(&mut self, d: Option<Duration>) {
+        self.timeout = d;
+        for m in &mut self.members {
+            m.h.timeout = d;
+        }
+    }
+
     /// `specs[0]` is the first (client-facing) solver; the others follow in order.
     /// `stacks`: every member but the first keeps an incremental stack (hybrid's miss
     /// path; the first solver's stack is the primary path's).
