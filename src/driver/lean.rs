@@ -82,6 +82,38 @@ fn strip_markers(text: &str) -> String {
         }
     }
     out.push_str(rest);
+    strip_cut_markers(&out)
+}
+
+/// `text` without the start of a marker that cvc5 cut off with `...` when it quoted a
+/// long input line (`(assert y) (echo "sp!sync-2"...`): the `...` stays.
+fn strip_cut_markers(text: &str) -> String {
+    const CUT: &str = "...";
+    let pat = format!(" (echo \"{MARKER_PREFIX}");
+    // Whether `c` is where a marker ` (echo "sp!sync-N")` was cut.
+    let cut_marker = |c: &str| -> bool {
+        if c.len() <= pat.len() {
+            return pat.starts_with(c);
+        }
+        let Some(rest) = c.strip_prefix(pat.as_str()) else {
+            return false;
+        };
+        let rest = rest.trim_start_matches(|ch: char| ch.is_ascii_digit());
+        matches!(rest, "" | "\"" | "\")")
+    };
+    let longest = pat.len() + 24;
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(k) = rest.find(CUT) {
+        let before = &rest[..k];
+        let from = (k.saturating_sub(longest)..k.saturating_sub(1))
+            .filter(|&s| before.is_char_boundary(s))
+            .find(|&s| cut_marker(&before[s..]));
+        out.push_str(&before[..from.unwrap_or(k)]);
+        out.push_str(CUT);
+        rest = &rest[k + CUT.len()..];
+    }
+    out.push_str(rest);
     out
 }
 
@@ -128,8 +160,7 @@ impl DerefMut for LeanSolver {
 impl LeanSolver {
     /// Start the solver in lean mode: nothing is sent ahead of the caller's own text, but
     /// for yices `(set-option :print-success false)` (its interactive mode turns it on;
-    /// the solver run directly has it off), without a line break, so line numbers in its
-    /// messages still match the caller's. Nothing is read: a binary that is not an SMT
+    /// the solver run directly has it off). Nothing is read: a binary that is not an SMT
     /// solver shows at the first wait for output.
     pub fn start(spec: &SolverSpec) -> Result<LeanSolver, DriverError> {
         let mut s = LeanSolver {
@@ -145,12 +176,9 @@ impl LeanSolver {
         };
         if spec.kind == SolverKind::Yices {
             // Turning it off prints nothing.
+            // The caller's first command then starts on a line of its own, and the
+            // positions in its errors are moved to the caller's (`session::lean::position`).
             s.write("(set-option :print-success false)");
-            // Its place is not the caller's: the caller's first command goes right after it, as if at
-            // column 1 (else the caller's text would start on a second line, and every
-            // line number in yices' messages would be one too many). Columns on line 1
-            // are off by the prefix's length.
-            s.ch.col = 1;
         }
         Ok(s)
     }
@@ -338,6 +366,20 @@ mod tests {
             strip_markers(e),
             "(error \"Parse Error: <stdin>:2.12: x\n\n  (assert (> y 0))\n             ^\n\")"
         );
+        // cvc5 cuts a long line with `...`, maybe inside a marker.
+        for cut in [
+            "(echo \"sp!sync-2\"",
+            "(echo \"sp!sync-2",
+            "(echo \"sp!s",
+            "(e",
+        ] {
+            let e = format!("(error \"x\n  ... (assert (bvugt v #x03)) {cut}...\n   ^\n\")");
+            assert_eq!(
+                strip_markers(&e),
+                "(error \"x\n  ... (assert (bvugt v #x03))...\n   ^\n\")",
+                "{cut}"
+            );
+        }
         let e = "(error \"  (assert y) (echo \"sp!sync-3\") and (echo \"sp!sync-x\")\")";
         assert_eq!(
             strip_markers(e),

@@ -11,6 +11,7 @@
 //!   an error without a position goes to the next answering command, if any.
 
 use super::frame::{Kind, LeanCmd};
+use super::position::error_position;
 use crate::smt2::response::Dialect;
 
 /// One output form of a batch, as attribution sees it.
@@ -24,6 +25,11 @@ pub struct FormInfo {
 }
 
 impl FormInfo {
+    /// The solver's position in an error message, if any.
+    pub fn pos(&self) -> Option<(usize, usize)> {
+        self.pos
+    }
+
     pub fn new(text: String, dialect: Dialect) -> FormInfo {
         let is_err = text.starts_with("(error");
         let err_like = is_err || text == "unsupported";
@@ -40,22 +46,10 @@ impl FormInfo {
     }
 }
 
-/// `line L column C` (z3) or `at line L, column C` (yices) in an error message.
-fn error_position(msg: &str) -> Option<(usize, usize)> {
-    let num = |s: &str| -> Option<(usize, usize)> {
-        let d = s.bytes().take_while(u8::is_ascii_digit).count();
-        Some((s.get(..d)?.parse().ok()?, d))
-    };
-    let i = msg.find("line ")?;
-    let rest = &msg[i + 5..];
-    let (line, d) = num(rest)?;
-    let rest = &rest[d..];
-    let j = rest.find("column ")?;
-    if j > 3 {
-        return None;
-    }
-    let (col, _) = num(&rest[j + 7..])?;
-    Some((line, col))
+/// Whether `c` begins at or before the solver's error position `p`: the command an
+/// error is about is the last one that does.
+pub fn starts_by(c: &LeanCmd, p: (usize, usize)) -> bool {
+    c.start <= (p.0, p.1 + 1)
 }
 
 /// Which form (index) each command printed. `complete`: the batch's marker arrived, so
@@ -71,9 +65,7 @@ pub fn align(cmds: &[LeanCmd], forms: &[FormInfo], complete: bool) -> (Vec<Vec<u
     }
     // The command a position falls in: the last one starting at or before it.
     let owner = |p: (usize, usize)| -> Option<usize> {
-        let p = (p.0, p.1 + 1);
-        let k = cmds.partition_point(|c| c.start <= p);
-        k.checked_sub(1)
+        cmds.partition_point(|c| starts_by(c, p)).checked_sub(1)
     };
     let answers = cmds.iter().filter(|c| c.kind != Kind::Silent).count();
     let mut extra = forms.len().saturating_sub(answers);
@@ -138,23 +130,6 @@ mod tests {
     }
     fn form(t: &str) -> FormInfo {
         FormInfo::new(t.into(), Dialect::Z3)
-    }
-
-    #[test]
-    fn positions_in_error_messages() {
-        assert_eq!(
-            error_position("(error \"line 3 column 12: unknown constant y\")"),
-            Some((3, 12))
-        );
-        assert_eq!(
-            error_position("(error \"at line 6, column 15: invalid token #\")"),
-            Some((6, 15))
-        );
-        assert_eq!(error_position("(error \"the logic is already set\")"), None);
-        assert_eq!(
-            error_position("(error \"line 3 of the file, then column 5\")"),
-            None
-        );
     }
 
     #[test]

@@ -72,6 +72,7 @@
 pub mod attribute;
 pub mod frame;
 pub mod leave;
+pub mod position;
 pub mod relay;
 pub mod replay;
 
@@ -81,7 +82,7 @@ use crate::session::backend::{DriverMode, SolverHandle};
 use crate::session::stats::Stats;
 use crate::session::vocab::{Answer, Outcome};
 use crate::smt2::response::{self, Dialect};
-use attribute::{align, FormInfo};
+use attribute::{align, starts_by, FormInfo};
 use frame::{
     batch_max, classify, is_check_head, lead_in, needs_counted, Kind, LeanCmd, PIPELINE_MAX,
 };
@@ -339,6 +340,23 @@ impl Passthrough {
         Ok(())
     }
 
+    /// A form of the solver's as the client is to see it: an error about a command that
+    /// the solver read elsewhere than the client wrote it (after a replay or a marker)
+    /// gets the client's position (`position::relocate`).
+    fn for_client(&self, raw: Vec<u8>, info: &FormInfo, dialect: Dialect) -> Vec<u8> {
+        let Some(p) = info.pos() else {
+            return raw;
+        };
+        let k = self.inflight.partition_point(|c| starts_by(c, p));
+        let Some(c) = k.checked_sub(1).and_then(|k| self.inflight.get(k)) else {
+            return raw;
+        };
+        let moved = std::str::from_utf8(&raw)
+            .ok()
+            .and_then(|m| position::relocate(m, dialect, c.start, (c.line, c.col)));
+        moved.map_or(raw, String::into_bytes)
+    }
+
     /// Write one command at the client's position.
     fn send(&mut self, host: &mut impl Host, mut c: LeanCmd) {
         if let Some(s) = host.backend().lean_mut() {
@@ -413,6 +431,9 @@ impl Passthrough {
             host.stats().solver += dt;
             match ev {
                 Ok(LeanEvent::Form { raw, form }) => {
+                    let info = FormInfo::new(form, dialect);
+                    let raw = self.for_client(raw, &info, dialect);
+                    let form = &info.text;
                     let quiet = self.inflight.get(self.forms.len()).is_some_and(|c| c.quiet);
                     if quiet && form == "success" && raw.ends_with(b"success") {
                         self.out.push(&raw[..raw.len() - 7]);
@@ -426,7 +447,7 @@ impl Passthrough {
                     } else {
                         self.out.push(&raw);
                     }
-                    self.forms.push(FormInfo::new(form, dialect));
+                    self.forms.push(info);
                     progress = Instant::now();
                     probe = None;
                     if counted
