@@ -6,6 +6,8 @@
 //! and a way that was closed is still tried now and then, so a log whose queries change is
 //! noticed. None of this decides an answer, only where smtproxy looks first.
 
+use std::time::Duration;
+
 /// How many recent component models are tried before going to the backend.
 pub(super) const RECENT_MODELS: usize = 16;
 /// Unsat cores learned before judging whether they pay (see [`CoreTrial`]).
@@ -117,35 +119,68 @@ impl CoreTrial {
     }
 }
 
-/// Whether a way of deciding components locally that may find nothing pays on this log,
-/// from how often it has found something: hybrid's guesses of wide components cost a few
-/// evaluations each, its local searches up to about a millisecond when they find nothing,
-/// as they mostly do on logs whose components are unsat or need arithmetic (cyphert-sprs:
-/// 13 guessed of 710, 3 found by a search in 646), while on KLEE's they mostly find a
-/// model (sort: 47 searches of 48). Every one of the first 16 is made, then while at least
-/// 1 in 8 finds something; otherwise 1 in 16, so that a log whose queries change is
-/// noticed. Counts halve at 64, so that the recent ones weigh most.
+/// Whether a way of deciding components locally pays on this log, from how often it has
+/// found something and what it cost against what the backend takes for a component.
+/// Hybrid's guesses of wide components cost a few evaluations each, its local searches up
+/// to a few milliseconds when they find nothing, as they mostly do on logs whose components
+/// are unsat or need arithmetic (cyphert-sprs: 13 guessed of 710, 3 found by a search in
+/// 646), while on KLEE's they mostly find a model (sort: 47 searches of 48). And where the
+/// backend answers a component in a fraction of a millisecond (yices), even a search that
+/// finds is slower than asking it (cyphert-alu: 1-2 ms a search, 0.3 ms a yices check).
+/// Every one of the first 16 is made while the tries cost no more per find than the
+/// backend takes (judged from the 4th), then while at least 1 in 8 finds something as
+/// well; otherwise 1 in 16, so that a log whose queries change is noticed. Counts and time
+/// halve at 64, so that the recent ones weigh most.
 #[derive(Default)]
 pub(super) struct Gate {
     made: u32,
     found: u32,
     skipped: u32,
+    /// Time the tries took.
+    spent: Duration,
 }
 
 impl Gate {
-    pub(super) fn pays(&mut self) -> bool {
-        let pays = self.made < 16 || self.found * 8 >= self.made;
+    /// `backend`: what the backend stage takes per component, once measured.
+    pub(super) fn pays(&mut self, backend: Option<Duration>) -> bool {
+        let finds = self.made < 16 || self.found * 8 >= self.made;
+        let cheap = match backend {
+            Some(b) if self.made >= 4 => self.spent <= b * self.found,
+            _ => true,
+        };
+        let pays = finds && cheap;
         self.skipped = if pays { 0 } else { self.skipped + 1 };
         pays || self.skipped.is_multiple_of(16)
     }
 
-    pub(super) fn note(&mut self, found: bool) {
+    pub(super) fn note(&mut self, found: bool, spent: Duration) {
         self.made += 1;
         self.found += u32::from(found);
+        self.spent += spent;
         if self.made >= 64 {
             self.made /= 2;
             self.found /= 2;
+            self.spent /= 2;
         }
+    }
+}
+
+/// What the backend stage takes per component: a running mean over about the last 16.
+#[derive(Default)]
+pub(super) struct BackendCost {
+    mean: Option<Duration>,
+}
+
+impl BackendCost {
+    pub(super) fn note(&mut self, took: Duration) {
+        self.mean = Some(match self.mean {
+            None => took,
+            Some(m) => (m * 15 + took) / 16,
+        });
+    }
+
+    pub(super) fn mean(&self) -> Option<Duration> {
+        self.mean
     }
 }
 
@@ -157,24 +192,45 @@ mod tests {
     /// something (then lets 1 in 16 through), and opens again when those find.
     #[test]
     fn a_gate_follows_what_it_finds() {
+        let ms = Duration::from_millis;
         let mut g = Gate::default();
         for _ in 0..16 {
-            assert!(g.pays());
-            g.note(false);
+            assert!(g.pays(None));
+            g.note(false, ms(1));
         }
-        let let_through: Vec<bool> = (0..48).map(|_| g.pays()).collect();
+        let let_through: Vec<bool> = (0..48).map(|_| g.pays(None)).collect();
         assert_eq!(let_through.iter().filter(|&&p| p).count(), 3);
         assert!(let_through[15] && !let_through[14]);
         // Three probes that find: 3 of 19 is over 1 in 8.
         for _ in 0..3 {
-            g.note(true);
+            g.note(true, ms(1));
         }
-        assert!(g.pays() && g.pays());
+        assert!(g.pays(None) && g.pays(None));
         // A gate that keeps finding stays open.
         let mut g = Gate::default();
         for k in 0..200 {
-            assert!(g.pays());
-            g.note(k % 4 == 0);
+            assert!(g.pays(Some(ms(10))));
+            g.note(k % 4 == 0, ms(1));
         }
+    }
+
+    /// A way that finds every time but costs more than the backend closes after four
+    /// tries (then 1 in 16), and opens again when the backend turns out slower.
+    #[test]
+    fn a_gate_closes_where_the_backend_is_cheaper() {
+        let ms = Duration::from_millis;
+        let mut g = Gate::default();
+        for _ in 0..4 {
+            assert!(g.pays(Some(ms(1))));
+            g.note(true, ms(2));
+        }
+        let let_through = (0..32).filter(|_| g.pays(Some(ms(1)))).count();
+        assert_eq!(let_through, 2);
+        assert!(g.pays(Some(ms(3))));
+        let mut costs = BackendCost::default();
+        assert_eq!(costs.mean(), None);
+        costs.note(ms(16));
+        costs.note(ms(0));
+        assert_eq!(costs.mean(), Some(ms(15)));
     }
 }

@@ -37,7 +37,7 @@ mod cells;
 mod hints;
 mod model;
 
-use adapt::{AheadRate, CoreTrial, Gate, ModelTries, RECENT_MODELS};
+use adapt::{AheadRate, BackendCost, CoreTrial, Gate, ModelTries, RECENT_MODELS};
 use cells::{array_of_cells, cell_reads, unread_cell};
 use hints::BlockHints;
 use model::{canon_index, decode_model, encode_model, merge, restrict, satisfies};
@@ -62,6 +62,7 @@ use crate::term::signature::Signature;
 use crate::term::{Op, TermId, TermStore};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
+use std::time::Instant;
 
 /// Bound on the counterexample index (sets); it is cleared when exceeded. The session memos
 /// (`exact`, `whole`) and the recent models are bounded by the same count.
@@ -89,10 +90,14 @@ pub struct CachePlanner {
     warned: bool,
     model_tries: ModelTries,
     ahead: AheadRate,
-    /// Whether hybrid's guesses of wide components (`Small::decide`'s rounds) and its
-    /// local searches (`Small::search`) have been finding models here.
+    /// Whether hybrid's enumerations of small components, its guesses of wide ones
+    /// (`Small::decide`) and its local searches (`Small::search`) have been finding
+    /// answers here, for less than the backend takes.
+    enumerations: Gate,
     guesses: Gate,
     searches: Gate,
+    /// What the backend stage has been taking per component (`BackendCost`).
+    backend_cost: BackendCost,
     /// What each conjunct seen reads and which symbols it needs declared (`SliceMemo`).
     slice_memo: SliceMemo,
     /// The model of each block of commands answered sat, by its name-free key (`hints`).
@@ -213,8 +218,10 @@ impl CachePlanner {
             recent: VecDeque::new(),
             model_tries: ModelTries::default(),
             ahead: AheadRate::default(),
+            enumerations: Gate::default(),
             guesses: Gate::default(),
             searches: Gate::default(),
+            backend_cost: BackendCost::default(),
             exact: FxHashMap::default(),
             whole: FxHashMap::default(),
             warned: false,
@@ -534,7 +541,10 @@ impl CachePlanner {
                 }
                 None => {
                     t.any_solver = true;
-                    self.backend_stage(miss, store, q, &c, ahead, stats)?
+                    let t0 = Instant::now();
+                    let r = self.backend_stage(miss, store, q, &c, ahead, stats)?;
+                    self.backend_cost.note(t0.elapsed());
+                    r
                 }
             };
             match self.solved(store, &c, &canon, a, m, &mut t, stats) {
@@ -686,8 +696,9 @@ impl CachePlanner {
     }
 
     /// Stage 6, a local decision (hybrid only): every assignment of a few bits, or a guess,
-    /// or a local search where searches have been finding models. `cache` keeps the design
-    /// it measures (each miss solved in a fresh context).
+    /// or a local search, each where it has been deciding components for less than the
+    /// backend takes (`Gate`). `cache` keeps the design it measures (each miss solved in a
+    /// fresh context).
     fn local_stage(
         &mut self,
         store: &mut TermStore,
@@ -699,17 +710,26 @@ impl CachePlanner {
         }
         c.small(store);
         let s = c.small.as_ref().and_then(Option::as_ref)?;
+        let backend = self.backend_cost.mean();
         let decided = if s.is_exhaustive() {
-            s.decide(store, c.conj, &|leaf| self.recent_value(leaf))
+            if !self.enumerations.pays(backend) {
+                return None;
+            }
+            let t0 = Instant::now();
+            let d = s.decide(store, c.conj, &|leaf| self.recent_value(leaf));
+            self.enumerations.note(d.is_some(), t0.elapsed());
+            d
         } else {
             let mut d = None;
-            if self.guesses.pays() {
+            if self.guesses.pays(backend) {
+                let t0 = Instant::now();
                 d = s.decide(store, c.conj, &|leaf| self.recent_value(leaf));
-                self.guesses.note(d.is_some());
+                self.guesses.note(d.is_some(), t0.elapsed());
             }
-            if d.is_none() && self.searches.pays() {
+            if d.is_none() && self.searches.pays(backend) {
+                let t0 = Instant::now();
                 d = s.search(store, c.conj, &|leaf| self.recent_value(leaf));
-                self.searches.note(d.is_some());
+                self.searches.note(d.is_some(), t0.elapsed());
             }
             d
         }?;
