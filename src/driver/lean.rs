@@ -279,9 +279,11 @@ impl LeanSolver {
                     ));
                 }
                 let mut raw = gap;
-                if text.starts_with("(error") && text.contains(MARKER_PREFIX) {
-                    // cvc5 quotes the input line in a parse error: without the marker it
-                    // is the client's line.
+                if text.starts_with("(error")
+                    && (text.contains(MARKER_PREFIX) || text.contains("..."))
+                {
+                    // cvc5 quotes the input line in a parse error (cut with `...` when
+                    // long): without the marker it is the client's line.
                     let clean = strip_markers(&text);
                     raw.extend_from_slice(clean.as_bytes());
                     return Ok(LeanEvent::Form { raw, form: clean });
