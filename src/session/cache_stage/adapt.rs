@@ -6,7 +6,7 @@
 //! and a way that was closed is still tried now and then, so a log whose queries change is
 //! noticed. None of this decides an answer, only where smtproxy looks first.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How many recent component models are tried before going to the backend.
 pub(super) const RECENT_MODELS: usize = 16;
@@ -151,6 +151,21 @@ impl Gate {
         let pays = finds && cheap;
         self.skipped = if pays { 0 } else { self.skipped + 1 };
         pays || self.skipped.is_multiple_of(16)
+    }
+
+    /// `f`, when the gate says it pays, timed and noted.
+    pub(super) fn timed<T>(
+        &mut self,
+        backend: Option<Duration>,
+        f: impl FnOnce() -> Option<T>,
+    ) -> Option<T> {
+        if !self.pays(backend) {
+            return None;
+        }
+        let t0 = Instant::now();
+        let found = f();
+        self.note(found.is_some(), t0.elapsed());
+        found
     }
 
     pub(super) fn note(&mut self, found: bool, spent: Duration) {

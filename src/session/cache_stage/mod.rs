@@ -711,27 +711,18 @@ impl CachePlanner {
         c.small(store);
         let s = c.small.as_ref().and_then(Option::as_ref)?;
         let backend = self.backend_cost.mean();
+        let (recent, models) = (&self.recent, &self.models);
+        let base = |leaf| recent_value(recent, models, leaf);
         let decided = if s.is_exhaustive() {
-            if !self.enumerations.pays(backend) {
-                return None;
-            }
-            let t0 = Instant::now();
-            let d = s.decide(store, c.conj, &|leaf| self.recent_value(leaf));
-            self.enumerations.note(d.is_some(), t0.elapsed());
-            d
+            self.enumerations
+                .timed(backend, || s.decide(store, c.conj, &base))
         } else {
-            let mut d = None;
-            if self.guesses.pays(backend) {
-                let t0 = Instant::now();
-                d = s.decide(store, c.conj, &|leaf| self.recent_value(leaf));
-                self.guesses.note(d.is_some(), t0.elapsed());
-            }
-            if d.is_none() && self.searches.pays(backend) {
-                let t0 = Instant::now();
-                d = s.search(store, c.conj, &|leaf| self.recent_value(leaf));
-                self.searches.note(d.is_some(), t0.elapsed());
-            }
-            d
+            self.guesses
+                .timed(backend, || s.decide(store, c.conj, &base))
+                .or_else(|| {
+                    self.searches
+                        .timed(backend, || s.search(store, c.conj, &base))
+                })
         }?;
         if s.is_exhaustive() {
             stats.enumerated += 1;
@@ -963,14 +954,6 @@ impl CachePlanner {
         ids
     }
 
-    /// A recent model's value of `leaf` (the four newest models), where a decision starts.
-    fn recent_value(&self, leaf: TermId) -> Option<&Value> {
-        self.recent
-            .iter()
-            .take(4)
-            .find_map(|&i| self.models.get(i as usize)?.get(leaf))
-    }
-
     /// A model of a stored superset or a recent model that satisfies `conj`, as it is or
     /// with the constants `conj` defines recomputed from their definitions (a tool that
     /// names its intermediates afresh in every query: see `query::definitions`).
@@ -1035,4 +1018,17 @@ fn component_query<'a>(client_q: &Query<'a>, conj: &'a [TermId], decls: &'a [Dec
         sig: client_q.sig,
         block: None,
     }
+}
+
+/// A recent model's value of `leaf` (of the four newest models in `recent`, indexes into
+/// `models`), where a local decision starts.
+fn recent_value<'m>(
+    recent: &VecDeque<u32>,
+    models: &'m [Model],
+    leaf: TermId,
+) -> Option<&'m Value> {
+    recent
+        .iter()
+        .take(4)
+        .find_map(|&i| models.get(i as usize)?.get(leaf))
 }
