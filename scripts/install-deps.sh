@@ -107,7 +107,7 @@ if ! command -v z3 >/dev/null 2>&1; then
 fi
 
 # A second z3, Debian's 4.8.12, at /usr/bin/z3: the z3 of older clients (Manticore 0.3.7's era),
-# for tests/proxy_differential.rs's hand_vs_z3_4_passthrough. Installed after pip's, so that the
+# for tests/suite/proxy_differential.rs's hand_vs_z3_4_passthrough. Installed after pip's, so that the
 # z3 on PATH stays pip's (/usr/local/bin comes before /usr/bin).
 if [ ! -x /usr/bin/z3 ]; then
     apt_install z3
@@ -137,7 +137,7 @@ if [ "$solvers_only" -eq 0 ] && ! command -v redis-server >/dev/null 2>&1; then
     installed "redis-server ($(redis-server --version 2>/dev/null | head -n1), Debian) at $(command -v redis-server)"
 fi
 
-# yosys + yosys-smtbmc (tests/client_yosys.rs, which fails without them)
+# yosys + yosys-smtbmc (tests/suite/client_yosys.rs, which fails without them)
 if [ "$solvers_only" -eq 0 ] && ! command -v yosys-smtbmc >/dev/null 2>&1; then
     apt_install yosys
     installed "yosys ($(yosys -V 2>/dev/null | head -n1), Debian) at $(command -v yosys-smtbmc)"

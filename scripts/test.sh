@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # THE test command (CI runs it through .ci/run):
 #   1. scripts/install-deps.sh   (z3, cvc5, yices, redis-server, only when missing)
-#   2. cargo build --release
+#   2. cargo test --release --no-run   (the binary and the tests, built once: a plain `cargo build`
+#                                 would build the library with other dependency features, since
+#                                 dev-dependencies turn features on, and cargo test would build it again)
 #   3. cargo test --release      (unit + integration tests; integration tests spawn the real binary,
 #                                 real solvers and their own redis-server)
 #   4. extra checks              (see the marked section below)
@@ -23,8 +25,8 @@ failures=()
 step "install dependencies"
 bash scripts/install-deps.sh
 
-step "cargo build --release"
-cargo build --release
+step "cargo test --release --no-run (build)"
+cargo test --release --no-run
 
 step "cargo test --release"
 test_log=$(mktemp "${TMPDIR:-/tmp}/smtproxy-test.XXXXXX")

@@ -1,6 +1,6 @@
 //! The fuzz target functions, shared by the libFuzzer binaries (`fuzz/fuzz_targets/*.rs`,
 //! `cargo +nightly fuzz run reader|engine|engine_mock|lex`) and the stable mutation-loop fallback
-//! (`tests/client_fuzz_smoke.rs`), which include this file with `#[path]`.
+//! (`tests/suite/client_fuzz_smoke.rs`), which include this file with `#[path]`.
 //!
 //! A target "fails" by panicking; libFuzzer reports the panic as a crash, the fallback
 //! catches it and saves the input under `fuzz/regressions/`.

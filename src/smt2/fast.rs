@@ -17,7 +17,7 @@
 //! lookups. Both build terms with the same shared helpers (`lookup_fun`, `apply_def`,
 //! `radix_literal`, the store's sort-checking constructors; `(_ bvN w)` is read from the
 //! bytes into `mk_bv_u64`, as `small_bv` does from tokens). The tests in `parser` parse
-//! random `let` terms both ways and compare; `tests/roundtrip.rs` does so for every
+//! random `let` terms both ways and compare; `tests/suite/roundtrip.rs` does so for every
 //! command of the shipped corpus, and the reader fuzz target for its inputs.
 //! Giving up may leave nodes interned that no command uses; hash-consing makes that
 //! invisible to every term built after.

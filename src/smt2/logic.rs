@@ -10,7 +10,7 @@
 //!
 //! Invariants:
 //! * `outside` says true only where the solver refuses (each rule checked against cvc5
-//!   1.0 and yices 2.6 in `tests/proxy_acceptance.rs`); a logic name it does not read
+//!   1.0 and yices 2.6 in `tests/suite/proxy_acceptance.rs`); a logic name it does not read
 //!   (`ALL`, strings, floating point, datatypes, ...) and sorts smtproxy does not model
 //!   are not judged, so a command is never refused here that the solver takes, and at
 //!   worst a command the solver refuses is taken as before.

@@ -1,0 +1,421 @@
+//! smtproxy takes exactly the commands its solver takes, and with the same meaning, or
+//! the client's state and the solver's part.
+//!
+//! * Applications whose number of arguments the solvers disagree on (`(distinct x)`,
+//!   `(< x)`, `(bvadd v)`, `(+ x)`, `(bvsub a b c)`, ...): each solver takes its own set,
+//!   with its own meaning (sixteen one-argument cases differ across z3, cvc5 and
+//!   yices).
+//! * Terms smtproxy finds ill-sorted but a solver takes (z3 reads `(> x b)` with a Bool b
+//!   as `(> x (ite b 1 0))`, `(abs r)` of a Real, `(bvxnor a b c)`): the solver is asked
+//!   and, taking it, judges the session from there on.
+//!
+//! * Models: without `:produce-models`, cvc5 refuses get-value and yices answers it
+//!   (smtproxy ran cvc5 with `--produce-models`, so passthrough answered it, and refused
+//!   it for yices under its own strategies).
+//!
+//! Each case runs through the solver itself and through smtproxy under hybrid, stack,
+//! fresh and passthrough; the replies (every error as `(error)`) must be the same, the
+//! answers of later check-sats and the values of a later get-value included.
+//!
+//! * Values and models smtproxy answers itself (a query asked twice: the second answer
+//!   comes from its memo) look as the solver's own: layout and bit-vector literals, values
+//!   masked (`values_as_the_solver`).
+
+use crate::common;
+
+use common::replies::normalise;
+use common::{run_prog, run_under};
+use std::time::Duration;
+
+/// Terms tried as `(assert (= T T))`: accepted or refused, the query stays satisfiable.
+const TERMS: &[&str] = &[
+    "(distinct x)",
+    "(distinct a)",
+    "(< x)",
+    "(>= x)",
+    "(< a)",
+    "(bvadd v)",
+    "(bvmul v)",
+    "(bvand v)",
+    "(bvxnor v)",
+    "(div x)",
+    "(/ r)",
+    "(/ x)",
+    "(+ x)",
+    "(* x)",
+    "(xor a)",
+    "(concat v)",
+    "(and a)",
+    "(- x)",
+    "(bvadd x)",
+    "(= x)",
+    "(=> a)",
+    "(bvsub v)",
+    "(bvsub v v v)",
+    // Ill-sorted to smtproxy, not to z3.
+    "(> x a)",
+    "(+ x a)",
+    "(abs r)",
+    "(bvxnor v v v)",
+    "(to_real a)",
+];
+
+/// Whose meaning decides the answer: z3's one-argument `bvadd` is its argument, `bvxnor`
+/// is `bvnot` and `div` its argument, a Bool in a sum 0 or 1 (unsat when the solver takes
+/// them so, sat when it refuses the constraining assertion).
+const MEANING: &[&str] = &[
+    "(assert (= (bvadd v) #x05)) (assert (= v #x06))",
+    "(assert (= (bvxnor v) #x0f)) (assert (= v #x0f))",
+    "(assert (= (div x) 3)) (assert (= x 4))",
+    "(assert (= (+ x) 3)) (assert (= x 4))",
+    // z3: a Bool in arithmetic is 0 or 1.
+    "(assert (= (+ x a) 5)) (assert a) (assert (= x 5))",
+];
+
+fn scripts(logic: &str, real: &str) -> Vec<String> {
+    let head = format!(
+        "(set-option :print-success true)\n(set-logic {logic})\n(declare-fun a () Bool)\n\
+         (declare-fun x () Int)\n(declare-fun r () {real})\n(declare-fun v () (_ BitVec 8))\n"
+    );
+    let mut v: Vec<String> = TERMS
+        .iter()
+        .map(|t| {
+            format!(
+                "{head}(assert (= {t} {t}))\n(check-sat)\n(assert (= x 3))\n(check-sat)\n\
+                 (get-value (x))\n"
+            )
+        })
+        .collect();
+    v.extend(MEANING.iter().map(|m| format!("{head}{m}\n(check-sat)\n")));
+    v
+}
+
+/// How long a script may take, through the solver or through smtproxy.
+const T: Duration = Duration::from_secs(30);
+
+/// A solver run directly, as the client would run it.
+struct Direct<'a> {
+    prog: &'a str,
+    args: &'a [&'a str],
+}
+
+impl<'a> Direct<'a> {
+    /// The solver run as `cmd` (the test fails if its program is not installed).
+    fn new(cmd: &'a [&'a str]) -> Direct<'a> {
+        let (prog, args) = cmd.split_first().expect("a command");
+        common::require(prog);
+        Direct { prog, args }
+    }
+
+    /// What it prints for `script`.
+    fn says(&self, script: &str) -> String {
+        run_prog(self.prog, self.args, script.as_bytes(), T).stdout_str()
+    }
+}
+
+fn as_the_solver(solver: &str, cmd: &[&str], logic: &str, real: &str) {
+    let direct = Direct::new(cmd);
+    let mut failures = Vec::new();
+    for s in scripts(logic, real) {
+        let want = normalise(&direct.says(&s));
+        // Six commands, then the case's own replies.
+        assert!(want.len() >= 7, "{solver} answered {want:?} to\n{s}");
+        for strategy in ["hybrid", "stack", "fresh", "passthrough"] {
+            let out = run_under(solver, strategy, s.as_bytes(), T);
+            out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
+            let got = normalise(&out.stdout_str());
+            // cvc5 1.x may stop reading after an error: compare what it answered.
+            let n = want.len();
+            if got.get(..n) != Some(&want[..]) {
+                failures.push(format!(
+                    "{strategy}: {got:?} where {solver} says {want:?} to\n{s}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn takes_what_z3_takes() {
+    as_the_solver("z3", &["z3", "-in"], "ALL", "Real");
+}
+
+#[test]
+fn takes_what_cvc5_takes() {
+    as_the_solver(
+        "cvc5",
+        &["cvc5", "--lang", "smt2", "--incremental"],
+        "ALL",
+        "Real",
+    );
+}
+
+/// yices has no logic with bit-vectors, Int and Real: `r` is an Int there.
+#[test]
+fn takes_what_yices_takes() {
+    as_the_solver(
+        "yices",
+        &["yices-smt2", "--incremental"],
+        "QF_AUFBVLIA",
+        "Int",
+    );
+}
+
+/// A query asked twice (the second time answered from smtproxy's own memo under hybrid and
+/// cache) with get-value and get-model after each check-sat.
+fn values_script(terms: &str) -> String {
+    let q = format!(
+        "(push 1)\n(assert (bvugt a b))\n(assert (= c (= a #x05)))\n\
+         (assert (= (bvand w #x0000ffff) #x00001234))\n(assert (bvult t #b011))\n\
+         (check-sat)\n(get-value ({terms}))\n(get-model)\n(pop 1)\n"
+    );
+    format!(
+        "(set-option :produce-models true)\n(set-logic QF_BV)\n\
+         (declare-fun b () (_ BitVec 8))\n(declare-fun a () (_ BitVec 8))\n\
+         (declare-fun w () (_ BitVec 32))\n(declare-fun t () (_ BitVec 3))\n\
+         (declare-fun c () Bool)\n{q}{q}"
+    )
+}
+
+/// `out` with every value masked (a bit-vector literal keeps its radix and length, its
+/// digits all 0; a Boolean becomes `bool`: solvers pick different models). With `sort_models`, each
+/// get-model's entries are put in name order (z3 lists a model in an order of its own).
+fn masked(out: &str, sort_models: bool) -> String {
+    let mut s = String::new();
+    let mut rest = out;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("#b").or_else(|| rest.strip_prefix("#x")) {
+            let n = r.bytes().take_while(|c| c.is_ascii_hexdigit()).count();
+            s.push_str(&rest[..2]);
+            s.extend(std::iter::repeat_n('0', n));
+            rest = &r[n..];
+        } else if let Some(r) = rest
+            .strip_prefix("true")
+            .or_else(|| rest.strip_prefix("false"))
+        {
+            s.push_str("bool");
+            rest = r;
+        } else {
+            let c = rest.chars().next().expect("not empty");
+            s.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    if !sort_models {
+        return s;
+    }
+    let sx = smtproxy::smt2::lexer::Sexps::parse(&s).expect("replies are s-expressions");
+    let mut roots = Vec::new();
+    for &r in &sx.roots {
+        let entries = sx.list(r).unwrap_or(&[]);
+        let is_model = !entries.is_empty()
+            && entries.iter().all(|&e| {
+                sx.list(e)
+                    .and_then(|l| l.first())
+                    .is_some_and(|&h| sx.is_symbol(h, "define-fun"))
+            });
+        if is_model {
+            let mut texts: Vec<&str> = entries.iter().map(|&e| sx.source(e)).collect();
+            texts.sort_by_key(|t| t.split_whitespace().nth(1).map(str::to_string));
+            roots.push(format!("(\n  {}\n)", texts.join("\n  ")));
+        } else {
+            roots.push(sx.source(r).to_string());
+        }
+    }
+    roots.join("\n")
+}
+
+/// get-value and get-model answers smtproxy gives itself (from its memo, from a model it
+/// checked) look as the solver's own: its layout, its bit-vector literals (z3: hex when
+/// the width is a multiple of 4; cvc5 and yices: binary), its wrapping of a model.
+fn values_as_the_solver(solver: &str, cmd: &[&str], terms: &str) {
+    let direct = Direct::new(cmd);
+    let script = values_script(terms);
+    let sort_models = solver == "z3";
+    let want = masked(&direct.says(&script), sort_models);
+    assert!(want.contains("define-fun"), "{solver} answered {want}");
+    for strategy in ["hybrid", "cache", "stack", "passthrough"] {
+        let out = run_under(solver, strategy, script.as_bytes(), T);
+        out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
+        let got = masked(&out.stdout_str(), sort_models);
+        assert_eq!(got, want, "{solver} {strategy}:\n{}", out.stdout_str());
+    }
+}
+
+#[test]
+fn values_and_models_look_as_z3_prints_them() {
+    values_as_the_solver("z3", &["z3", "-in"], "c a w t (bvadd a #x01)");
+}
+
+/// cvc5 prints the terms of a get-value its own way (`(bvadd a #b00000001)` for
+/// `(bvadd a #x01)`); smtproxy echoes the client's text, so only constants are asked here.
+#[test]
+fn values_and_models_look_as_cvc5_prints_them() {
+    values_as_the_solver(
+        "cvc5",
+        &["cvc5", "--lang", "smt2", "--incremental"],
+        "c a w t",
+    );
+}
+
+/// smtproxy runs yices with `--smt2-model-format` (models as `define-fun`s, in `(model ...)`).
+#[test]
+fn values_and_models_look_as_yices_prints_them() {
+    values_as_the_solver(
+        "yices",
+        &["yices-smt2", "--incremental", "--smt2-model-format"],
+        "c a w t (bvadd a #x01)",
+    );
+}
+
+/// Commands a strict solver refuses under the client's logic (cvc5 and yices; z3 takes
+/// every theory in every logic), and two it takes, each with what depends on it.
+const OUTSIDE_LOGIC: &[(&str, &str)] = &[
+    (
+        "QF_BV",
+        "(declare-fun i () Int)\n(assert (< i 0))\n(assert (> i 0))",
+    ),
+    // Unsat to smtproxy's parser, which takes Int anywhere; refused by both solvers.
+    ("QF_BV", "(assert (< 2 1))"),
+    // cvc5 takes bit-vectors in QF_LIA, yices does not.
+    (
+        "QF_LIA",
+        "(declare-fun v () (_ BitVec 8))\n(assert (bvult v #x00))",
+    ),
+    (
+        "QF_BV",
+        "(declare-fun m () (Array (_ BitVec 8) (_ BitVec 8)))\n(assert (= (select m #x00) #x01))",
+    ),
+    // cvc5 wants UF for functions and declared sorts, yices does not.
+    (
+        "QF_BV",
+        "(declare-fun f ((_ BitVec 8)) (_ BitVec 8))\n(assert (not (= (f #x00) (f #x00))))",
+    ),
+    ("QF_BV", "(declare-sort U 0)\n(declare-fun u () U)"),
+    ("QF_LIA", "(declare-fun r () Real)\n(assert (< r 0.0))"),
+    // Taken by both: answered as usual.
+    (
+        "QF_AUFBV",
+        "(declare-fun f ((_ BitVec 8)) (_ BitVec 8))\n(assert (not (= (f #x00) (f #x00))))",
+    ),
+    (
+        "QF_LIA",
+        "(declare-fun x () Int)\n(assert (< x 0))\n(assert (> x 0))",
+    ),
+];
+
+/// Each case through the solver and through smtproxy: the same error at the same
+/// position, or the same answer. cvc5 and yices, reading a script, end their session at
+/// its first error; smtproxy goes on (its later answers are the solver's own, from
+/// passthrough), so only as much of its output as the solver's is compared.
+fn logic_as_the_solver(solver: &str, cmd: &[&str]) {
+    let direct = Direct::new(cmd);
+    let mut failures = Vec::new();
+    for (logic, cmds) in OUTSIDE_LOGIC {
+        let script = format!("(set-logic {logic})\n{cmds}\n(check-sat)\n");
+        let want = direct.says(&script);
+        assert!(
+            !want.trim().is_empty(),
+            "{solver} said nothing to\n{script}"
+        );
+        for strategy in ["hybrid", "cache", "stack", "fresh"] {
+            let out = run_under(solver, strategy, script.as_bytes(), T);
+            out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
+            let got = out.stdout_str();
+            let same = if want.contains("(error") {
+                got.starts_with(&want)
+            } else {
+                got == want
+            };
+            if !same {
+                failures.push(format!(
+                    "{strategy}:\n{got}where {solver} says\n{want}to\n{script}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn refuses_what_cvc5_refuses_in_a_logic() {
+    logic_as_the_solver("cvc5", &["cvc5", "--lang", "smt2", "--incremental"]);
+}
+
+#[test]
+fn refuses_what_yices_refuses_in_a_logic() {
+    logic_as_the_solver("yices", &["yices-smt2", "--incremental"]);
+}
+
+/// An error on line 3 under passthrough, and one on line 1 after two commands on that
+/// line: the solver's message names the client's line and column (smtproxy's own first
+/// command to yices, on line 1, must shift neither). Not the second for cvc5, which gets
+/// a sync marker after each command, and whose message quotes the line it read: there
+/// the marker's line, not the client's.
+#[test]
+fn errors_name_the_clients_line_under_passthrough() {
+    let z3: (&str, &[&str]) = ("z3", &["z3", "-in"]);
+    let cvc5: (&str, &[&str]) = ("cvc5", &["cvc5", "--lang", "smt2", "--incremental"]);
+    let yices: (&str, &[&str]) = ("yices", &["yices-smt2", "--incremental"]);
+    errors_name_the_clients_line(
+        "(set-logic QF_BV)\n(declare-fun v () (_ BitVec 8))\n\
+         (assert (bvult v #x00 #x01 qq))\n(check-sat)\n",
+        &[z3, cvc5, yices],
+    );
+    errors_name_the_clients_line(
+        "(set-logic QF_LIA) (declare-fun x () Int) (assert (> x y))\n(check-sat)\n",
+        &[z3, yices],
+    );
+}
+
+fn errors_name_the_clients_line(script: &str, cases: &[(&str, &[&str])]) {
+    for &(solver, cmd) in cases {
+        let direct = Direct::new(cmd);
+        let want = direct.says(script);
+        let first = want.lines().next().unwrap_or_default().to_string();
+        // (cvc5 counts lines its own way: `<stdin>:2.29` here.)
+        assert!(first.starts_with("(error"), "{solver}: {want}");
+        let out = run_under(solver, "passthrough", script.as_bytes(), T);
+        out.assert_no_panic_no_hang(&format!("{solver} passthrough"));
+        assert!(
+            out.stdout_str().starts_with(&first),
+            "{solver} passthrough:\n{}where {solver} says\n{want}",
+            out.stdout_str()
+        );
+    }
+}
+
+/// Fractions smtproxy prints itself (the second check-sat, from its memo) as each solver
+/// prints them: z3 `(/ 1.0 2.0)` and `(- (/ 9.0 2.0))`, cvc5 and yices `(/ 1 2)` and
+/// `(/ (- 9) 2)` (all three: `2.0`, `(- 3.0)`). The values are fixed by the assertions, so
+/// the whole output must be the solver's.
+#[test]
+fn fractions_look_as_each_solver_prints_them() {
+    let q = "(push 1)\n(assert (= (* 2.0 x) 1.0))\n(assert (= (* 2.0 y) (- 9.0)))\n\
+             (assert (= z (- 3.0)))\n(assert (= w 2.0))\n(check-sat)\n(get-value (x y z w))\n\
+             (pop 1)\n";
+    let script = format!(
+        "(set-option :produce-models true)\n(set-logic QF_LRA)\n(declare-fun x () Real)\n\
+         (declare-fun y () Real)\n(declare-fun z () Real)\n(declare-fun w () Real)\n{q}{q}"
+    );
+    let cases: [(&str, &[&str]); 3] = [
+        ("z3", &["z3", "-in"]),
+        ("cvc5", &["cvc5", "--lang", "smt2", "--incremental"]),
+        // As smtproxy runs it (without the flag, yices prints `2` and `(- 3)`).
+        (
+            "yices",
+            &["yices-smt2", "--incremental", "--smt2-model-format"],
+        ),
+    ];
+    for (solver, cmd) in cases {
+        let direct = Direct::new(cmd);
+        let want = direct.says(&script);
+        assert!(want.contains("(x "), "{solver}: {want}");
+        for strategy in ["hybrid", "cache", "stack"] {
+            let out = run_under(solver, strategy, script.as_bytes(), T);
+            out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
+            assert_eq!(out.stdout_str(), want, "{solver} {strategy}");
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! The default strategy's governor (`session::governor`): a KLEE stream (every `(exit)`
+//! read as `(reset)`, as a client feeds the solver directly) through `smtproxy --solver S`
+//! with no `--strategy`, against S fed the same stream. The governor always measures the
+//! lean route once the first window of modelled queries is over, so both routes and the
+//! switches between them run here, whatever the timings decide afterwards.
+//!
+//! Asserted: every check-sat answer equals the solver's own, in order; `--stats` shows at
+//! least one route switch and a lean window's worth of queries answered by the lean route;
+//! a named strategy (`--strategy hybrid`) is never governed.
+
+use crate::common;
+
+use common::replies::check_sat_answers;
+use common::{bin, field, require, run_prog, summary};
+use std::time::Duration;
+
+fn governed_matches_solver(name: &str, prog: &str, flags: &[&str]) {
+    require(prog);
+    let input = common::klee_stream("klee/sbase-expr/solver-queries.smt2.gz");
+    let t = Duration::from_secs(300);
+    let direct = run_prog(prog, flags, &input, t);
+    direct.assert_no_panic_no_hang(prog);
+    let want = check_sat_answers(&direct.stdout_str());
+    assert_eq!(want.len(), 296, "{prog} answered every query");
+    assert!(!want.iter().any(|a| a == "unknown"));
+
+    let mut args = vec!["--solver", name, "--cache", "none", "--stats"];
+    args.extend_from_slice(flags);
+    let out = run_prog(bin(), &args, &input, t);
+    out.assert_no_panic_no_hang("smtproxy");
+    assert_eq!(
+        check_sat_answers(&out.stdout_str()),
+        want,
+        "answers differ from {prog}'s"
+    );
+    let s = summary(&out.stderr_str());
+    assert_eq!(field(&s, "queries"), 296);
+    assert!(field(&s, "route_switches") >= 1, "no route switch: {s}");
+    assert!(field(&s, "lean_queries") >= 64, "no lean window: {s}");
+
+    let mut named = vec![
+        "--solver",
+        name,
+        "--cache",
+        "none",
+        "--stats",
+        "--strategy",
+        "hybrid",
+    ];
+    named.extend_from_slice(flags);
+    let out = run_prog(bin(), &named, &input, t);
+    assert_eq!(check_sat_answers(&out.stdout_str()), want);
+    let s = summary(&out.stderr_str());
+    assert_eq!(field(&s, "route_switches"), 0);
+    assert_eq!(field(&s, "lean_queries"), 0);
+}
+
+#[test]
+fn governed_yices_answers_as_yices() {
+    governed_matches_solver("yices", "yices-smt2", &["--incremental"]);
+}
+
+#[test]
+fn governed_z3_answers_as_z3() {
+    governed_matches_solver("z3", "z3", &["-in"]);
+}
+
+#[test]
+fn governed_cvc5_answers_as_cvc5() {
+    governed_matches_solver("cvc5", "cvc5", &["--incremental"]);
+}

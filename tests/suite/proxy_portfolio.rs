@@ -1,0 +1,476 @@
+//! The portfolio (`--solver a,b,...`) through the binary, against real solvers: answers as
+//! z3's on KLEE logs, a member that hangs or is killed, the first solver's dialect, and a
+//! lying member (a wrapper that answers `unsat` for `sat`) caught by smtproxy's own model
+//! check.
+
+use crate::common;
+
+use common::replies::check_sat_answers;
+use common::{
+    corpus, descendants_of, field, kill, replay, require, run, run_prog, summary, Session,
+};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const T: Duration = Duration::from_secs(60);
+
+fn require_all() {
+    require("z3");
+    require("yices-smt2");
+    require("cvc5");
+}
+
+/// A solver stand-in: an executable shell script `name` in `dir` (its name starts with the
+/// solver's, so smtproxy gives it that solver's flags and dialect).
+fn wrapper(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+/// Queries that need a solver (32-bit arithmetic no local search decides, unsat ones
+/// among them): `3 * x = k` with `x < 256`, sat exactly when `k` is 3 times a small number.
+/// `script` through smtproxy under hybrid with the portfolio `solvers`, no store, and the
+/// JSON summary on stderr.
+fn hybrid_portfolio(solvers: &str, script: &str) -> common::Out {
+    run(
+        &[
+            "--solver",
+            solvers,
+            "--cache",
+            "none",
+            "--strategy",
+            "hybrid",
+            "--stats",
+        ],
+        script.as_bytes(),
+        T,
+    )
+}
+
+fn arithmetic_script(ks: &[u32]) -> String {
+    let mut s = String::from(
+        "(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-const x (_ BitVec 32))\n(declare-const y (_ BitVec 32))\n",
+    );
+    for k in ks {
+        s.push_str(&format!(
+            "(push 1)\n(assert (= (bvmul x #x00000003) #x{k:08x}))\n(assert (bvult x #x00000100))\n(assert (bvult y x))\n(check-sat)\n(pop 1)\n"
+        ));
+    }
+    s
+}
+
+#[test]
+fn answers_as_z3_on_klee_logs() {
+    require_all();
+    for (solvers, logs) in [
+        ("z3,yices", &["sort", "sbase-expr", "sbase-cut"][..]),
+        ("yices,z3,cvc5", &["sbase-expr", "sbase-cut"][..]),
+        ("yices,z3", &["sort", "sbase-expr", "sbase-cut"][..]),
+    ] {
+        for prog in logs {
+            let log = corpus(&format!("klee/{prog}/solver-queries.smt2.gz"));
+            let (code, z3, _, _) = replay(&log, "hybrid", "z3", T);
+            assert_eq!(code, Some(0), "z3 alone on {prog}");
+            let (code, pf, err, _) = replay(&log, "hybrid", solvers, T);
+            assert_eq!(code, Some(0), "{solvers} on {prog}: {err}");
+            for k in ["queries", "sat", "unsat"] {
+                assert_eq!(field(&pf, k), field(&z3, k), "{solvers} on {prog}: {k}");
+            }
+            assert_eq!(field(&pf, "expected_mismatches"), 0, "{solvers} on {prog}");
+            assert_eq!(field(&pf, "unknown"), 0, "{solvers} on {prog}");
+            let members = pf["solvers"].as_array().expect("per-solver counts");
+            assert_eq!(members.len(), solvers.split(',').count(), "{pf}");
+            let wins: u64 = members.iter().map(|m| m["wins"].as_u64().unwrap()).sum();
+            assert!(wins > 0, "{solvers} on {prog}: nobody won a query: {pf}");
+        }
+    }
+}
+
+#[test]
+fn a_hanging_member_is_raced_and_killed() {
+    require_all();
+    let dir = tempfile::tempdir().unwrap();
+    // yices that answers its first three check-sats and then never again (per process).
+    let flaky = wrapper(
+        dir.path(),
+        "yices-flaky",
+        r#"n=0
+yices-smt2 "$@" | while IFS= read -r l; do
+  case "$l" in sat|unsat) n=$((n+1)); if [ $n -gt 3 ]; then sleep 1000; fi;; esac
+  printf '%s\n' "$l"
+done"#,
+    );
+    let solvers = format!("z3,{}", flaky.display());
+    let log = corpus("klee/sbase-expr/solver-queries.smt2.gz");
+    let t0 = Instant::now();
+    let (code, v, err, _) = replay(&log, "hybrid", &solvers, T);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(field(&v, "expected_mismatches"), 0);
+    assert_eq!(field(&v, "unknown"), 0);
+    let members = v["solvers"].as_array().unwrap();
+    assert!(
+        members[1]["kills"].as_u64().unwrap() > 0,
+        "the hanging member was never killed: {v}"
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(40),
+        "took {:?}",
+        t0.elapsed()
+    );
+
+    // A member that never answers a check-sat at all, in an interactive session.
+    let hung = wrapper(
+        dir.path(),
+        "yices-hung",
+        r#"yices-smt2 "$@" | while IFS= read -r l; do
+  case "$l" in sat|unsat) sleep 1000;; esac
+  printf '%s\n' "$l"
+done"#,
+    );
+    let ks = [15, 16, 33, 7, 300, 600, 9, 10];
+    let script = arithmetic_script(&ks);
+    let z3 = run_prog("z3", &["-in"], script.as_bytes(), T);
+    let solvers = format!("z3,{}", hung.display());
+    let out = hybrid_portfolio(&solvers, &script);
+    out.assert_no_panic_no_hang("hung member");
+    assert_eq!(
+        check_sat_answers(&out.stdout_str()),
+        check_sat_answers(&z3.stdout_str())
+    );
+    assert_eq!(check_sat_answers(&out.stdout_str()).len(), ks.len());
+}
+
+#[test]
+fn a_member_killed_mid_session() {
+    require_all();
+    let ks = [15, 16, 33, 7, 300, 600, 9, 10, 45, 46];
+    let script = arithmetic_script(&ks);
+    let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
+    let mut s = Session::start(&[
+        "--solver",
+        "z3,yices",
+        "--cache",
+        "none",
+        "--strategy",
+        "hybrid",
+    ]);
+    let mut got = Vec::new();
+    let mut killed = 0;
+    for (i, line) in script.lines().enumerate() {
+        if line == "(check-sat)" {
+            got.push(s.ask(line, T));
+            if got.len() % 3 == 0 {
+                for p in descendants_of(s.pid()) {
+                    if common::comm(p).starts_with("yices") {
+                        kill(p, 9);
+                        killed += 1;
+                    }
+                }
+            }
+        } else {
+            assert!(s.send(line), "send line {i}");
+        }
+    }
+    let (_, err, timed_out) = s.finish(T);
+    assert!(!timed_out, "{err}");
+    assert_eq!(got, z3, "{err}");
+    assert!(killed > 0, "no yices process ever ran under smtproxy");
+}
+
+/// z3 behind a wrapper that holds each of its answers back 100 ms: the portfolio learns
+/// that yices (`yices-log`, which appends everything it is sent to `input` and a line to
+/// `starts` per process) is faster and sends it the queries.
+fn slow_z3_and_logged_yices(dir: &Path) -> (String, PathBuf, PathBuf) {
+    let slow_z3 = wrapper(
+        dir,
+        "z3-slow",
+        r#"z3 "$@" | while IFS= read -r l; do
+  case "$l" in sat|unsat) sleep 0.1;; esac
+  printf '%s\n' "$l"
+done"#,
+    );
+    let input = dir.join("yices-input.smt2");
+    let starts = dir.join("yices-starts");
+    let yices = wrapper(
+        dir,
+        "yices-log",
+        &format!(
+            "echo start >> '{}'\ntee -a '{}' | exec yices-smt2 \"$@\"",
+            starts.display(),
+            input.display()
+        ),
+    );
+    (
+        format!("{},{}", slow_z3.display(), yices.display()),
+        input,
+        starts,
+    )
+}
+
+#[test]
+fn a_member_answers_from_its_own_stack() {
+    require_all();
+    let dir = tempfile::tempdir().unwrap();
+    let (solvers, input, starts) = slow_z3_and_logged_yices(dir.path());
+    let ks: Vec<u32> = (0..24).map(|i| 3 * i + 5 + (i % 2)).collect();
+    let script = arithmetic_script(&ks);
+    let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
+    assert!(z3.contains(&"sat".to_string()) && z3.contains(&"unsat".to_string()));
+    let out = hybrid_portfolio(&solvers, &script);
+    out.assert_no_panic_no_hang("slow z3, logged yices");
+    let err = out.stderr_str();
+    assert_eq!(check_sat_answers(&out.stdout_str()), z3, "{err}");
+    let v = summary(&err);
+    let members = v["solvers"].as_array().unwrap();
+    let yices_wins = members[1]["wins"].as_u64().unwrap();
+    assert!(yices_wins >= 12, "yices should answer most queries: {v}");
+    // yices was kept incremental: the client's pops and pushes reached it as pops and
+    // pushes of its own stack, not as a (reset) and the whole query each time.
+    let sent = std::fs::read_to_string(&input).unwrap();
+    let count = |pat: &str| sent.matches(pat).count() as u64;
+    assert!(count("(pop ") + 1 >= yices_wins, "{sent}");
+    assert!(count("(push 1)") >= yices_wins, "{sent}");
+    assert_eq!(count("(reset)"), 0, "{sent}");
+    // The declarations were sent once per process, not once per query.
+    let nstarts = std::fs::read_to_string(&starts).unwrap().lines().count() as u64;
+    assert!(count("(declare-fun x ") <= nstarts, "{sent}");
+}
+
+#[test]
+fn a_killed_member_is_rebuilt_from_the_mirror() {
+    require_all();
+    let dir = tempfile::tempdir().unwrap();
+    let (solvers, input, starts) = slow_z3_and_logged_yices(dir.path());
+    let ks: Vec<u32> = (0..18).map(|i| 3 * i + 5 + (i % 2)).collect();
+    let script = arithmetic_script(&ks);
+    let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
+    let mut s = Session::start(&[
+        "--solver",
+        &solvers,
+        "--cache",
+        "none",
+        "--strategy",
+        "hybrid",
+        "--stats",
+    ]);
+    let mut got = Vec::new();
+    let mut killed = 0;
+    let mut rounds = 0;
+    // A kill is due after every 6th query; a member that is not running then (killed as
+    // the loser of an exploring race, restarted only when next needed) is killed after
+    // the next query that finds it running, while queries are left to rebuild it for.
+    let mut due = 0;
+    for (i, line) in script.lines().enumerate() {
+        if line == "(check-sat)" {
+            got.push(s.ask(line, T));
+            if got.len() % 6 == 0 && got.len() < ks.len() {
+                due += 1;
+            }
+            if due > rounds && got.len() + 3 <= ks.len() {
+                // The member's whole process (the wrapper, its tee and yices) between
+                // two queries: found dead at its next use.
+                let before = killed;
+                let mut gone = Vec::new();
+                for p in descendants_of(s.pid()) {
+                    let c = common::comm(p);
+                    if c.starts_with("yices") || c.starts_with("tee") {
+                        kill(p, 9);
+                        killed += 1;
+                        gone.push(p);
+                    }
+                }
+                // Dead before the next query is sent (a kill still on its way would be a
+                // death during that query, which the learner holds against the member).
+                let t0 = Instant::now();
+                while gone.iter().any(|&p| common::alive(p)) && t0.elapsed() < T {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                rounds += usize::from(killed > before);
+            }
+        } else {
+            assert!(s.send(line), "send line {i}");
+        }
+    }
+    let (_, err, timed_out) = s.finish(T);
+    assert!(!timed_out, "{err}");
+    assert_eq!(got, z3, "{err}");
+    assert_eq!(rounds, 2, "yices was never running again after a 6th query");
+    let v = summary(&err);
+    let members = v["solvers"].as_array().unwrap();
+    assert!(members[1]["wins"].as_u64().unwrap() >= 6, "{v}");
+    // Each kill was followed by a new process, rebuilt with the declarations and the
+    // query's conjuncts, and that process went on answering from its stack.
+    let nstarts = std::fs::read_to_string(&starts).unwrap().lines().count();
+    // (A loser of an exploring race is killed too, so a loaded machine may see more.)
+    assert!(nstarts > rounds, "{nstarts} starts for {rounds} kills");
+    let sent = std::fs::read_to_string(&input).unwrap();
+    assert_eq!(sent.matches("(declare-fun x ").count(), nstarts, "{sent}");
+    assert_eq!(sent.matches("(reset)").count(), 0, "{sent}");
+    assert!(sent.matches("(pop ").count() >= 6, "{sent}");
+}
+
+/// Queries of one class with unique models, each followed by a get-value.
+fn unique_models_script() -> String {
+    let mut s = String::from(
+        "(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-const x (_ BitVec 32))\n(declare-const y (_ BitVec 32))\n",
+    );
+    for k in [15u32, 21, 30, 303] {
+        s.push_str(&format!(
+            "(push 1)\n(assert (= (bvmul x #x00000003) #x{k:08x}))\n(assert (= (bvadd x y) #x00000064))\n(check-sat)\n(get-value (x y))\n(pop 1)\n"
+        ));
+    }
+    s
+}
+
+#[test]
+fn values_in_the_first_solver_s_dialect() {
+    require_all();
+    let dir = tempfile::tempdir().unwrap();
+    // cvc5 a second slower on every check-sat: once measured, z3 answers the class.
+    let slow_cvc5 = wrapper(
+        dir.path(),
+        "cvc5-slow",
+        r#"cvc5 "$@" | while IFS= read -r l; do
+  case "$l" in sat|unsat) sleep 1;; esac
+  printf '%s\n' "$l"
+done"#,
+    );
+    let script = unique_models_script();
+    let slow = format!("{},z3", slow_cvc5.display());
+    for (solvers, own) in [
+        (
+            slow.as_str(),
+            &["cvc5", "--lang", "smt2", "--incremental"][..],
+        ),
+        ("z3,cvc5,yices", &["z3", "-in"][..]),
+    ] {
+        let direct = run_prog(own[0], &own[1..], script.as_bytes(), T);
+        let out = hybrid_portfolio(solvers, &script);
+        out.assert_no_panic_no_hang(solvers);
+        assert_eq!(
+            out.stdout_str(),
+            direct.stdout_str(),
+            "{solvers} against {}",
+            own[0]
+        );
+        if solvers == slow {
+            // Some of those values came from z3 and were printed as cvc5 prints them.
+            let v = summary(&out.stderr_str());
+            let members = v["solvers"].as_array().unwrap();
+            assert!(members[1]["wins"].as_u64().unwrap() > 0, "{v}");
+        }
+    }
+}
+
+#[test]
+fn a_lying_member_is_caught() {
+    require_all();
+    let dir = tempfile::tempdir().unwrap();
+    let liar = wrapper(
+        dir.path(),
+        "yices-liar",
+        r#"yices-smt2 "$@" | sed -u 's/^sat$/unsat/'"#,
+    );
+    // x * y = 60491 (241 * 251) with both factors in (1, 65536): sat, two models.
+    let mut script = String::from(
+        "(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-const x (_ BitVec 32))\n(declare-const y (_ BitVec 32))\n(assert (= (bvmul x y) #x0000ec4b))\n(assert (bvugt x #x00000001))\n(assert (bvugt y #x00000001))\n(assert (bvult x #x00010000))\n(assert (bvult y #x00010000))\n(check-sat)\n",
+    );
+    script.push_str(&arithmetic_script(&[15, 16, 33, 7]).replace("(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-const x (_ BitVec 32))\n(declare-const y (_ BitVec 32))\n", "(reset-assertions)\n"));
+    let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
+    assert_eq!(z3[0], "sat");
+    let store = dir.path().join("store.sqlite3");
+    let store_s = store.to_string_lossy().into_owned();
+    let solvers = format!("z3,{}", liar.display());
+    let out = run(
+        &[
+            "--solver",
+            &solvers,
+            "--cache",
+            &store_s,
+            "--strategy",
+            "hybrid",
+            "--stats",
+        ],
+        script.as_bytes(),
+        T,
+    );
+    out.assert_no_panic_no_hang("liar");
+    let err = out.stderr_str();
+    assert_eq!(check_sat_answers(&out.stdout_str()), z3, "{err}");
+    assert!(err.contains("solver disagreement"), "not reported:\n{err}");
+    let v = summary(&err);
+    assert!(field(&v, "solver_disagreements") >= 1, "{v}");
+    // The unsat was not stored: z3 alone on the same store still answers sat.
+    let again = run(
+        &[
+            "--solver",
+            "z3",
+            "--cache",
+            &store_s,
+            "--strategy",
+            "hybrid",
+        ],
+        script.as_bytes(),
+        T,
+    );
+    assert_eq!(check_sat_answers(&again.stdout_str()), z3);
+}
+
+#[test]
+fn bench_rows_per_solver_portfolio_and_virtual_best() {
+    require_all();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    let json_s = json.to_string_lossy().into_owned();
+    let log = corpus("klee/sbase-expr/solver-queries.smt2.gz");
+    let log_s = log.to_string_lossy().into_owned();
+    let out = run(
+        &[
+            "--solver",
+            "z3,yices",
+            "bench",
+            "--strategies",
+            "hybrid",
+            "--cache",
+            "none",
+            "--json",
+            &json_s,
+            &log_s,
+        ],
+        b"",
+        T,
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr_str());
+    let stdout = out.stdout_str();
+    let rows: Vec<&str> = stdout
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(
+        rows,
+        ["hybrid@z3", "hybrid@yices", "hybrid@z3,yices", "hybrid@vbs"],
+        "{stdout}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    let solver: Vec<&str> = runs.iter().map(|r| r["solver"].as_str().unwrap()).collect();
+    assert_eq!(solver, ["z3", "yices", "z3,yices", "vbs"]);
+    let wall = |i: usize| runs[i]["wall_ms"].as_f64().unwrap();
+    // Per check-sat the least of the solo runs: never more than either in all.
+    assert!(
+        wall(3) <= wall(0) + 1e-6 && wall(3) <= wall(1) + 1e-6,
+        "{v}"
+    );
+    for r in runs {
+        assert_eq!(r["strategy"], "hybrid");
+        assert_eq!(r["queries"], runs[0]["queries"]);
+        assert_eq!(r["expected_mismatches"], 0);
+    }
+    assert_eq!(runs[2]["solvers"].as_array().unwrap().len(), 2);
+}

@@ -1,0 +1,207 @@
+//! Every recorded log in smt2-corpus replayed with `smtproxy replay --check` under every
+//! strategy: zero `expected_mismatches`, zero `unknown`, exit code 0, and `queries` equal
+//! to the number of check-sats in the log. Real solvers, no mocks.
+//!
+//! Slow logs are left out where they are slow (see `z3_logs`): regexp/all-queries
+//! (17,958 queries) everywhere; sbase-expr/all-queries and sbase-cut/all-queries only
+//! under the incremental strategies; every all-queries log under passthrough and fresh,
+//! which model nothing (each query goes to the solver as the client wrote it: the
+//! solver-queries and external logs cover them, `proxy_lean` compares KLEE streams byte
+//! for byte). external/domain.smt2 (z3 only) has its own tests, under the strategies that
+//! model the query: it takes ~20 s under passthrough and fresh on 2 busy cores.
+
+use crate::common;
+
+use common::{corpus, replay, KLEE_PROGRAMS};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Logs replayed with z3 under `strategy`.
+fn z3_logs(strategy: &str) -> Vec<PathBuf> {
+    let incremental = matches!(strategy, "stack" | "stack-cse");
+    let modelled = !matches!(strategy, "passthrough" | "fresh");
+    let mut v = Vec::new();
+    for p in KLEE_PROGRAMS {
+        v.push(corpus(&format!("klee/{p}/solver-queries.smt2.gz")));
+    }
+    for p in KLEE_PROGRAMS {
+        match *p {
+            _ if !modelled => continue,
+            "regexp" => continue,
+            "sbase-expr" | "sbase-cut" if !incremental => continue,
+            _ => v.push(corpus(&format!("klee/{p}/all-queries.smt2.gz"))),
+        }
+    }
+    for e in ["cyphert-alu", "cyphert-wbmux", "cyphert-sprs"] {
+        v.push(corpus(&format!("external/{e}.smt2.gz")));
+    }
+    v
+}
+
+fn cvc5_logs() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = KLEE_PROGRAMS
+        .iter()
+        .map(|p| corpus(&format!("klee/{p}/solver-queries.smt2.gz")))
+        .collect();
+    v.push(corpus("external/cyphert-alu.smt2.gz"));
+    v.push(corpus("external/cyphert-wbmux.smt2.gz"));
+    v
+}
+
+/// Number of `(check-sat)` commands in a (possibly gzipped) log.
+fn count_checks(path: &PathBuf) -> u64 {
+    use std::io::Read;
+    let bytes = std::fs::read(path).unwrap();
+    let text = if path.extension().map(|e| e == "gz").unwrap_or(false) {
+        let mut s = String::new();
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_string(&mut s)
+            .unwrap();
+        s
+    } else {
+        String::from_utf8(bytes).unwrap()
+    };
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with(';'))
+        .map(|l| l.matches("(check-sat)").count() as u64)
+        .sum()
+}
+
+/// Replay every log (2 at a time), collect every failure, fail once with all of them.
+fn replay_all(strategy: &str, solver: &str, logs: Vec<PathBuf>) {
+    replay_all_within(strategy, solver, logs, Duration::from_secs(150))
+}
+
+fn replay_all_within(strategy: &str, solver: &str, logs: Vec<PathBuf>, limit: Duration) {
+    common::require(solver);
+    let t0 = Instant::now();
+    let queue = Arc::new(Mutex::new(logs));
+    let failures = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut hs = Vec::new();
+    for _ in 0..2 {
+        let queue = queue.clone();
+        let failures = failures.clone();
+        let strategy = strategy.to_string();
+        let solver = solver.to_string();
+        hs.push(std::thread::spawn(move || loop {
+            let Some(log) = queue.lock().unwrap().pop() else { break };
+            let name = log.strip_prefix(common::root()).unwrap_or(&log).display().to_string();
+            let (code, json, stderr, took) = replay(&log, &strategy, &solver, limit);
+            eprintln!("{strategy}/{solver} {name}: {took:?} {json}");
+            let mut why = Vec::new();
+            if code != Some(0) {
+                why.push(format!("exit code {code:?}"));
+            }
+            let field = |k: &str| json.get(k).and_then(|v| v.as_u64());
+            match field("expected_mismatches") {
+                Some(0) => {}
+                other => why.push(format!("expected_mismatches = {other:?}")),
+            }
+            match field("unknown") {
+                Some(0) => {}
+                other => why.push(format!("unknown = {other:?}")),
+            }
+            let n = count_checks(&log);
+            if field("queries") != Some(n) {
+                why.push(format!("queries = {:?}, log has {n} check-sats", field("queries")));
+            }
+            if let (Some(q), Some(s), Some(u)) = (field("queries"), field("sat"), field("unsat")) {
+                if s + u != q {
+                    why.push(format!("sat {s} + unsat {u} != queries {q}"));
+                }
+            }
+            if !why.is_empty() {
+                let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+                let shown = lines[lines.len().saturating_sub(15)..].join("\n    ");
+                failures.lock().unwrap().push(format!("{name} [{strategy}, {solver}]: {}\n    json: {json}\n    stderr (last lines):\n    {shown}", why.join("; ")));
+            }
+        }));
+    }
+    for h in hs {
+        h.join().unwrap();
+    }
+    eprintln!("{strategy}/{solver}: all logs in {:?}", t0.elapsed());
+    let f = failures.lock().unwrap();
+    assert!(
+        f.is_empty(),
+        "{} log(s) failed under --strategy {strategy} --solver {solver}:\n{}",
+        f.len(),
+        f.join("\n")
+    );
+}
+
+#[test]
+fn z3_passthrough() {
+    replay_all("passthrough", "z3", z3_logs("passthrough"));
+}
+#[test]
+fn z3_fresh() {
+    replay_all("fresh", "z3", z3_logs("fresh"));
+}
+#[test]
+fn z3_stack() {
+    replay_all("stack", "z3", z3_logs("stack"));
+}
+#[test]
+fn z3_stack_cse() {
+    replay_all("stack-cse", "z3", z3_logs("stack-cse"));
+}
+#[test]
+fn z3_cache() {
+    replay_all("cache", "z3", z3_logs("cache"));
+}
+#[test]
+fn z3_hybrid() {
+    replay_all("hybrid", "z3", z3_logs("hybrid"));
+}
+
+#[test]
+fn cvc5_passthrough() {
+    replay_all("passthrough", "cvc5", cvc5_logs());
+}
+#[test]
+fn cvc5_fresh() {
+    replay_all("fresh", "cvc5", cvc5_logs());
+}
+#[test]
+fn cvc5_stack() {
+    replay_all("stack", "cvc5", cvc5_logs());
+}
+#[test]
+fn cvc5_stack_cse() {
+    replay_all("stack-cse", "cvc5", cvc5_logs());
+}
+#[test]
+fn cvc5_cache() {
+    replay_all("cache", "cvc5", cvc5_logs());
+}
+#[test]
+fn cvc5_hybrid() {
+    replay_all("hybrid", "cvc5", cvc5_logs());
+}
+
+fn domain(strategy: &str) {
+    replay_all_within(
+        strategy,
+        "z3",
+        vec![corpus("external/domain.smt2")],
+        Duration::from_secs(200),
+    );
+}
+#[test]
+fn z3_domain_cache() {
+    domain("cache");
+}
+#[test]
+fn z3_domain_stack() {
+    domain("stack");
+}
+#[test]
+fn z3_domain_stack_cse() {
+    domain("stack-cse");
+}
+#[test]
+fn z3_domain_hybrid() {
+    domain("hybrid");
+}
