@@ -174,9 +174,12 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
             if from_pipe && !stdin_has_input() {
                 engine.idle();
             }
+            // A session the solver ended is not read further: the client sees the end of
+            // output, as from the solver.
+            engine.ended().is_none()
         });
         let Some(frame) = frame else { break };
-        if engine.output_closed() || crate::signals::stop_requested() {
+        if engine.output_closed() || crate::signals::stop_requested() || engine.ended().is_some() {
             break;
         }
         // More to come without waiting: a complete command already buffered, or unread
@@ -213,7 +216,7 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
             eprintln!("smtproxy: {n}");
         }
     }
-    Ok(0)
+    Ok(engine.ended().unwrap_or(0))
 }
 
 /// Does stdin have bytes that can be read without blocking (or EOF)?

@@ -6,10 +6,12 @@
 //!   added) and markers: [`LeanSolver::mark`] appends `(echo "sp!sync-N")` and a line
 //!   break to the current line and hands the buffer to the pipe. print-success starts
 //!   off, as the solver run directly has it (z3 5.4 runs 35% slower with it on, yices
-//!   about 10%): yices, whose `--interactive` mode turns it on, gets
-//!   `(set-option :print-success false)` first (it prints nothing).
-//!   Counted mode (`session::lean::frame::needs_counted`) turns it on again in a new
-//!   process by the replay.
+//!   about 10%). Counted mode (`session::lean::frame::needs_counted`) turns it on again
+//!   in a new process by the replay.
+//! * yices runs as the client runs it, without the `--interactive` that smtproxy's own
+//!   (framed) yices gets ([`lean_spec`]): a syntax error or an undefined name then ends
+//!   its session, as it ends the client's yices (`session::lean` ends the client's
+//!   session with it), and print-success starts off.
 //! * [`LeanSolver::next_event`] cuts the output into [`LeanEvent`]s that together hold
 //!   every byte the solver printed, in order, except each marker and the line break after
 //!   it (and the `success` cvc5 prints after an echo under print-success, when `mark` was
@@ -157,14 +159,28 @@ impl DerefMut for LeanSolver {
     }
 }
 
+/// The command line of a lean solver: the spec's, but for yices without the first
+/// `--interactive` (the one smtproxy adds, [`SolverKind::default_args`]): the client's
+/// `yices-smt2 --incremental` ends its session at a syntax error or an undefined name and
+/// starts with print-success off, and so does the lean one.
+pub fn lean_spec(spec: &SolverSpec) -> SolverSpec {
+    let mut spec = spec.clone();
+    if spec.kind == SolverKind::Yices {
+        if let Some(i) = spec.args.iter().position(|a| a == "--interactive") {
+            spec.args.remove(i);
+        }
+    }
+    spec
+}
+
 impl LeanSolver {
-    /// Start the solver in lean mode: nothing is sent ahead of the caller's own text, but
-    /// for yices `(set-option :print-success false)` (its interactive mode turns it on;
-    /// the solver run directly has it off). Nothing is read: a binary that is not an SMT
-    /// solver shows at the first wait for output.
+    /// Start the solver in lean mode ([`lean_spec`]): nothing is sent ahead of the
+    /// caller's own text. Nothing is read: a binary that is not an SMT solver shows at the
+    /// first wait for output.
     pub fn start(spec: &SolverSpec) -> Result<LeanSolver, DriverError> {
-        let mut s = LeanSolver {
-            ch: Channel::spawn(spec, Framer::verbatim())?,
+        let spec = lean_spec(spec);
+        let s = LeanSolver {
+            ch: Channel::spawn(&spec, Framer::verbatim())?,
             wbuf: Vec::new(),
             marks_sent: 0,
             marks_seen: 0,
@@ -174,12 +190,6 @@ impl LeanSolver {
             idle_reported: false,
             eof: false,
         };
-        if spec.kind == SolverKind::Yices {
-            // Turning it off prints nothing.
-            // The caller's first command then starts on a line of its own, and the
-            // positions in its errors are moved to the caller's (`session::lean::position`).
-            s.write("(set-option :print-success false)");
-        }
         Ok(s)
     }
 

@@ -6,7 +6,9 @@
 //!   for EOF; models only once `:produce-models` is set, as for a client that runs
 //!   `cvc5 --incremental` itself: smtproxy's own contexts set it);
 //! * yices: `yices-smt2 --incremental --interactive --smt2-model-format`
-//!   (`--interactive` makes it survive syntax errors instead of exiting;
+//!   (`--interactive` makes it survive syntax errors instead of exiting, which
+//!   smtproxy's own contexts need; the lean passthrough runs without it, as the client's
+//!   yices runs, `driver::lean::lean_spec`;
 //!   `--smt2-model-format` prints `get-model` as `define-fun`s).
 //!
 //! PATH lookup never returns the running smtproxy executable (users may install it

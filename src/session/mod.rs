@@ -157,6 +157,9 @@ pub struct Engine {
     /// Where the optimum is known to lie when the last check-sat's search ran out of the
     /// client's deadline (it was answered `unknown`).
     optimum_interval: Option<(num_bigint::BigUint, num_bigint::BigUint)>,
+    /// The session is over as the solver's would be, with this exit code: the solver
+    /// ended it on an error in a client command (see `lean`). Nothing more is answered.
+    ended: Option<i32>,
 }
 
 impl Engine {
@@ -213,6 +216,7 @@ impl Engine {
             ),
             out,
             out_closed: false,
+            ended: None,
             arena: arena::Arena::with_floor(arena::collect_floor()),
             block: Some(Block::default()),
             fallback_options: None,
@@ -332,6 +336,9 @@ impl Engine {
     /// client's flags ask (z3 `-model`: the last sat's model; `-st`: statistics).
     pub fn at_exit(&mut self) {
         let _ = self.finish();
+        if self.ended.is_some() {
+            return;
+        }
         if self.flags.model_at_exit
             && !self.passing()
             && matches!(self.last, Last::Sat)
@@ -350,8 +357,9 @@ impl Engine {
 
     fn emit(&mut self, text: &str) {
         // Once SIGINT/SIGTERM arrived nothing more is answered: an answer computed while
-        // the solvers are being killed could only be a spurious `unknown` or error.
-        if self.out_closed || crate::signals::stop_requested() {
+        // the solvers are being killed could only be a spurious `unknown` or error. Nor
+        // once the solver ended the session (commands sent ahead are never answered).
+        if self.out_closed || crate::signals::stop_requested() || self.ended.is_some() {
             return;
         }
         let r = self
@@ -366,11 +374,25 @@ impl Engine {
     pub fn output_closed(&self) -> bool {
         self.out_closed
     }
+    /// The exit code of a session the solver ended on an error in a client command (cvc5
+    /// exits with 1 after a parse error, yices with 0 after an undefined name): the client
+    /// is then answered nothing more and smtproxy exits with that code.
+    pub fn ended(&self) -> Option<i32> {
+        self.ended
+    }
     fn success(&mut self) {
         if self.client.print_success {
             self.emit("success");
         }
     }
+    /// An error on which the solver ends its session, exiting with `code` (cvc5 after
+    /// `get-unsat-core` without its option): said as the solver says it, and nothing more
+    /// is answered (see `ended`).
+    fn end_with_error(&mut self, msg: &str, code: i32) {
+        self.emit(&response::error(msg));
+        self.ended = Some(code);
+    }
+
     fn error_at(&mut self, line: usize, col: usize, msg: &str) {
         let e = response::error_at(line, col, msg);
         self.emit(&e);
@@ -381,17 +403,28 @@ impl Engine {
     /// (answers are still relayed in order, before anything else is answered). Returns the
     /// outcomes of every command completed by this call, in order.
     pub fn push(&mut self, frame: Frame, more: bool) -> Vec<Outcome> {
+        if self.ended.is_some() {
+            return vec![Outcome {
+                exit: true,
+                ..Default::default()
+            }];
+        }
         let t0 = Instant::now();
         self.push_t0 = t0;
         if let Frame::Command(raw) = &frame {
             self.input_bytes += raw.text.len() as u64;
         }
-        let outs = if self.passing() {
+        let mut outs = if self.passing() {
             self.pass_frame(frame, more)
         } else {
             vec![self.handle_now(frame)]
         };
         self.stats.wall += t0.elapsed();
+        if self.ended.is_some() {
+            if let Some(o) = outs.last_mut() {
+                o.exit = true;
+            }
+        }
         outs
     }
 
@@ -889,7 +922,17 @@ impl Engine {
                             let (l, c) = argument_position(text, line, col);
                             self.error_at(l, c, "invalid pop command, argument is greater than the current stack depth");
                         }
-                        _ => self.error_at(line, col, "pop command failed: not enough scopes"),
+                        Dialect::Cvc5 => {
+                            self.end_with_error("Cannot pop beyond first pushed context", 1)
+                        }
+                        Dialect::Yices => {
+                            let msg = match self.client.depth() {
+                                0 => "pop not allowed at the bottom level".to_string(),
+                                1 => "can't pop more than one level".to_string(),
+                                d => format!("can't pop more than {d} levels"),
+                            };
+                            self.emit(&response::error(&msg));
+                        }
                     }
                     return outcome;
                 }
@@ -947,7 +990,35 @@ impl Engine {
                     };
                     self.run_error(text, line, col, msg);
                 }
-                _ => self.error_at(line, col, "unsat cores, proofs and assignments need the corresponding produce- option set first"),
+                // cvc5's and yices' words; cvc5 ends its session on most of these
+                // (exit code 1), as on a pop past the bottom.
+                Dialect::Cvc5 => match cmd {
+                    Command::GetAssignment if !self.client.produce_models => self.emit(
+                        &response::error("Cannot get value unless model generation is enabled (try --produce-models)"),
+                    ),
+                    Command::GetAssignment if !matches!(self.last, Last::Sat) => self.emit(
+                        &response::error("Cannot get value unless after a SAT or UNKNOWN response."),
+                    ),
+                    // cvc5 1.0.3's own words after a sat.
+                    Command::GetAssignment => self.end_with_error("Invalid kind 'SEXPR', expected PI, REGEXP_NONE, REGEXP_ALL, REGEXP_ALLCHAR or SEP_EMP", 1),
+                    Command::GetUnsatCore => self.end_with_error("Cannot get unsat core unless explicitly enabled (try --produce-unsat-cores)", 1),
+                    Command::GetProof => self.end_with_error("Cannot get proof unless proofs are enabled (try --produce-proofs)", 1),
+                    _ => self.end_with_error("Cannot get unsat assumptions unless explicitly enabled (try --produce-unsat-assumptions)", 1),
+                },
+                Dialect::Yices => {
+                    let msg = match (cmd, &self.last) {
+                        (Command::GetAssignment, Last::Sat) => {
+                            self.emit("()");
+                            return outcome;
+                        }
+                        (Command::GetAssignment, Last::Unsat) => "the context is unsatisfiable",
+                        (Command::GetAssignment, _) => "can't build the assignment. Call (check-sat) first",
+                        (Command::GetUnsatCore, _) => "not supported: :produce-unsat-cores is false",
+                        (Command::GetProof, _) => "get-proof is not supported",
+                        _ => "not supported: :produce-unsat-assumptions is false",
+                    };
+                    self.emit(&response::error(msg));
+                }
             },
             Command::Reset => {
                 self.reset_client();
@@ -1270,6 +1341,7 @@ impl Engine {
     fn with_lean<R>(&mut self, f: impl FnOnce(&mut Passthrough, &mut Engine) -> R) -> R {
         let mut p = std::mem::take(&mut self.lean);
         let r = f(&mut p, self);
+        self.ended = self.ended.or(p.ended());
         self.lean = p;
         r
     }

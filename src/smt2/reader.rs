@@ -94,14 +94,15 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
 
     /// The next command, or None at end of input.
     pub fn next_frame(&mut self) -> Option<Frame> {
-        self.next_frame_with(&mut || {})
+        self.next_frame_with(&mut || true)
     }
 
     /// [`next_frame`](Self::next_frame), calling `idle` each time every buffered byte has
     /// been used and more must be read: the read that follows may block until the client
     /// writes again, so whatever the client is owed (answers to commands sent ahead) must be
     /// given first. The reader cannot tell whether a read would block; `idle` can look.
-    pub fn next_frame_with(&mut self, idle: &mut dyn FnMut()) -> Option<Frame> {
+    /// When `idle` returns false nothing more is read: the input ends there (`None`).
+    pub fn next_frame_with(&mut self, idle: &mut dyn FnMut() -> bool) -> Option<Frame> {
         if self.eof {
             return None;
         }
@@ -114,8 +115,9 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
         self.gap_buf.clear();
         let mut gap_kept = true;
         loop {
-            if self.inner.buffered().is_empty() {
-                idle();
+            if self.inner.buffered().is_empty() && !idle() {
+                self.eof = true;
+                return None;
             }
             let chunk = match self.inner.fill_buf() {
                 Ok(c) => c,

@@ -109,7 +109,13 @@ impl<'a> Direct<'a> {
 
     /// What it prints for `script`.
     fn says(&self, script: &str) -> String {
-        run_prog(self.prog, self.args, script.as_bytes(), T).stdout_str()
+        self.ends(script).0
+    }
+
+    /// What it prints for `script`, and its exit code.
+    fn ends(&self, script: &str) -> (String, Option<i32>) {
+        let out = run_prog(self.prog, self.args, script.as_bytes(), T);
+        (out.stdout_str(), out.status.and_then(|s| s.code()))
     }
 }
 
@@ -306,36 +312,102 @@ const OUTSIDE_LOGIC: &[(&str, &str)] = &[
 ];
 
 /// Each case through the solver and through smtproxy: the same error at the same
-/// position, or the same answer. cvc5 and yices, reading a script, end their session at
-/// its first error; smtproxy goes on (its later answers are the solver's own, from
-/// passthrough), so only as much of its output as the solver's is compared.
+/// position, or the same answer, and the session ending where the solver's does (cvc5
+/// and yices, reading a script, end it at a parse error), with the solver's exit code.
 fn logic_as_the_solver(solver: &str, cmd: &[&str]) {
+    let scripts: Vec<String> = OUTSIDE_LOGIC
+        .iter()
+        .map(|(logic, cmds)| format!("(set-logic {logic})\n{cmds}\n(check-sat)\n"))
+        .collect();
+    ends_as_the_solver(
+        solver,
+        cmd,
+        &scripts,
+        &["hybrid", "cache", "stack", "fresh"],
+    );
+}
+
+/// Each script through the solver and through smtproxy under each strategy: the same
+/// output to the byte and the same exit code.
+fn ends_as_the_solver(solver: &str, cmd: &[&str], scripts: &[String], strategies: &[&str]) {
     let direct = Direct::new(cmd);
     let mut failures = Vec::new();
-    for (logic, cmds) in OUTSIDE_LOGIC {
-        let script = format!("(set-logic {logic})\n{cmds}\n(check-sat)\n");
-        let want = direct.says(&script);
+    for script in scripts {
+        let (want, code) = direct.ends(script);
         assert!(
             !want.trim().is_empty(),
             "{solver} said nothing to\n{script}"
         );
-        for strategy in ["hybrid", "cache", "stack", "fresh"] {
+        for strategy in strategies {
             let out = run_under(solver, strategy, script.as_bytes(), T);
             out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
             let got = out.stdout_str();
-            let same = if want.contains("(error") {
-                got.starts_with(&want)
-            } else {
-                got == want
-            };
-            if !same {
+            let got_code = out.status.and_then(|s| s.code());
+            if got != want || got_code != code {
                 failures.push(format!(
-                    "{strategy}:\n{got}where {solver} says\n{want}to\n{script}"
+                    "{strategy}:\n{got}(exit {got_code:?}) where {solver} says\n{want}(exit {code:?}) to\n{script}"
                 ));
             }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Errors on which cvc5 or yices ends its session (cvc5: parse errors, get-unsat-core,
+/// get-proof and get-unsat-assumptions without their options, a pop past the bottom;
+/// yices: syntax errors and undefined names), and errors on which it goes on, under every
+/// strategy: the solver's words, nothing answered after the end, the solver's exit code.
+/// Before, smtproxy answered every later command (and with exit code 0), and worded the
+/// unsat-core family its own way.
+fn session_end_scripts() -> Vec<String> {
+    let heads = [
+        "(set-logic QF_BV)\n(declare-fun x () (_ BitVec 8))\n",
+        "(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-fun x () (_ BitVec 8))\n",
+    ];
+    let bodies = [
+        "(assert (bvugt v #x03))",
+        "(assert (bvugt x #x05))\n(check-sat)\n(assert (= x y))",
+        "(foo)",
+        "(get-value (x))",
+        "(get-assignment)",
+        "(assert false)(check-sat)(get-assignment)",
+        "(check-sat)(get-assignment)",
+        "(pop 1)",
+        "(push 1)(pop 2)",
+        "(push 1)(push 1)(pop 3)",
+        "(get-unsat-core)",
+        "(assert false)(check-sat)(get-proof)",
+        "(check-sat)(get-unsat-assumptions)",
+    ];
+    let mut v = Vec::new();
+    for h in heads {
+        for b in bodies {
+            v.push(format!("{h}{b}\n(check-sat)\n(echo \"after\")\n"));
+        }
+    }
+    v
+}
+
+const EVERY_STRATEGY: [&str; 5] = ["passthrough", "hybrid", "stack", "fresh", "cache"];
+
+#[test]
+fn cvc5_sessions_end_where_cvc5_ends_them() {
+    ends_as_the_solver(
+        "cvc5",
+        &["cvc5", "--incremental"],
+        &session_end_scripts(),
+        &EVERY_STRATEGY,
+    );
+}
+
+#[test]
+fn yices_sessions_end_where_yices_ends_them() {
+    ends_as_the_solver(
+        "yices",
+        &["yices-smt2", "--incremental"],
+        &session_end_scripts(),
+        &EVERY_STRATEGY,
+    );
 }
 
 #[test]

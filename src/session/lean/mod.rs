@@ -39,7 +39,7 @@
 //!   client's line and column numbers. A replay of the client's state (after a restart,
 //!   or when a session turns to passthrough) goes on one line, so a later line of the
 //!   client's keeps its number; a marker between two commands on one line shifts the
-//!   second, and so does yices' own first command (`LeanSolver::start`) on line 1.
+//!   second (`position` moves such errors back to the client's).
 //! * Output is attributed to commands once their batch's marker arrives (`attribute`).
 //!   Attribution decides only what is tracked for a replay and what check-sat answered,
 //!   never what the client sees.
@@ -65,6 +65,10 @@
 //!   solvers, which exit after many errors or print errors without positions, get one
 //!   marker per command, so attribution is exact. cvc5 quotes the input line in parse
 //!   errors; the marker text is cut out of error messages.
+//! * A solver that prints an error for a client's command and then exits by itself ended
+//!   the session (cvc5 after a parse error, yices, run as the client runs it, after a
+//!   syntax error or an undefined name): nothing more is sent or answered, and the
+//!   client's session ends with the solver's exit code ([`Passthrough::ended`]).
 //! * yices runs marker-framed with the client's print-success until the client's first
 //!   `check-sat-assuming`; then everything in flight is answered and the client's state
 //!   replayed into a new yices in counted mode (`frame::needs_counted`), where it stays.
@@ -179,6 +183,10 @@ pub struct Passthrough {
     /// state-changing command since (their assertions are kept as text only). A pop
     /// below it leaves nothing unmodelled in the client's frames (`leave::leaves_at_pop`).
     unmodelled_from: Option<usize>,
+    /// The solver ended the session itself, exiting with this code right after an error
+    /// in a client command (cvc5 after a parse error, yices after an undefined name):
+    /// nothing more is sent, and the client's session ends as the solver's did.
+    ended: Option<i32>,
 }
 
 impl Passthrough {
@@ -203,6 +211,11 @@ impl Passthrough {
     /// (z3's get-objectives).
     pub fn check_again(&mut self, check: &str) {
         self.model_check = Some(check.to_string());
+    }
+
+    /// The exit code of a solver that ended the session on a client command's error.
+    pub fn ended(&self) -> Option<i32> {
+        self.ended
     }
 
     /// Whether no command is in flight.
@@ -240,6 +253,13 @@ impl Passthrough {
         more: bool,
     ) -> Vec<Outcome> {
         let mut outs = Vec::new();
+        if self.ended.is_some() {
+            outs.push(Outcome {
+                exit: true,
+                ..Default::default()
+            });
+            return outs;
+        }
         let head = command_head(&text).unwrap_or("");
         // Between batches, a solver that has died is noticed before anything is written to
         // it (the client's commands then go to a rebuilt one, not into a dead pipe).
@@ -566,6 +586,30 @@ impl Passthrough {
             outs.push(self.settle(host, c, form));
         }
         let mut rest = all.split_off(observed);
+        if let DriverError::Died {
+            exit: Some(code), ..
+        } = e
+        {
+            let last = forms.len().checked_sub(1);
+            let erred = last.is_some_and(|k| forms[k].err_like)
+                && observed > 0
+                && assign[observed - 1].last() == last.as_ref();
+            if erred {
+                // The solver printed an error for the client's command and exited by
+                // itself: it ended the session (cvc5 and yices do on some errors when
+                // they read a script). The client's session ends the same way; the
+                // commands after it were never run.
+                host.stats().note(format!(
+                    "the solver ended the session after an error (exit code {code})"
+                ));
+                self.ended = Some(code);
+                outs.push(Outcome {
+                    exit: true,
+                    ..Default::default()
+                });
+                return outs;
+            }
+        }
         match e {
             DriverError::Timeout { .. } if !rest.is_empty() => {
                 host.stats().timeouts += 1;
