@@ -357,8 +357,6 @@ fn ends_as_the_solver(solver: &str, cmd: &[&str], scripts: &[String], strategies
 /// get-proof and get-unsat-assumptions without their options, a pop past the bottom;
 /// yices: syntax errors and undefined names), and errors on which it goes on, under every
 /// strategy: the solver's words, nothing answered after the end, the solver's exit code.
-/// Before, smtproxy answered every later command (and with exit code 0), and worded the
-/// unsat-core family its own way.
 fn session_end_scripts() -> Vec<String> {
     let heads = [
         "(set-logic QF_BV)\n(declare-fun x () (_ BitVec 8))\n",
