@@ -179,7 +179,7 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
             engine.ended().is_none()
         });
         let Some(frame) = frame else { break };
-        if engine.output_closed() || crate::signals::stop_requested() || engine.ended().is_some() {
+        if engine.output_closed() || crate::signals::stop_requested() {
             break;
         }
         // More to come without waiting: a complete command already buffered, or unread

@@ -253,13 +253,6 @@ impl Passthrough {
         more: bool,
     ) -> Vec<Outcome> {
         let mut outs = Vec::new();
-        if self.ended.is_some() {
-            outs.push(Outcome {
-                exit: true,
-                ..Default::default()
-            });
-            return outs;
-        }
         let head = command_head(&text).unwrap_or("");
         // Between batches, a solver that has died is noticed before anything is written to
         // it (the client's commands then go to a rebuilt one, not into a dead pipe).
