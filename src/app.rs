@@ -216,7 +216,7 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
             eprintln!("smtproxy: {n}");
         }
     }
-    Ok(engine.ended().unwrap_or(0))
+    Ok(engine.exit_code())
 }
 
 /// Does stdin have bytes that can be read without blocking (or EOF)?

@@ -40,8 +40,9 @@ pub struct ClientState {
     /// Something was asserted since the last reset (z3 then refuses set-logic: "logic
     /// must be set before initialization").
     pub asserted: bool,
-    /// A check-sat or push since the last reset (z3 then refuses to change
-    /// `:global-declarations`: "cannot be modified after initialization").
+    /// The client's solver has fixed some of its options since the last reset (z3 at its
+    /// first declaration, cvc5 at its first assertion, yices at set-logic: see
+    /// `session::set_option`).
     pub initialized: bool,
 }
 

@@ -36,6 +36,7 @@ pub mod own_model;
 pub mod planner;
 pub mod portfolio;
 mod position;
+mod set_option;
 pub mod stack;
 pub mod stats;
 pub mod vocab;
@@ -160,6 +161,9 @@ pub struct Engine {
     /// The session is over as the solver's would be, with this exit code: the solver
     /// ended it on an error in a client command (see `lean`). Nothing more is answered.
     ended: Option<i32>,
+    /// The client has been given an `(error ...)` this session: z3 then exits with 1
+    /// (at `(exit)` or the end of input, a `(reset)` in between or not).
+    errored: bool,
 }
 
 impl Engine {
@@ -217,6 +221,7 @@ impl Engine {
             out,
             out_closed: false,
             ended: None,
+            errored: false,
             arena: arena::Arena::with_floor(arena::collect_floor()),
             block: Some(Block::default()),
             fallback_options: None,
@@ -362,6 +367,7 @@ impl Engine {
         if self.out_closed || crate::signals::stop_requested() || self.ended.is_some() {
             return;
         }
+        self.errored |= text.starts_with("(error");
         let r = self
             .out
             .write_all(text.as_bytes())
@@ -379,6 +385,16 @@ impl Engine {
     /// is then answered nothing more and smtproxy exits with that code.
     pub fn ended(&self) -> Option<i32> {
         self.ended
+    }
+    /// The exit code the solver would end this session with: the one it ended on (see
+    /// `ended`), else 1 for z3 after it printed any error (cvc5 and yices exit with 0
+    /// after errors they go on from).
+    pub fn exit_code(&self) -> i32 {
+        match self.ended {
+            Some(c) => c,
+            None if self.errored && self.dialect == Dialect::Z3 => 1,
+            None => 0,
+        }
     }
     fn success(&mut self) {
         if self.client.print_success {
@@ -552,6 +568,14 @@ impl Engine {
             | ":produce-proofs"
             | ":produce-unsat-assumptions"
             | ":produce-assignments" => Some("false".into()),
+            // z3 fixes it when its manager is built, and the backends' are built already.
+            ":interactive-mode" | ":produce-assertions" if self.dialect == Dialect::Z3 => {
+                let on = self.client.options.iter().rev().find_map(|(k, v)| {
+                    matches!(k.as_str(), ":interactive-mode" | ":produce-assertions")
+                        .then(|| set_option::bool_value(self.dialect, v) == Some(true))
+                });
+                Some(on.unwrap_or(false).to_string())
+            }
             _ => None,
         }
     }
@@ -586,7 +610,8 @@ impl Engine {
             }
             Command::SetOption(k, v) => {
                 if k == ":produce-models" {
-                    self.client.produce_models = v == "true";
+                    self.client.produce_models =
+                        set_option::bool_value(self.dialect, v) == Some(true);
                 }
                 self.client.set_option(k, v, text)
             }
@@ -596,6 +621,129 @@ impl Engine {
                 self.client.top().raw.push(text.to_string());
             }
             _ => {}
+        }
+    }
+
+    /// `(set-option k v)`, `text` at (`line`, `col`): refused as the client's solver
+    /// refuses it in the client's phase (`set_option`), else kept, modelled or asked of
+    /// the backend. Some outcome when the command sent the session to passthrough.
+    fn set_option(
+        &mut self,
+        k: &str,
+        v: &str,
+        text: &str,
+        line: usize,
+        col: usize,
+    ) -> Option<Outcome> {
+        let phase = set_option::Phase {
+            initialized: self.client.initialized,
+            asserted: self.client.frames.iter().any(|f| !f.assertions.is_empty()),
+            global_declarations: self.sig.global_declarations,
+        };
+        let taken = self.options_taken.contains_key(k);
+        if let Some(r) = set_option::refusal(self.dialect, k, v, phase, taken) {
+            self.refuse_option(r, text, line, col);
+            return None;
+        }
+        let on = set_option::bool_value(self.dialect, v) == Some(true);
+        match k {
+            ":print-success" => {
+                self.client.print_success = on;
+                self.success();
+            }
+            ":produce-models" => {
+                self.client.produce_models = on;
+                self.success();
+            }
+            ":global-declarations" | ":global-decls"
+                if k == ":global-declarations" || self.dialect == Dialect::Z3 =>
+            {
+                self.sig.global_declarations = on;
+                self.client.set_option(k, v, text);
+                self.success();
+            }
+            // Taken as z3 takes it before its manager exists (refused above after): the
+            // backends' managers exist, so they are not asked; fresh contexts get it with
+            // the client's other options.
+            ":interactive-mode" | ":produce-assertions" if self.dialect == Dialect::Z3 => {
+                self.client.set_option(k, v, text);
+                self.success();
+            }
+            // Answers written elsewhere than stdout would never reach smtproxy from a
+            // backend (cvc5 takes `"stdout"` as a file of that name): not taken.
+            ":regular-output-channel" if !set_option::is_stdout(self.dialect, v) => {
+                self.stats
+                    .note(format!("not taken: {text} (answers are written to stdout)"));
+                self.emit("unsupported");
+            }
+            _ if unmodelled_option(k, v) => {
+                let why = "unsat cores, proofs or assignments requested";
+                return Some(self.fall_back(text, line, col, why));
+            }
+            // Off (`true` went to passthrough above; where the client's solver refuses
+            // either, `set_option` did): not asked of the backend, whose own state (the
+            // stack's assertions, named for unsat cores) is not the client's.
+            ":produce-unsat-cores" | ":produce-unsat-assumptions" | ":produce-assignments" => {
+                self.success();
+            }
+            ":produce-proofs" if self.dialect != Dialect::Yices => self.success(),
+            // The value the backends last took for this option (it survives a reset,
+            // after which tools set the same options again): nothing to ask or rebuild.
+            _ if self.options_taken.get(k).map(String::as_str) == Some(v) => {
+                self.client.set_option(k, v, text);
+                self.success();
+            }
+            _ => {
+                // Ask the backend whether it accepts the option; remember it for fresh
+                // contexts. Asked in a fresh state where the solver takes the option only
+                // early (cvc5 before its first assertion, yices before set-logic): the
+                // client's solver is still there (else `set_option` refused it), the
+                // backend's state is smtproxy's.
+                let fresh = set_option::ask_fresh(self.dialect, k);
+                match self.planner.ask_option(text, fresh, &mut self.stats) {
+                    Ok(Response::Success) => {
+                        self.options_taken.insert(k.to_string(), v.to_string());
+                        self.client.set_option(k, v, text);
+                        self.planner.invalidate();
+                        self.success();
+                    }
+                    Ok(r) => {
+                        // z3 read the command at the start of a line of its own: its
+                        // position in an error is moved to where the client wrote it.
+                        let t = r.to_text();
+                        let moved = lean::position::error_position(&t)
+                            .filter(|_| self.dialect == Dialect::Z3)
+                            .and_then(|(l, _)| {
+                                lean::position::relocate(&t, self.dialect, (l, 1), (line, col))
+                            });
+                        self.emit(&moved.unwrap_or(t));
+                    }
+                    Err(e) => self.emit(&response::error(&format!("solver failed: {e}"))),
+                }
+            }
+        }
+        None
+    }
+
+    /// Say a refusal of `text` (a set-option at `line`, `col`) as the client's solver says
+    /// it (z3: at the end of the keyword).
+    fn refuse_option(&mut self, r: set_option::Refusal, text: &str, line: usize, col: usize) {
+        match r {
+            set_option::Refusal::Error(msg) if self.dialect == Dialect::Z3 => {
+                let end = token_end(text.as_bytes(), argument_offset(text));
+                let (l, c) = z3_position(position_at(text, end, line, col));
+                self.error_at(l, c, &msg);
+            }
+            set_option::Refusal::Error(msg) => self.emit(&response::error(&msg)),
+            set_option::Refusal::End(msg) => self.end_with_error(&msg, 1),
+            set_option::Refusal::EndIfKnown(msg) => {
+                // An option cvc5 does not know is `unsupported` in any state; one it knows
+                // ends the session (the backend, asked, may take it: the session ends anyway).
+                match self.planner.main_for_client(&mut self.stats).cmd(text) {
+                    Ok(r @ Response::Unsupported) => self.emit(&r.to_text()),
+                    _ => self.end_with_error(&msg, 1),
+                }
+            }
         }
     }
 
@@ -714,6 +862,9 @@ impl Engine {
     /// The engine's own handling of a parsed command (not passthrough).
     fn interpret(&mut self, cmd: Command, text: &str, line: usize, col: usize) -> Outcome {
         let mut outcome = Outcome::default();
+        if set_option::initializes(self.dialect, &cmd) {
+            self.client.initialized = true;
+        }
         match cmd {
             Command::SetLogic(ref l) => {
                 if self.client.logic.is_some() {
@@ -764,85 +915,11 @@ impl Engine {
                 }
                 self.success();
             }
-            Command::SetOption(ref k, ref v) => match k.as_str() {
-                ":print-success" => {
-                    self.client.print_success = v == "true";
-                    self.success();
+            Command::SetOption(ref k, ref v) => {
+                if let Some(o) = self.set_option(k, v, text, line, col) {
+                    return o;
                 }
-                ":produce-models" => {
-                    self.client.produce_models = v == "true";
-                    self.success();
-                }
-                ":global-declarations" | ":global-decls"
-                    if k == ":global-declarations" || self.dialect == Dialect::Z3 =>
-                {
-                    let on = v == "true";
-                    if self.dialect == Dialect::Z3
-                        && self.client.initialized
-                        && on != self.sig.global_declarations
-                    {
-                        // z3 takes the value it has, and no other once a solver exists
-                        // (after a check-sat or push), until a reset.
-                        let end = token_end(text.as_bytes(), argument_offset(text));
-                        let (l, c) = z3_position(position_at(text, end, line, col));
-                        self.error_at(
-                            l,
-                            c,
-                            "error setting ':global-decls', option value cannot be modified after initialization",
-                        );
-                        return outcome;
-                    }
-                    self.sig.global_declarations = on;
-                    self.client.set_option(k, v, text);
-                    self.success();
-                }
-                _ if unmodelled_option(k, v) => {
-                    return self.fall_back(
-                        text,
-                        line,
-                        col,
-                        "unsat cores, proofs or assignments requested",
-                    );
-                }
-                // Off (`true` went to passthrough above): z3 refuses any value while
-                // assertions are in (its words, at the end of the keyword) and takes it
-                // otherwise. Not asked of the backend, whose own assertions (the stack's,
-                // named for unsat cores) are not the client's.
-                ":produce-unsat-cores" | ":produce-proofs" | ":produce-unsat-assumptions"
-                    if self.dialect == Dialect::Z3 =>
-                {
-                    if self.client.frames.iter().any(|f| !f.assertions.is_empty()) {
-                        let end = token_end(text.as_bytes(), argument_offset(text));
-                        let (l, c) = z3_position(position_at(text, end, line, col));
-                        self.error_at(
-                            l,
-                            c,
-                            &format!("error setting '{k}', option value cannot be modified after assertions have been added"),
-                        );
-                    } else {
-                        self.success();
-                    }
-                }
-                // The value the backends last took for this option (it survives a reset,
-                // after which tools set the same options again): nothing to ask or rebuild.
-                _ if self.options_taken.get(k) == Some(v) => {
-                    self.client.set_option(k, v, text);
-                    self.success();
-                }
-                _ => {
-                    // Ask the backend whether it accepts the option; remember it for fresh contexts.
-                    match self.planner.main_for_client(&mut self.stats).cmd(text) {
-                        Ok(Response::Success) => {
-                            self.options_taken.insert(k.clone(), v.clone());
-                            self.client.set_option(k, v, text);
-                            self.planner.invalidate();
-                            self.success();
-                        }
-                        Ok(r) => self.emit(&r.to_text()),
-                        Err(e) => self.emit(&response::error(&format!("solver failed: {e}"))),
-                    }
-                }
-            },
+            }
             Command::SetInfo(ref k, ref v) => {
                 if k == ":status" {
                     outcome.status = Answer::parse(v);
@@ -910,7 +987,6 @@ impl Engine {
                     self.sig.push();
                     self.client.frames.push(Default::default());
                 }
-                self.client.initialized = true;
                 self.last = Last::None;
                 self.success();
             }
@@ -1102,7 +1178,6 @@ impl Engine {
         let Some(obj) = self.objective.clone() else {
             return Outcome::default();
         };
-        self.client.initialized = true;
         self.optimum = None;
         self.optimum_interval = None;
         self.objective_check = Some(text.to_string());
@@ -1139,7 +1214,6 @@ impl Engine {
     }
 
     fn check(&mut self, assumptions: &[TermId]) -> Answer {
-        self.client.initialized = true;
         self.optimum = None;
         self.optimum_interval = None;
         let a = self.solve(assumptions, None);
@@ -1564,6 +1638,10 @@ impl lean::Host for Engine {
                 self.out_closed = true;
             }
         }
+    }
+
+    fn error_printed(&mut self) {
+        self.errored = true;
     }
 
     fn count_check(&mut self, a: Answer) {

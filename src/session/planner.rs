@@ -370,6 +370,23 @@ impl Planner {
         }
     }
 
+    /// A client's `set-option` asked of the main backend. `fresh`: after a `(reset)`, for
+    /// an option the solver takes only before it is initialized (cvc5 takes most options
+    /// only before its first assertion, and the backend's state is smtproxy's, not the
+    /// client's); the stack and a model held there are given up for it.
+    pub fn ask_option(
+        &mut self,
+        text: &str,
+        fresh: bool,
+        stats: &mut Stats,
+    ) -> Result<Response, DriverError> {
+        if fresh {
+            self.invalidate();
+            self.main.cmd("(reset)")?;
+        }
+        self.main_for_client(stats).cmd(text)
+    }
+
     /// The main backend for a command of the client's own (set-option, get-info,
     /// get-option): nothing of the stack's is still running in it.
     pub fn main_for_client(&mut self, stats: &mut Stats) -> &mut SolverHandle {

@@ -408,6 +408,72 @@ fn yices_sessions_end_where_yices_ends_them() {
     );
 }
 
+/// `set-option` in each phase of the client's solver (before and after set-logic, a
+/// declaration, an assertion and check, a reset) with values of the wrong kind and
+/// options the solver fixes at some point: the solver's words, its session going on or
+/// ending (cvc5), its exit code (z3: 1 after any error), the option as the solver left it.
+fn set_option_scripts() -> Vec<String> {
+    let phases = [
+        "",
+        "(set-logic QF_BV)\n",
+        "(set-logic QF_BV)\n(declare-fun x () (_ BitVec 8))\n",
+        "(set-logic QF_BV)\n(declare-fun x () (_ BitVec 8))\n(assert (= x #x01))\n(check-sat)\n",
+        "(set-logic QF_BV)\n(declare-fun x () (_ BitVec 8))\n(assert (= x #x01))\n(check-sat)\n(reset)\n",
+    ];
+    let options = [
+        ":produce-models true",
+        ":produce-models 1",
+        ":produce-models \"true\"",
+        ":print-success foo",
+        ":print-success |true|",
+        ":global-declarations true",
+        ":produce-unsat-cores false",
+        ":interactive-mode false",
+    ];
+    let mut v = Vec::new();
+    for p in phases {
+        for o in options {
+            let key = o.split(' ').next().unwrap_or_default();
+            v.push(format!(
+                "{p}(set-option {o})\n(echo \"after\")\n(get-option {key})\n(get-option :print-success)\n"
+            ));
+        }
+    }
+    v
+}
+
+const SET_OPTION_STRATEGIES: [&str; 3] = ["passthrough", "hybrid", "stack"];
+
+#[test]
+fn set_option_as_z3_takes_it() {
+    ends_as_the_solver(
+        "z3",
+        &["z3", "-in"],
+        &set_option_scripts(),
+        &SET_OPTION_STRATEGIES,
+    );
+}
+
+#[test]
+fn set_option_as_cvc5_takes_it() {
+    ends_as_the_solver(
+        "cvc5",
+        &["cvc5", "--incremental"],
+        &set_option_scripts(),
+        &SET_OPTION_STRATEGIES,
+    );
+}
+
+#[test]
+fn set_option_as_yices_takes_it() {
+    ends_as_the_solver(
+        "yices",
+        &["yices-smt2", "--incremental"],
+        &set_option_scripts(),
+        &SET_OPTION_STRATEGIES,
+    );
+}
+
 #[test]
 fn refuses_what_cvc5_refuses_in_a_logic() {
     logic_as_the_solver("cvc5", &["cvc5", "--lang", "smt2", "--incremental"]);

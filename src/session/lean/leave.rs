@@ -12,7 +12,7 @@ use crate::smt2::response::Dialect;
 /// Whether `(set-option K V)` asks for what smtproxy does not model (unsat cores, proofs,
 /// assignments, interpolants): such a session is passed through to the solver.
 pub fn unmodelled_option(k: &str, v: &str) -> bool {
-    v == "true"
+    matches!(v, "true" | "|true|")
         && matches!(
             k,
             ":produce-unsat-cores"

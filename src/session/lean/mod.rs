@@ -118,6 +118,8 @@ pub trait Host {
     fn emit(&mut self, text: &str);
     /// The solver's own bytes, written to the client as they are, and flushed.
     fn relay(&mut self, bytes: &[u8]);
+    /// The solver printed an `(error ...)` for a client command (the client gets it).
+    fn error_printed(&mut self);
     /// A client check-sat answered: count it.
     fn count_check(&mut self, a: Answer);
     /// The solver executed `text` (command `head`: a `set-info`, or a command that changes
@@ -445,6 +447,9 @@ impl Passthrough {
             match ev {
                 Ok(LeanEvent::Form { raw, form }) => {
                     let info = FormInfo::new(form, dialect);
+                    if info.text.starts_with("(error") {
+                        host.error_printed();
+                    }
                     let raw = self.for_client(raw, &info, dialect);
                     let form = &info.text;
                     let quiet = self.inflight.get(self.forms.len()).is_some_and(|c| c.quiet);
