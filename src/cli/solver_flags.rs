@@ -239,7 +239,14 @@ fn yices_flag(
     next: &mut dyn FnMut() -> Option<String>,
 ) -> Result<bool, FlagError> {
     match a {
-        "--incremental" | "--interactive" | "--smt2-model-format" => return Ok(true),
+        "--incremental" | "--smt2-model-format" => return Ok(true),
+        "--interactive" => {
+            // print-success on from the start, and a session that goes on after a
+            // syntax error (smtproxy's own yices always runs so).
+            f.client.print_success = true;
+            f.client.interactive = true;
+            return Ok(true);
+        }
         "--version" | "-V" | "-h" => {
             f.informational = true;
             return Ok(true);
@@ -357,6 +364,9 @@ mod tests {
             Some(3000)
         );
         assert!(read_strs(SolverKind::Yices, &["-V"]).informational);
+        assert!(!f.client.interactive && !f.client.print_success);
+        let i = read_strs(SolverKind::Yices, &["--incremental", "--interactive"]);
+        assert!(i.client.interactive && i.client.print_success && i.backend.is_empty());
     }
 
     #[test]

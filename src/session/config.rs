@@ -33,7 +33,7 @@ pub struct Config {
 /// What the client's flags say about the session as the client sees it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClientFlags {
-    /// `:print-success` on from the start (cvc5 `--print-success`).
+    /// `:print-success` on from the start (cvc5 `--print-success`, yices `--interactive`).
     pub print_success: bool,
     /// `:produce-models` from the start, where a flag sets it (cvc5 `-m`, z3 `model=`).
     pub produce_models: Option<bool>,
@@ -43,6 +43,9 @@ pub struct ClientFlags {
     pub model_at_exit: bool,
     /// Print the solver's statistics when the session ends (z3 `-st`).
     pub stats_at_exit: bool,
+    /// yices `--interactive`: the session goes on after a syntax error (a lean yices that
+    /// exits on one is restarted with the client's state).
+    pub interactive: bool,
     /// A flag turned on what smtproxy does not model from the start (cvc5
     /// `--produce-unsat-cores` and the like): the whole session is passed through to a
     /// backend run with it.

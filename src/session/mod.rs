@@ -213,11 +213,16 @@ impl Engine {
             options_taken: Default::default(),
             // The solver flags smtproxy honours itself (print-success, models) reach a
             // passthrough backend by the replay that a stale state starts with.
-            lean: Passthrough::new(
-                1,
-                passthrough
-                    && (cfg.client.print_success || cfg.client.produce_models == Some(true)),
-            ),
+            lean: {
+                let stale = passthrough
+                    && (cfg.client.print_success || cfg.client.produce_models == Some(true));
+                let p = Passthrough::new(1, stale);
+                if cfg.client.interactive {
+                    p.going_on_after_errors()
+                } else {
+                    p
+                }
+            },
             out,
             out_closed: false,
             ended: None,

@@ -24,7 +24,7 @@
 use crate::common;
 
 use common::replies::normalise;
-use common::{run_prog, run_under};
+use common::{run, run_prog, run_under};
 use std::time::Duration;
 
 /// Terms tried as `(assert (= T T))`: accepted or refused, the query stays satisfiable.
@@ -339,7 +339,17 @@ fn ends_as_the_solver(solver: &str, cmd: &[&str], scripts: &[String], strategies
             "{solver} said nothing to\n{script}"
         );
         for strategy in strategies {
-            let out = run_under(solver, strategy, script.as_bytes(), T);
+            // The client's own flags, as it would pass them to the solver.
+            let mut args = vec![
+                "--solver",
+                solver,
+                "--strategy",
+                strategy,
+                "--cache",
+                "none",
+            ];
+            args.extend_from_slice(&cmd[1..]);
+            let out = run(&args, script.as_bytes(), T);
             out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
             let got = out.stdout_str();
             let got_code = out.status.and_then(|s| s.code());
@@ -470,6 +480,20 @@ fn set_option_as_yices_takes_it() {
         "yices",
         &["yices-smt2", "--incremental"],
         &set_option_scripts(),
+        &SET_OPTION_STRATEGIES,
+    );
+}
+
+/// yices run as `yices-smt2 --incremental --interactive`: print-success on from the
+/// start, and a session that goes on after a syntax error or an undefined name.
+#[test]
+fn yices_interactive_sessions_as_yices_runs_them() {
+    let mut scripts = session_end_scripts();
+    scripts.extend(set_option_scripts());
+    ends_as_the_solver(
+        "yices",
+        &["yices-smt2", "--incremental", "--interactive"],
+        &scripts,
         &SET_OPTION_STRATEGIES,
     );
 }

@@ -189,6 +189,8 @@ pub struct Passthrough {
     /// in a client command (cvc5 after a parse error, yices after an undefined name):
     /// nothing more is sent, and the client's session ends as the solver's did.
     ended: Option<i32>,
+    /// The client's solver goes on after a syntax error (`going_on_after_errors`).
+    goes_on: bool,
 }
 
 impl Passthrough {
@@ -199,6 +201,14 @@ impl Passthrough {
             stale,
             ..Default::default()
         }
+    }
+
+    /// The client's solver goes on after a syntax error (yices `--interactive`): a solver
+    /// that exits after one is restarted with the client's state instead of ending the
+    /// session.
+    pub fn going_on_after_errors(mut self) -> Passthrough {
+        self.goes_on = true;
+        self
     }
 
     /// The session falls back to passthrough at client level `depth`: the client's state
@@ -589,7 +599,9 @@ impl Passthrough {
         } = e
         {
             let last = forms.len().checked_sub(1);
-            let erred = last.is_some_and(|k| forms[k].err_like)
+            // yices --interactive goes on after a syntax error, not after an undefined name.
+            let goes_on = |f: &FormInfo| self.goes_on && f.text.contains("syntax error");
+            let erred = last.is_some_and(|k| forms[k].err_like && !goes_on(&forms[k]))
                 && observed > 0
                 && assign[observed - 1].last() == last.as_ref();
             if erred {
