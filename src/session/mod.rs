@@ -60,7 +60,8 @@ use lean::leave::{self, unmodelled_option};
 use lean::{Passthrough, Tracked, Unmodelled};
 use planner::Planner;
 use position::{
-    argument_offset, argument_position, position_at, run_error_position, token_end, z3_position,
+    argument_offset, argument_position, cvc5_position, position_at, run_error_position, token_end,
+    z3_position,
 };
 pub use stats::Stats;
 use std::io::Write;
@@ -867,7 +868,7 @@ impl Engine {
     /// The engine's own handling of a parsed command (not passthrough).
     fn interpret(&mut self, cmd: Command, text: &str, line: usize, col: usize) -> Outcome {
         let mut outcome = Outcome::default();
-        if set_option::initializes(self.dialect, &cmd) {
+        if !matches!(cmd, Command::SetLogic(_)) && set_option::initializes(self.dialect, &cmd) {
             self.client.initialized = true;
         }
         match cmd {
@@ -903,10 +904,22 @@ impl Engine {
                         return outcome;
                     }
                     Response::Error(e) => {
-                        self.error_at(line, col, &e);
+                        match self.dialect {
+                            Dialect::Z3 => self.error_at(line, col, &e),
+                            Dialect::Yices => self.emit(&response::error(&e)),
+                            // A parse error to cvc5, which ends the session there.
+                            Dialect::Cvc5 => {
+                                let e = cvc5_position(&e, line, col);
+                                self.end_with_error(&e, 1);
+                            }
+                        }
                         return outcome;
                     }
                     _ => {}
+                }
+                // yices fixes its context now (not at a logic it refused).
+                if set_option::initializes(self.dialect, &cmd) {
+                    self.client.initialized = true;
                 }
                 self.client.logic = Some(l.clone());
                 self.logic_check = LogicCheck::new(self.dialect, l);

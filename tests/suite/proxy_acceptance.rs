@@ -419,7 +419,7 @@ fn yices_sessions_end_where_yices_ends_them() {
 }
 
 /// `set-option` in each phase of the client's solver (before and after set-logic, a
-/// declaration, an assertion and check, a reset) with values of the wrong kind and
+/// declaration, an assertion and check, a reset, a logic it refuses) with values of the wrong kind and
 /// options the solver fixes at some point: the solver's words, its session going on or
 /// ending (cvc5), its exit code (z3: 1 after any error), the option as the solver left it.
 fn set_option_scripts() -> Vec<String> {
@@ -429,6 +429,9 @@ fn set_option_scripts() -> Vec<String> {
         "(set-logic QF_BV)\n(declare-fun x () (_ BitVec 8))\n",
         "(set-logic QF_BV)\n(declare-fun x () (_ BitVec 8))\n(assert (= x #x01))\n(check-sat)\n",
         "(set-logic QF_BV)\n(declare-fun x () (_ BitVec 8))\n(assert (= x #x01))\n(check-sat)\n(reset)\n",
+        // A logic the solver does not know (cvc5 ends the session there, yices goes on
+        // with its context not fixed).
+        "(set-option :print-success true)\n(set-logic FOO)\n",
     ];
     let options = [
         ":produce-models true",
