@@ -1530,9 +1530,20 @@ impl Engine {
                 // Counted mode keeps print-success on in the solver: the client's is ours.
                 Ok(Command::SetOption(k, v)) if k == ":print-success" && counted => {
                     let mut outs = self.pass_sync(false);
-                    self.client.print_success = v == "true";
-                    self.lean.set_print_success(self.client.print_success);
-                    self.success();
+                    match set_option::bool_value(self.dialect, &v) {
+                        Some(on) => {
+                            self.client.print_success = on;
+                            self.lean.set_print_success(on);
+                            self.success();
+                        }
+                        None => {
+                            let phase = set_option::Phase::default();
+                            if let Some(r) = set_option::refusal(self.dialect, &k, &v, phase, false)
+                            {
+                                self.refuse_option(r, &text, line, col);
+                            }
+                        }
+                    }
                     outs.push(Outcome::default());
                     return outs;
                 }
@@ -1544,7 +1555,7 @@ impl Engine {
                     return outs;
                 }
                 Ok(Command::SetOption(k, v)) if k == ":print-success" => {
-                    ps_after = Some(v == "true")
+                    ps_after = set_option::bool_value(self.dialect, &v)
                 }
                 _ => {}
             }
@@ -1679,15 +1690,19 @@ impl lean::Host for Engine {
             }
             "assert" => {
                 t.model_lost = true;
+                // z3 and cvc5 fix some options at an assertion (`set_option`).
+                self.client.initialized |= self.dialect != Dialect::Yices;
                 self.client.top().raw.push(text.to_string());
                 t.unmodelled = Unmodelled::At(self.client.depth());
             }
             _ => match parse_command(&mut self.store, &self.sig, text) {
                 Ok(Command::SetOption(k, v)) if k == ":print-success" => {
-                    self.client.print_success = v == "true";
+                    self.client.print_success =
+                        set_option::bool_value(self.dialect, &v) == Some(true);
                 }
                 Ok(cmd) => {
                     t.model_lost = cmd.changes_state() || matches!(cmd, Command::Reset);
+                    self.client.initialized |= set_option::initializes(self.dialect, &cmd);
                     // Levels and options are not state of a level (options are checked
                     // when leaving).
                     let (pops, resets) = (

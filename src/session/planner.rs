@@ -380,11 +380,12 @@ impl Planner {
         fresh: bool,
         stats: &mut Stats,
     ) -> Result<Response, DriverError> {
+        self.stack.quiesce(&mut self.main, stats);
         if fresh {
             self.invalidate();
             self.main.cmd("(reset)")?;
         }
-        self.main_for_client(stats).cmd(text)
+        self.main.cmd(text)
     }
 
     /// The main backend for a command of the client's own (set-option, get-info,

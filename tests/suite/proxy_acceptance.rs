@@ -487,6 +487,22 @@ fn set_option_as_yices_takes_it() {
     );
 }
 
+/// yices after a `check-sat-assuming`, where smtproxy's passthrough keeps print-success on
+/// in the solver and answers the client's `:print-success` itself: values of the wrong
+/// kind refused in yices' words, `|true|` taken.
+#[test]
+fn print_success_values_as_yices_takes_them_after_check_sat_assuming() {
+    let script = "(set-logic QF_BV)\n(declare-fun b () Bool)\n(check-sat-assuming (b))\n\
+                  (set-option :print-success foo)\n(echo \"a\")\n\
+                  (set-option :print-success |true|)\n(echo \"b\")\n";
+    ends_as_the_solver(
+        "yices",
+        &["yices-smt2", "--incremental"],
+        &[script.to_string()],
+        &SET_OPTION_STRATEGIES,
+    );
+}
+
 /// yices run as `yices-smt2 --incremental --interactive`: print-success on from the
 /// start, and a session that goes on after a syntax error or an undefined name.
 #[test]
