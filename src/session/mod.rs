@@ -60,8 +60,7 @@ use lean::leave::{self, unmodelled_option};
 use lean::{Passthrough, Tracked, Unmodelled};
 use planner::Planner;
 use position::{
-    argument_offset, argument_position, cvc5_position, position_at, run_error_position, token_end,
-    z3_position,
+    argument_offset, argument_position, position_at, run_error_position, token_end, z3_position,
 };
 pub use stats::Stats;
 use std::io::Write;
@@ -745,7 +744,7 @@ impl Engine {
             set_option::Refusal::EndIfKnown(msg) => {
                 // An option cvc5 does not know is `unsupported` in any state; one it knows
                 // ends the session (the backend, asked, may take it: the session ends anyway).
-                match self.planner.main_for_client(&mut self.stats).cmd(text) {
+                match self.planner.ask_option(text, false, &mut self.stats) {
                     Ok(r @ Response::Unsupported) => self.emit(&r.to_text()),
                     _ => self.end_with_error(&msg, 1),
                 }
@@ -909,7 +908,7 @@ impl Engine {
                             Dialect::Yices => self.emit(&response::error(&e)),
                             // A parse error to cvc5, which ends the session there.
                             Dialect::Cvc5 => {
-                                let e = cvc5_position(&e, line, col);
+                                let e = lean::position::cvc5_position(&e, line, col);
                                 self.end_with_error(&e, 1);
                             }
                         }

@@ -61,60 +61,9 @@ pub fn run_error_position(text: &str, line: usize, col: usize) -> (usize, usize)
     z3_position((l, c.saturating_sub(1)))
 }
 
-/// A cvc5 backend's parse error about a command it read at the start of a line of its own,
-/// moved to where the client wrote the command (`line`, `col`, 1-based): cvc5 numbers
-/// lines from 0 and names no position at all on its first line. (The input line cvc5
-/// quotes is the backend's: the command alone.)
-pub fn cvc5_position(msg: &str, line: usize, col: usize) -> String {
-    const AT: &str = "<stdin>:";
-    let Some(i) = msg.find(AT) else {
-        return msg.to_string();
-    };
-    let rest = &msg[i + AT.len()..];
-    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
-    let l = digits(rest);
-    let Some(after_dot) = rest[l..].strip_prefix('.') else {
-        return msg.to_string();
-    };
-    let c = digits(after_dot);
-    let Some(tail) = after_dot[c..].strip_prefix(": ") else {
-        return msg.to_string();
-    };
-    let Ok(their_col) = after_dot[..c].parse::<usize>() else {
-        return msg.to_string();
-    };
-    let head = &msg[..i];
-    match line.saturating_sub(1) {
-        0 => format!("{head}{tail}"),
-        l => format!(
-            "{head}{AT}{l}.{}: {tail}",
-            col + their_col.saturating_sub(1)
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cvc5_positions_move_to_the_clients_line() {
-        let m = "Parse Error: <stdin>:2.14: Illegal argument detected";
-        assert_eq!(
-            cvc5_position(m, 2, 1),
-            "Parse Error: <stdin>:1.14: Illegal argument detected"
-        );
-        assert_eq!(
-            cvc5_position(m, 3, 5),
-            "Parse Error: <stdin>:2.18: Illegal argument detected"
-        );
-        // cvc5 names no position on its first line.
-        assert_eq!(
-            cvc5_position(m, 1, 1),
-            "Parse Error: Illegal argument detected"
-        );
-        assert_eq!(cvc5_position("no position", 3, 1), "no position");
-    }
 
     #[test]
     fn positions_as_z3_prints_them() {
