@@ -32,6 +32,11 @@
 //!   dearer than the other is therefore probed seldom, a close one as often as above.
 //!   The first measurement of each route is not bounded.
 //! * Small sessions are never switched: the first [`WINDOW`] queries run modelled.
+//! * A probe ends early once it cannot change the decision: after [`PROBE_MIN`] queries,
+//!   a probe whose cost per KiB so far is past [`HOPELESS`] times the preferred route's
+//!   is measured as it stands (the first lean window of a session whose cache answers
+//!   nearly everything costs a solver call per query, ten times the modelled route's).
+//!   The rest of the schedule is the same as for a probe that ran its whole window.
 
 use std::time::Duration;
 
@@ -44,6 +49,11 @@ pub const MARGIN: f64 = 0.9;
 /// The share of the session's wall time that probes of the route not preferred may cost
 /// beyond what the preferred route would have cost.
 pub const EXPLORE_SHARE: f64 = 0.05;
+
+/// Queries a probe runs before it may end early as hopeless.
+pub const PROBE_MIN: u64 = WINDOW / 8;
+/// A probe that costs this many times the preferred route per KiB ends early.
+pub const HOPELESS: f64 = 3.0;
 
 /// A way to answer the client's queries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,9 +133,26 @@ impl Governor {
         self.route
     }
 
-    /// Whether the current window has run its length (`queries`: check-sats so far).
-    pub fn due(&self, queries: u64) -> bool {
-        queries.saturating_sub(self.start_queries) >= self.length
+    /// Whether the current window is over at `wall` (the engine's wall time so far) after
+    /// `queries` check-sats and `bytes` of the client's commands: it has run its length, or
+    /// it is a probe that has already cost [`HOPELESS`] times the preferred route per KiB
+    /// over at least [`PROBE_MIN`] queries. `wall` may be short of what the window's
+    /// queries will have cost (answers still in the solver's pipeline), never over it, so
+    /// a probe that looks hopeless is.
+    pub fn due(&self, wall: Duration, queries: u64, bytes: u64) -> bool {
+        let n = queries.saturating_sub(self.start_queries);
+        if n >= self.length {
+            return true;
+        }
+        if self.route == self.preferred || n < PROBE_MIN {
+            return false;
+        }
+        let Some(p) = self.cost(self.preferred) else {
+            return false;
+        };
+        let kib = bytes.saturating_sub(self.start_bytes) as f64 / 1024.0;
+        let ms = wall.saturating_sub(self.start_wall).as_secs_f64() * 1e3;
+        kib > 0.0 && ms > HOPELESS * p * kib
     }
 
     /// The current window ends at `wall` (the engine's wall time so far) after `queries`
@@ -253,7 +280,7 @@ mod tests {
             if g.route() == Route::Lean {
                 lean_q += 1;
             }
-            if g.due(q) {
+            if g.due(ms(wall), q, bytes) {
                 g.decide(ms(wall), q, bytes);
             }
         }
@@ -285,7 +312,7 @@ mod tests {
     fn small_session_never_switches() {
         let g = Governor::default();
         for q in 1..WINDOW {
-            assert!(!g.due(q));
+            assert!(!g.due(ms(1e6 * q as f64), q, 1024 * q));
         }
         assert_eq!(g.route(), Route::Modelled);
     }
@@ -296,6 +323,27 @@ mod tests {
         // first lean window is all the exploration the share allows here.
         let share = run(0.5, 15.0, 20_000);
         assert!(share <= WINDOW as f64 / 20_000.0, "lean share {share}");
+    }
+
+    #[test]
+    fn hopeless_probe_ends_early() {
+        // The first lean window at 10x the modelled cost ends after PROBE_MIN queries
+        // (it ran WINDOW of them before), and the session stays modelled.
+        let mut g = Governor::default();
+        let (mut wall, mut q, mut lean_q) = (0.0, 0u64, 0u64);
+        while q < 2 * WINDOW {
+            let lean = g.route() == Route::Lean;
+            wall += if lean { 10.0 } else { 1.0 };
+            lean_q += lean as u64;
+            q += 1;
+            if g.due(ms(wall), q, 1024 * q) {
+                g.decide(ms(wall), q, 1024 * q);
+            }
+        }
+        assert_eq!(lean_q, PROBE_MIN);
+        assert_eq!(g.route(), Route::Modelled);
+        // A probe merely dearer than HOPELESS times runs its whole window.
+        assert!(run(1.0, 2.5, WINDOW * 2) >= 0.5 - 1e-9);
     }
 
     #[test]

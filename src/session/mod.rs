@@ -270,7 +270,7 @@ impl Engine {
         let Some(g) = self.governor.as_mut() else {
             return;
         };
-        if !g.due(q) || g.decide(wall, q, bytes) != governor::Route::Lean {
+        if !g.due(wall, q, bytes) || g.decide(wall, q, bytes) != governor::Route::Lean {
             return;
         }
         self.stats.route_switches = g.switches;
@@ -1474,8 +1474,12 @@ impl Engine {
         if head == "reset" && self.mode == Mode::ByCost {
             // The governor's window may end here; the reset then goes to whichever route
             // it chooses (a lean one is not synced, so the pipeline runs on).
-            let q = self.governed_clock().1;
-            if self.governor.as_ref().is_some_and(|g| g.due(q)) {
+            let (wall, q, bytes) = self.governed_clock();
+            if self
+                .governor
+                .as_ref()
+                .is_some_and(|g| g.due(wall, q, bytes))
+            {
                 before = self.pass_sync(false);
                 let (wall, q, bytes) = self.governed_clock();
                 let g = self.governor.as_mut().expect("checked above");

@@ -30,6 +30,9 @@ use rustc_hash::FxHashMap;
 /// separation from the result store's component keys (`query::key`).
 pub const BLOCK_KEY_DOMAIN: &[u8] = b"smtproxy block key, normalisation 1\0";
 
+/// Normalised bytes held before they are hashed.
+const PENDING_MAX: usize = 16 << 10;
+
 /// A 128-bit key of a block of commands.
 pub type BlockKey = [u8; 16];
 
@@ -40,14 +43,17 @@ pub struct Block {
     hash: blake3::Hasher,
     /// Declared names, by their text, to the ordinal of their first declaration.
     names: FxHashMap<Box<str>, u32>,
-    /// A command's normalised bytes (reused).
-    scratch: Vec<u8>,
+    /// Normalised bytes not yet hashed: hashing a few KiB at once lets blake3 work on
+    /// several chunks in parallel, where a command at a time goes one chunk at a time.
+    pending: Vec<u8>,
     /// Commands added since the last `clear`.
     commands: u64,
     /// Whether the block began at a `clear` (a `(reset)`), not at the session's start.
     after_reset: bool,
     /// Whether a `push` or `pop` is among its commands.
     scoped: bool,
+    /// Whether a declaration named a token that reads as a literal or a keyword.
+    literal_named: bool,
 }
 
 /// Whether a command of this head introduces the symbol that follows it.
@@ -65,10 +71,11 @@ impl Default for Block {
         Block {
             hash,
             names: FxHashMap::default(),
-            scratch: Vec::new(),
+            pending: Vec::new(),
             commands: 0,
             after_reset: false,
             scoped: false,
+            literal_named: false,
         }
     }
 }
@@ -79,9 +86,11 @@ impl Block {
         self.hash.reset();
         self.hash.update(BLOCK_KEY_DOMAIN);
         self.names.clear();
+        self.pending.clear();
         self.commands = 0;
         self.after_reset = true;
         self.scoped = false;
+        self.literal_named = false;
     }
 
     /// Whether the block can come again: it began at a `(reset)` (a symbolic executor's
@@ -104,7 +113,6 @@ impl Block {
     /// Add the command `text` (one whole command as the client sent it).
     pub fn add(&mut self, text: &str) {
         let b = text.as_bytes();
-        self.scratch.clear();
         // The symbol after the head of a declaration is the name it declares.
         let head = command_head(text);
         self.scoped |= matches!(head, Some("push" | "pop"));
@@ -125,7 +133,7 @@ impl Block {
                     continue;
                 }
                 b'(' | b')' => {
-                    self.scratch.push(c);
+                    self.pending.push(c);
                     i += 1;
                     continue;
                 }
@@ -134,9 +142,14 @@ impl Block {
                 _ => token_end(b, i).max(i + 1),
             };
             let tok = &text[i..end.min(b.len())];
-            let ordinal = match self.names.get(tok) {
+            // Numerals, `#x`/`#b` literals and keywords are not looked up, unless a
+            // declaration (an erroneous one) named one of them.
+            let literal = c.is_ascii_digit() || c == b'#' || c == b':';
+            let skip = literal && !self.literal_named;
+            let ordinal = match (!skip).then(|| self.names.get(tok)).flatten() {
                 Some(&n) => Some(n),
                 None if Some(i) == declared_at => {
+                    self.literal_named |= literal;
                     let n = self.names.len() as u32;
                     self.names.insert(tok.into(), n);
                     Some(n)
@@ -146,26 +159,36 @@ impl Block {
             match ordinal {
                 // A declared name: a byte no token starts with, then its ordinal.
                 Some(n) => {
-                    self.scratch.push(0x01);
-                    self.scratch.extend_from_slice(&n.to_le_bytes());
+                    self.pending.push(0x01);
+                    self.pending.extend_from_slice(&n.to_le_bytes());
                 }
                 None => {
-                    self.scratch.extend_from_slice(tok.as_bytes());
-                    self.scratch.push(0x00);
+                    self.pending.extend_from_slice(tok.as_bytes());
+                    self.pending.push(0x00);
                 }
             }
             i = end;
         }
         // Commands are separated so that two commands never read as one.
-        self.scratch.push(0x02);
-        self.hash.update(&self.scratch);
+        self.pending.push(0x02);
+        if self.pending.len() >= PENDING_MAX {
+            self.hash.update(&self.pending);
+            self.pending.clear();
+        }
         self.commands += 1;
     }
 
     /// The key of the commands added so far.
     pub fn key(&self) -> BlockKey {
+        let hash = if self.pending.is_empty() {
+            self.hash.finalize()
+        } else {
+            let mut h = self.hash.clone();
+            h.update(&self.pending);
+            h.finalize()
+        };
         let mut k = [0u8; 16];
-        k.copy_from_slice(&self.hash.finalize().as_bytes()[..16]);
+        k.copy_from_slice(&hash.as_bytes()[..16]);
         k
     }
 }
@@ -267,6 +290,38 @@ mod tests {
             k.copy_from_slice(&blake3::hash(BLOCK_KEY_DOMAIN).as_bytes()[..16]);
             k
         });
+    }
+
+    #[test]
+    fn a_declared_literal_counts_as_a_name() {
+        // An erroneous declaration of a numeral still numbers it, as a declared name.
+        let a = key(&["(declare-fun 5 () Int)", "(assert (= 5 x))"]);
+        let b = key(&["(declare-fun 6 () Int)", "(assert (= 6 x))"]);
+        assert_eq!(a, b);
+        assert_ne!(a, key(&["(declare-fun 6 () Int)", "(assert (= 5 x))"]));
+    }
+
+    #[test]
+    fn long_blocks_hash_as_one_stream() {
+        // Commands past the pending buffer's bound give the key of the same bytes.
+        let cmds: Vec<String> = (0..2000)
+            .map(|i| {
+                format!(
+                    "(declare-fun a_{i} () Bool)(assert (= a_{i} (= x #x{:02x})))",
+                    i % 256
+                )
+            })
+            .collect();
+        let mut b = Block::default();
+        let mut keys = Vec::new();
+        for c in &cmds {
+            b.add(c);
+            keys.push(b.key());
+        }
+        let again: Vec<&str> = cmds.iter().map(String::as_str).collect();
+        assert_eq!(keys.last(), Some(&key(&again)));
+        assert_eq!(keys[999], key(&again[..1000]));
+        assert_ne!(keys[999], keys[1000]);
     }
 
     #[test]
