@@ -239,7 +239,11 @@ fn yices_flag(
     next: &mut dyn FnMut() -> Option<String>,
 ) -> Result<bool, FlagError> {
     match a {
-        "--incremental" | "--smt2-model-format" => return Ok(true),
+        "--incremental" => return Ok(true),
+        "--smt2-model-format" => {
+            f.client.smt2_model_format = true;
+            return Ok(true);
+        }
         "--interactive" => {
             // print-success on from the start, and a session that goes on after a
             // syntax error (smtproxy's own yices always runs so).

@@ -46,6 +46,10 @@ pub struct ClientFlags {
     /// yices `--interactive`: the session goes on after a syntax error (a lean yices that
     /// exits on one is restarted with the client's state).
     pub interactive: bool,
+    /// yices `--smt2-model-format`: values and models as SMT-LIB prints them (integral
+    /// reals as `2.0`, models as `define-fun`s); without it yices prints integral reals
+    /// as `2`. smtproxy's own yices always runs with it.
+    pub smt2_model_format: bool,
     /// A flag turned on what smtproxy does not model from the start (cvc5
     /// `--produce-unsat-cores` and the like): the whole session is passed through to a
     /// backend run with it.

@@ -153,6 +153,9 @@ pub struct Engine {
     /// The optimum found for the last check-sat (`objective`), with the bound whose model
     /// the client reads: a lost model is solved again under it.
     optimum: Option<(TermId, num_bigint::BigUint)>,
+    /// The client's last `(set-info :status ...)` value, which z3 and yices answer to
+    /// `(get-info :status)` (z3 keeps it across a `(reset)`, yices does not).
+    status_info: Option<String>,
     /// The text of the last check-sat under an objective.
     objective_check: Option<String>,
     /// Where the optimum is known to lie when the last check-sat's search ran out of the
@@ -232,6 +235,7 @@ impl Engine {
             fallback_options: None,
             objective: None,
             optimum: None,
+            status_info: None,
             objective_check: None,
             optimum_interval: None,
         })
@@ -414,6 +418,37 @@ impl Engine {
         self.ended = Some(code);
     }
 
+    /// An error the reader found between commands (`msg` at `line`, `col`, in z3's
+    /// words), as the client's solver says it. A `stray` atom where a command should begin:
+    /// z3 goes on (its columns 0-based past the first line); cvc5 and yices end the session
+    /// (yices `--interactive` goes on), each placing the error just past the atom, cvc5 on
+    /// 0-based lines and naming no position on its first line.
+    fn frame_error(&mut self, msg: &str, line: usize, col: usize, stray: Option<&str>) {
+        let Some(tok) = stray else {
+            self.error_at(line, col, msg);
+            return;
+        };
+        let end = col + tok.chars().count();
+        match self.dialect {
+            Dialect::Z3 => self.error_at(line, if line > 1 { col - 1 } else { col }, msg),
+            Dialect::Yices => {
+                let e = format!("at line {line}, column {end}: syntax error: ( expected");
+                if self.flags.interactive {
+                    self.emit(&response::error(&e));
+                } else {
+                    self.end_with_error(&e, 0);
+                }
+            }
+            Dialect::Cvc5 => {
+                let at = match line - 1 {
+                    0 => String::new(),
+                    l => format!("<stdin>:{l}.{}: ", end - 1),
+                };
+                self.end_with_error(&format!("Parse Error: {at}Unexpected token: '{tok}'."), 1);
+            }
+        }
+    }
+
     fn error_at(&mut self, line: usize, col: usize, msg: &str) {
         let e = response::error_at(line, col, msg);
         self.emit(&e);
@@ -476,8 +511,13 @@ impl Engine {
 
     fn handle_now(&mut self, frame: Frame) -> Outcome {
         match frame {
-            Frame::Error { msg, line, col } => {
-                self.error_at(line, col, &msg);
+            Frame::Error {
+                msg,
+                line,
+                col,
+                stray,
+            } => {
+                self.frame_error(&msg, line, col, stray.as_deref());
                 Outcome::default()
             }
             Frame::Command(raw) => self.command(&raw.text, raw.line, raw.col),
@@ -494,14 +534,10 @@ impl Engine {
                 // Not modelled: let the solver judge it; if it accepts, go passthrough.
                 return self.fall_back(text, line, col, &e.msg);
             }
-            Err(e) if e.kind == ErrorKind::Sort && self.solver_takes(text) => {
-                // Ill-sorted to smtproxy, not to the solver (z3 takes `(> x b)` with a
-                // Bool b as `(> x (ite b 1 0))`): the client's state must hold it, as the
-                // solver's would, so the solver judges from here on.
-                let why = format!("the solver takes what smtproxy refuses ({})", e.msg);
-                return self.fall_back(text, line, col, &why);
-            }
             Err(e) => {
+                if let Some(out) = self.judged_by_solver(&e, text, line, col) {
+                    return out;
+                }
                 let (l, c) = crate::smt2::lexer::line_col(text, e.offset);
                 let (l, c) = if l == 1 {
                     (line, col + c - 1)
@@ -512,6 +548,16 @@ impl Engine {
                 return Outcome::default();
             }
         };
+        if self.dialect == Dialect::Yices && yices_refuses(&self.store, &cmd, text) {
+            let e = crate::smt2::parser::ParseError {
+                offset: 0,
+                msg: "syntax error".into(),
+                kind: ErrorKind::Syntax,
+            };
+            if let Some(out) = self.judged_by_solver(&e, text, line, col) {
+                return out;
+            }
+        }
         if let Some(lc) = self.logic_check.as_mut() {
             if lc.outside(&self.store, &cmd) {
                 // cvc5 and yices refuse a theory the logic leaves out (z3 takes it): the
@@ -523,20 +569,66 @@ impl Engine {
         self.interpret(cmd, text, line, col)
     }
 
-    /// A command smtproxy's parser refused as ill-sorted that changes the client's state
-    /// (an assertion, a definition): whether the solver takes it in the client's context
-    /// (asked of the auxiliary backend, see `Planner::solver_accepts`). Other commands
-    /// (get-value, check-sat-assuming) leave the state as it is either way.
-    fn solver_takes(&mut self, text: &str) -> bool {
+    /// A command smtproxy's parser refused (`e`), judged by the solver in the client's
+    /// context (`Planner::solver_verdict`):
+    /// * the solver refuses it too: its error as the solver words it, at the client's
+    ///   position, and the end of the session where the solver ends it (cvc5 after any
+    ///   parse error, yices after a syntax error unless `--interactive`);
+    /// * the solver takes an ill-sorted command that changes the client's state (z3 reads
+    ///   `(> x b)` with a Bool b as `(> x (ite b 1 0))`): the client's state must hold it,
+    ///   as the solver's would, so the session goes to passthrough.
+    ///
+    /// None when the solver cannot be asked, or takes a command that leaves the state as
+    /// it is: smtproxy's own message is given.
+    fn judged_by_solver(
+        &mut self,
+        e: &crate::smt2::parser::ParseError,
+        text: &str,
+        line: usize,
+        col: usize,
+    ) -> Option<Outcome> {
+        /// Past this many commands of context the solver is not asked (a replay per error).
+        const LOG_MAX: usize = 20_000;
         let head = crate::driver::reader::command_head(text);
-        if !matches!(head, Some("assert" | "define-fun" | "define-const")) {
-            return false;
-        }
         let log = self.client.declarations_log();
+        if log.len() > LOG_MAX {
+            return None;
+        }
         let busy = self.planner.busy();
-        let r = self.planner.solver_accepts(&log, text);
+        let v = self
+            .planner
+            .solver_verdict(&log, text, head == Some("get-value"));
         self.stats.solver += self.planner.busy().saturating_sub(busy);
-        r == Some(true)
+        let v = v?;
+        match v.response {
+            Response::Error(msg) => {
+                let msg = match self.dialect {
+                    Dialect::Cvc5 => lean::position::cvc5_position(&msg, v.start.0, line, col),
+                    _ => lean::position::relocate(&msg, self.dialect, v.start, (line, col))
+                        .unwrap_or(msg),
+                };
+                // The auxiliary yices runs `--interactive`, which outlives a syntax error
+                // that ends the client's yices.
+                let ended =
+                    v.ended || (self.dialect == Dialect::Yices && msg.contains("syntax error"));
+                if ended && !self.flags.interactive {
+                    // cvc5 exits with 1 after a parse error, yices with 0.
+                    let code = i32::from(self.dialect != Dialect::Yices);
+                    self.end_with_error(&msg, code);
+                } else {
+                    self.emit(&response::error(&msg));
+                }
+                Some(Outcome::default())
+            }
+            Response::Success
+                if e.kind == ErrorKind::Sort
+                    && matches!(head, Some("assert" | "define-fun" | "define-const")) =>
+            {
+                let why = format!("the solver takes what smtproxy refuses ({})", e.msg);
+                Some(self.fall_back(text, line, col, &why))
+            }
+            _ => None,
+        }
     }
 
     /// Switch to passthrough: the client's state is replayed into a lean backend, then
@@ -763,6 +855,9 @@ impl Engine {
             self.client.print_success
         };
         self.logic_check = LogicCheck::without_logic(self.dialect);
+        if self.dialect == Dialect::Yices {
+            self.status_info = None;
+        }
         self.objective = None;
         self.optimum = None;
         self.optimum_interval = None;
@@ -908,7 +1003,7 @@ impl Engine {
                             Dialect::Yices => self.emit(&response::error(&e)),
                             // A parse error to cvc5, which ends the session there.
                             Dialect::Cvc5 => {
-                                let e = lean::position::cvc5_position(&e, line, col);
+                                let e = lean::position::cvc5_position(&e, 0, line, col);
                                 self.end_with_error(&e, 1);
                             }
                         }
@@ -939,9 +1034,35 @@ impl Engine {
             }
             Command::SetInfo(ref k, ref v) => {
                 if k == ":status" {
+                    let answer = matches!(v.as_str(), "sat" | "unsat" | "unknown");
+                    if self.dialect == Dialect::Cvc5 && !answer {
+                        let e = format!(
+                            "Invalid argument '{v}' for 'value', expected 'sat', 'unsat' or 'unknown'"
+                        );
+                        self.end_with_error(&e, 1);
+                        return outcome;
+                    }
+                    if self.dialect == Dialect::Z3 && !answer {
+                        // z3 takes only the three answers, and points at the value.
+                        let at = text.rfind(v.as_str()).unwrap_or(0);
+                        let (l, c) = position::position_at(text, at, line, col);
+                        // z3's columns are 0-based past its input's first line.
+                        let c = if l > 1 { c - 1 } else { c };
+                        self.error_at(l, c, "invalid ':status' attribute");
+                        return outcome;
+                    }
                     outcome.status = Answer::parse(v);
+                    self.status_info = Some(v.clone());
                 }
                 self.success();
+            }
+            Command::GetInfo(ref k) if k == ":status" && self.dialect != Dialect::Cvc5 => {
+                // cvc5 always says unknown (its backend does); z3 says unknown until told.
+                match (&self.status_info, self.dialect) {
+                    (Some(v), _) => self.emit(&format!("(:status {v})")),
+                    (None, Dialect::Z3) => self.emit("(:status unknown)"),
+                    (None, _) => self.emit(&response::error("no info for :status")),
+                }
             }
             Command::GetInfo(ref k) if k == ":smtproxy-version" => {
                 self.emit(&format!(
@@ -1038,6 +1159,17 @@ impl Engine {
             }
             Command::Assert(t, named) => {
                 self.client.asserted = true;
+                // A `:named` label stands for its term from here on, as a `define-fun`
+                // of no arguments would (get-value may ask for it, later terms may use it).
+                for (name, term) in &named {
+                    self.sig.add_fun(
+                        name,
+                        crate::term::signature::FunDef::Macro {
+                            params: Vec::new(),
+                            body: *term,
+                        },
+                    );
+                }
                 let top = self.client.top();
                 top.assertions.push(t);
                 top.named.extend(named);
@@ -1374,7 +1506,12 @@ impl Engine {
         }
         self.stats.solver += self.planner.busy().saturating_sub(busy);
         match r {
-            Ok(values) => {
+            Ok(mut values) => {
+                if self.dialect == Dialect::Yices && !self.flags.smt2_model_format {
+                    for v in &mut values {
+                        *v = bare_integral_reals(v);
+                    }
+                }
                 let pairs: Vec<(&str, &str)> = terms
                     .iter()
                     .zip(&values)
@@ -1445,9 +1582,14 @@ impl Engine {
     /// One client frame in lean passthrough mode.
     fn pass_frame(&mut self, frame: Frame, more: bool) -> Vec<Outcome> {
         match frame {
-            Frame::Error { msg, line, col } => {
+            Frame::Error {
+                msg,
+                line,
+                col,
+                stray,
+            } => {
                 let mut outs = self.pass_sync(false);
-                self.error_at(line, col, &msg);
+                self.frame_error(&msg, line, col, stray.as_deref());
                 outs.push(Outcome::default());
                 outs
             }
@@ -1809,5 +1951,61 @@ impl objective::Oracle for Bounds<'_> {
             .values(&mut e.store, &[self.obj.term], e.dialect)
             .ok()?;
         objective::bv_value(v.first()?)
+    }
+}
+
+/// A command SMT-LIB (and smtproxy's parser) takes that yices reads as a syntax error:
+/// `push` and `pop` without their numeral, and `check-sat-assuming` of anything but
+/// Boolean constants and their negations.
+fn yices_refuses(store: &TermStore, cmd: &Command, text: &str) -> bool {
+    let constant =
+        |t: TermId| matches!(store.op(t), crate::term::Op::Sym(_)) && store.args(t).is_empty();
+    match cmd {
+        Command::Push(_) | Command::Pop(_) => {
+            text.as_bytes().get(position::argument_offset(text)) == Some(&b')')
+        }
+        Command::CheckSatAssuming(lits) => !lits.iter().all(|&l| {
+            constant(l) || (store.op(l) == crate::term::Op::Not && constant(store.args(l)[0]))
+        }),
+        _ => false,
+    }
+}
+
+/// A value as yices prints it without `--smt2-model-format` (which smtproxy's own yices
+/// runs with): integral reals without their `.0` (`2`, `(- 3)`).
+fn bare_integral_reals(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    let mut rest = v;
+    while let Some(i) = rest.find(".0") {
+        let (head, tail) = rest.split_at(i);
+        let after = &tail[2..];
+        let whole = &head[head.trim_end_matches(|c: char| c.is_ascii_digit()).len()..];
+        let ends = after
+            .chars()
+            .next()
+            .is_none_or(|c| c == ')' || c.is_whitespace());
+        out.push_str(head);
+        if whole.is_empty() || !ends {
+            out.push_str(".0");
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bare_integral_reals;
+
+    #[test]
+    fn integral_reals_lose_their_point_zero_only() {
+        assert_eq!(bare_integral_reals("0.0"), "0");
+        assert_eq!(bare_integral_reals("(- 3.0)"), "(- 3)");
+        assert_eq!(bare_integral_reals("(/ 7 2)"), "(/ 7 2)");
+        assert_eq!(bare_integral_reals("1.05"), "1.05");
+        assert_eq!(bare_integral_reals("2.00"), "2.00");
+        assert_eq!(bare_integral_reals("#b0101"), "#b0101");
+        assert_eq!(bare_integral_reals("(store a 10.0 2.0)"), "(store a 10 2)");
     }
 }

@@ -34,6 +34,18 @@ enum ModelAt {
     Own(OwnModel),
 }
 
+/// What the solver said of a command smtproxy's parser refused (`Planner::solver_verdict`).
+#[derive(Debug)]
+pub struct Verdict {
+    /// Its answer.
+    pub response: Response,
+    /// Where the command started in the solver's input (line, 1-based column): error
+    /// positions are counted from there.
+    pub start: (usize, usize),
+    /// Whether the solver ended its process on the command.
+    pub ended: bool,
+}
+
 pub struct Planner {
     strategy: Strategy,
     /// Race slow incremental solves against a fresh context (two backends at once).
@@ -332,6 +344,47 @@ impl Planner {
         };
         self.logic_replies.insert(logic.to_string(), r.clone());
         r
+    }
+
+    /// What the solver says of `text`, a command smtproxy's parser refused, in the
+    /// client's context: asked of the auxiliary backend after a `(reset)` and `log`, the
+    /// client's commands without its assertions (`ClientState::declarations_log`), and a
+    /// `(check-sat)` first when `needs_model` (a get-value's terms are judged before its
+    /// model is asked for, and the assertions left out make that check trivial). `None`
+    /// when it cannot be asked: the context itself is refused, the backend fails before
+    /// the command, or the last model is held there (the reset would lose it).
+    pub fn solver_verdict(
+        &mut self,
+        log: &[String],
+        text: &str,
+        needs_model: bool,
+    ) -> Option<Verdict> {
+        if matches!(self.model_at, ModelAt::Aux(_)) {
+            return None;
+        }
+        let mut cmds: Vec<String> = Vec::with_capacity(log.len() + 1);
+        cmds.push("(reset)".into());
+        cmds.extend_from_slice(log);
+        self.aux.batch(&cmds).ok()?.ok()?;
+        if needs_model && !matches!(self.aux.cmd("(check-sat)"), Ok(Response::Sat)) {
+            return None;
+        }
+        let start = self.aux.position()?;
+        let generation = self.aux.generation;
+        let response = self.aux.cmd(text).ok()?;
+        // A solver that ends its session on an error (cvc5 after a parse error, yices
+        // after a syntax error) has exited or is exiting: the next command to that same
+        // process finds it gone.
+        let ended = matches!(response, Response::Error(_))
+            && matches!(
+                self.aux.cmd_in_generation(generation, "(get-info :name)"),
+                Err(DriverError::Died { .. })
+            );
+        Some(Verdict {
+            response,
+            start,
+            ended,
+        })
     }
 
     /// Whether the solver takes `text`, a command smtproxy's parser refused as ill-sorted,

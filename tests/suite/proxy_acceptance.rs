@@ -396,6 +396,97 @@ fn session_end_scripts() -> Vec<String> {
     v
 }
 
+/// Commands smtproxy's own parser refuses, and a stray atom between commands, under
+/// every route: each solver's own words at the client's position, and the end of the
+/// session where the solver ends it (cvc5 after a parse error, yices after a syntax
+/// error). One command per line: cvc5 quotes the client's line in its message.
+fn parse_error_scripts() -> Vec<String> {
+    let head = "(set-option :produce-models true)\n(set-logic QF_UFLIA)\n\
+                (declare-const x Int)\n(declare-const b Bool)\n";
+    let bodies = [
+        "(declare-const x Int)",
+        "(define-fun f ((a Int)) Bool a)",
+        "(pop -1)",
+        "(push)\n(pop)",
+        "(check-sat-assuming (x))",
+        "(check-sat-assuming ((and b b)))",
+        "(assert x)",
+        "(declare-fun g (Int) Int)\n(assert (> (g x x) 0))",
+        "(check-sat)\n(get-value ())",
+        "(check-sat))",
+        "(set-info :status sat)\n(get-info :status)",
+        "(set-info :status foo)",
+    ];
+    bodies
+        .iter()
+        .map(|b| format!("{head}{b}\n(check-sat)\n(echo \"after\")\n"))
+        .collect()
+}
+
+#[test]
+fn parse_errors_as_z3_words_them() {
+    ends_as_the_solver(
+        "z3",
+        &["z3", "-in"],
+        &parse_error_scripts(),
+        &SET_OPTION_STRATEGIES,
+    );
+}
+
+#[test]
+fn parse_errors_as_cvc5_words_them() {
+    // Not the stray `)`: cvc5 quotes the client's line after its message, which smtproxy
+    // does not know there.
+    let scripts: Vec<String> = parse_error_scripts()
+        .into_iter()
+        .filter(|s| !s.contains("(check-sat))"))
+        .collect();
+    ends_as_the_solver(
+        "cvc5",
+        &["cvc5", "--incremental"],
+        &scripts,
+        &SET_OPTION_STRATEGIES,
+    );
+}
+
+#[test]
+fn parse_errors_as_yices_words_them() {
+    ends_as_the_solver(
+        "yices",
+        &["yices-smt2", "--incremental"],
+        &parse_error_scripts(),
+        &SET_OPTION_STRATEGIES,
+    );
+}
+
+/// A `:named` label asked for in get-value (z3 and yices echo the label; cvc5 prints the
+/// term it names, which smtproxy does not), and integral reals as yices prints them with
+/// and without `--smt2-model-format`.
+#[test]
+fn named_labels_and_integral_reals_as_the_solver_prints_them() {
+    let named = "(set-option :produce-models true)\n(set-logic QF_LIA)\n(declare-const x Int)\n\
+                 (assert (! (= x 3) :named p))\n(check-sat)\n(get-value (p x))\n\
+                 (assert (not p))\n(check-sat)\n";
+    let reals = "(set-option :produce-models true)\n(set-logic QF_LRA)\n(declare-const r Real)\n\
+                 (declare-const s Real)\n(assert (= r (- 3.0)))\n(assert (= s (/ 7.0 2.0)))\n\
+                 (check-sat)\n(get-value (r s (* 2.0 r)))\n";
+    let scripts = [named.to_string(), reals.to_string()];
+    ends_as_the_solver("z3", &["z3", "-in"], &scripts, &SET_OPTION_STRATEGIES);
+    // The passthrough relays its yices' values, and smtproxy runs yices with the flag.
+    ends_as_the_solver(
+        "yices",
+        &["yices-smt2", "--incremental"],
+        &scripts,
+        &["hybrid", "stack"],
+    );
+    ends_as_the_solver(
+        "yices",
+        &["yices-smt2", "--incremental", "--smt2-model-format"],
+        &scripts,
+        &SET_OPTION_STRATEGIES,
+    );
+}
+
 const EVERY_STRATEGY: [&str; 5] = ["passthrough", "hybrid", "stack", "fresh", "cache"];
 
 #[test]
@@ -581,7 +672,8 @@ fn fractions_look_as_each_solver_prints_them() {
     let cases: [(&str, &[&str]); 3] = [
         ("z3", &["z3", "-in"]),
         ("cvc5", &["cvc5", "--lang", "smt2", "--incremental"]),
-        // As smtproxy runs it (without the flag, yices prints `2` and `(- 3)`).
+        // Without the flag yices prints `2` and `(- 3)`: see
+        // `named_labels_and_integral_reals_as_the_solver_prints_them`.
         (
             "yices",
             &["yices-smt2", "--incremental", "--smt2-model-format"],
@@ -592,7 +684,17 @@ fn fractions_look_as_each_solver_prints_them() {
         let want = direct.says(&script);
         assert!(want.contains("(x "), "{solver}: {want}");
         for strategy in ["hybrid", "cache", "stack"] {
-            let out = run_under(solver, strategy, script.as_bytes(), T);
+            // The client's own flags, as it would pass them to the solver.
+            let mut args = vec![
+                "--solver",
+                solver,
+                "--strategy",
+                strategy,
+                "--cache",
+                "none",
+            ];
+            args.extend_from_slice(&cmd[1..]);
+            let out = run(&args, script.as_bytes(), T);
             out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
             assert_eq!(out.stdout_str(), want, "{solver} {strategy}");
         }

@@ -98,11 +98,13 @@ pub fn relocate(
     Some(out)
 }
 
-/// A cvc5 backend's parse error about a command it read at the start of a line of its own,
-/// moved to where the client wrote the command (`line`, `col`, 1-based): cvc5 numbers
-/// lines from 0 and names no position at all on its first line. (The input line cvc5
-/// quotes is the backend's: the command alone.)
-pub fn cvc5_position(msg: &str, line: usize, col: usize) -> String {
+/// A cvc5 backend's parse error about a command it read at the start of line `start`
+/// (1-based) of its input, moved to where the client wrote the command (`line`, `col`,
+/// 1-based): cvc5 numbers lines from 0 and names no position at all on its first line.
+/// An error on the command's first line (or with `start` 0: not known, taken as there)
+/// moves by the command's column; on a later line of the command, only its line moves.
+/// (The input line cvc5 quotes is the backend's: the command's line alone.)
+pub fn cvc5_position(msg: &str, start: usize, line: usize, col: usize) -> String {
     const AT: &str = "<stdin>:";
     let Some(i) = msg.find(AT) else {
         return msg.to_string();
@@ -121,12 +123,19 @@ pub fn cvc5_position(msg: &str, line: usize, col: usize) -> String {
         return msg.to_string();
     };
     let head = &msg[..i];
-    match line.saturating_sub(1) {
-        0 => format!("{head}{tail}"),
-        l => format!(
+    let down = match start {
+        0 => 0,
+        _ => rest[..l]
+            .parse::<usize>()
+            .map_or(0, |their_line| (their_line + 1).saturating_sub(start)),
+    };
+    match (line.saturating_sub(1) + down, down) {
+        (0, _) => format!("{head}{tail}"),
+        (l, 0) => format!(
             "{head}{AT}{l}.{}: {tail}",
             col + their_col.saturating_sub(1)
         ),
+        (l, _) => format!("{head}{AT}{l}.{their_col}: {tail}"),
     }
 }
 
@@ -138,19 +147,31 @@ mod tests {
     fn cvc5_positions_move_to_the_clients_line() {
         let m = "Parse Error: <stdin>:2.14: Illegal argument detected";
         assert_eq!(
-            cvc5_position(m, 2, 1),
+            cvc5_position(m, 0, 2, 1),
             "Parse Error: <stdin>:1.14: Illegal argument detected"
         );
         assert_eq!(
-            cvc5_position(m, 3, 5),
+            cvc5_position(m, 0, 3, 5),
             "Parse Error: <stdin>:2.18: Illegal argument detected"
         );
         // cvc5 names no position on its first line.
         assert_eq!(
-            cvc5_position(m, 1, 1),
+            cvc5_position(m, 0, 1, 1),
             "Parse Error: Illegal argument detected"
         );
-        assert_eq!(cvc5_position("no position", 3, 1), "no position");
+        assert_eq!(cvc5_position("no position", 0, 3, 1), "no position");
+        // A command the backend read from its line 5 (1-based; cvc5 says 4): an error on
+        // its first line moves by the client's column, on its second only by line.
+        let m = "Parse Error: <stdin>:4.9: Unexpected token";
+        assert_eq!(
+            cvc5_position(m, 5, 3, 10),
+            "Parse Error: <stdin>:2.18: Unexpected token"
+        );
+        let m = "Parse Error: <stdin>:5.3: Unexpected token";
+        assert_eq!(
+            cvc5_position(m, 5, 3, 10),
+            "Parse Error: <stdin>:3.3: Unexpected token"
+        );
     }
 
     #[test]
