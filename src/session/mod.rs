@@ -430,7 +430,7 @@ impl Engine {
         };
         let end = col + tok.chars().count();
         match self.dialect {
-            Dialect::Z3 => self.error_at(line, if line > 1 { col - 1 } else { col }, msg),
+            Dialect::Z3 => self.error_at(line, position::z3_printed_col(line, col), msg),
             Dialect::Yices => {
                 let e = format!("at line {line}, column {end}: syntax error: ( expected");
                 if self.flags.interactive {
@@ -1046,9 +1046,7 @@ impl Engine {
                         // z3 takes only the three answers, and points at the value.
                         let at = text.rfind(v.as_str()).unwrap_or(0);
                         let (l, c) = position::position_at(text, at, line, col);
-                        // z3's columns are 0-based past its input's first line.
-                        let c = if l > 1 { c - 1 } else { c };
-                        self.error_at(l, c, "invalid ':status' attribute");
+                        self.error_at(l, position::z3_printed_col(l, c), "invalid ':status' attribute");
                         return outcome;
                     }
                     outcome.status = Answer::parse(v);
@@ -1509,7 +1507,7 @@ impl Engine {
             Ok(mut values) => {
                 if self.dialect == Dialect::Yices && !self.flags.smt2_model_format {
                     for v in &mut values {
-                        *v = bare_integral_reals(v);
+                        *v = response::bare_integral_reals(v);
                     }
                 }
                 let pairs: Vec<(&str, &str)> = terms
@@ -1968,44 +1966,5 @@ fn yices_refuses(store: &TermStore, cmd: &Command, text: &str) -> bool {
             constant(l) || (store.op(l) == crate::term::Op::Not && constant(store.args(l)[0]))
         }),
         _ => false,
-    }
-}
-
-/// A value as yices prints it without `--smt2-model-format` (which smtproxy's own yices
-/// runs with): integral reals without their `.0` (`2`, `(- 3)`).
-fn bare_integral_reals(v: &str) -> String {
-    let mut out = String::with_capacity(v.len());
-    let mut rest = v;
-    while let Some(i) = rest.find(".0") {
-        let (head, tail) = rest.split_at(i);
-        let after = &tail[2..];
-        let whole = &head[head.trim_end_matches(|c: char| c.is_ascii_digit()).len()..];
-        let ends = after
-            .chars()
-            .next()
-            .is_none_or(|c| c == ')' || c.is_whitespace());
-        out.push_str(head);
-        if whole.is_empty() || !ends {
-            out.push_str(".0");
-        }
-        rest = after;
-    }
-    out.push_str(rest);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::bare_integral_reals;
-
-    #[test]
-    fn integral_reals_lose_their_point_zero_only() {
-        assert_eq!(bare_integral_reals("0.0"), "0");
-        assert_eq!(bare_integral_reals("(- 3.0)"), "(- 3)");
-        assert_eq!(bare_integral_reals("(/ 7 2)"), "(/ 7 2)");
-        assert_eq!(bare_integral_reals("1.05"), "1.05");
-        assert_eq!(bare_integral_reals("2.00"), "2.00");
-        assert_eq!(bare_integral_reals("#b0101"), "#b0101");
-        assert_eq!(bare_integral_reals("(store a 10.0 2.0)"), "(store a 10 2)");
     }
 }

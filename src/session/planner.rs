@@ -387,29 +387,6 @@ impl Planner {
         })
     }
 
-    /// Whether the solver takes `text`, a command smtproxy's parser refused as ill-sorted,
-    /// in the client's context: asked of the auxiliary backend after a `(reset)` and `log`,
-    /// the client's commands without its assertions (`ClientState::declarations_log`).
-    /// `None` when it cannot be asked: the context itself is refused, the backend fails,
-    /// or the last model is held there (the reset would lose it).
-    pub fn solver_accepts(&mut self, log: &[String], text: &str) -> Option<bool> {
-        if matches!(self.model_at, ModelAt::Aux(_)) {
-            return None;
-        }
-        let mut cmds: Vec<String> = Vec::with_capacity(log.len() + 1);
-        cmds.push("(reset)".into());
-        cmds.extend_from_slice(log);
-        match self.aux.batch(&cmds) {
-            Ok(Ok(())) => {}
-            _ => return None,
-        }
-        match self.aux.cmd(text) {
-            Ok(Response::Success) => Some(true),
-            Ok(Response::Error(_)) => Some(false),
-            _ => None,
-        }
-    }
-
     /// The backend the lean passthrough runs on: the main one for passthrough as the
     /// strategy or by cost; for a fall-back (`fallback`), one of its own, so the main
     /// backend (the stack's prefix, the options it was given) outlives the fall-back, kept

@@ -18,6 +18,17 @@ pub fn position_at(text: &str, i: usize, line: usize, col: usize) -> (usize, usi
     }
 }
 
+/// The column z3 prints for the 1-based column `col` on `line` of its input (`position_at`
+/// gives one): as counted on the first line, one less after it (z3's columns are 0-based
+/// past its input's first line).
+pub fn z3_printed_col(line: usize, col: usize) -> usize {
+    if line > 1 {
+        col.saturating_sub(1)
+    } else {
+        col
+    }
+}
+
 /// The byte offset of the first argument of the command `text`: after `(`, the command
 /// name and the blanks that follow it.
 pub fn argument_offset(text: &str) -> usize {

@@ -131,6 +131,29 @@ pub fn model_of_entries(dialect: Dialect, entries: &[String]) -> String {
     s
 }
 
+/// A value as yices prints it without `--smt2-model-format` (which smtproxy's own yices
+/// runs with): integral reals without their `.0` (`2`, `(- 3)`).
+pub fn bare_integral_reals(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    let mut rest = v;
+    while let Some(i) = rest.find(".0") {
+        let (head, tail) = rest.split_at(i);
+        let after = &tail[2..];
+        let whole = &head[head.trim_end_matches(|c: char| c.is_ascii_digit()).len()..];
+        let ends = after
+            .chars()
+            .next()
+            .is_none_or(|c| c == ')' || c.is_whitespace());
+        out.push_str(head);
+        if whole.is_empty() || !ends {
+            out.push_str(".0");
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,5 +208,16 @@ mod tests {
         assert_eq!(model(Dialect::Z3, &[]), "(\n)");
         assert_eq!(model(Dialect::Cvc5, &[]), "(\n)");
         assert_eq!(model(Dialect::Yices, &[]), "(model)");
+    }
+
+    #[test]
+    fn integral_reals_lose_their_point_zero_only() {
+        assert_eq!(bare_integral_reals("0.0"), "0");
+        assert_eq!(bare_integral_reals("(- 3.0)"), "(- 3)");
+        assert_eq!(bare_integral_reals("(/ 7 2)"), "(/ 7 2)");
+        assert_eq!(bare_integral_reals("1.05"), "1.05");
+        assert_eq!(bare_integral_reals("2.00"), "2.00");
+        assert_eq!(bare_integral_reals("#b0101"), "#b0101");
+        assert_eq!(bare_integral_reals("(store a 10.0 2.0)"), "(store a 10 2)");
     }
 }

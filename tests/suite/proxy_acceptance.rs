@@ -24,7 +24,7 @@
 use crate::common;
 
 use common::replies::normalise;
-use common::{run, run_prog, run_under};
+use common::{run_as_client, run_prog, run_under};
 use std::time::Duration;
 
 /// Terms tried as `(assert (= T T))`: accepted or refused, the query stays satisfiable.
@@ -340,16 +340,7 @@ fn ends_as_the_solver(solver: &str, cmd: &[&str], scripts: &[String], strategies
         );
         for strategy in strategies {
             // The client's own flags, as it would pass them to the solver.
-            let mut args = vec![
-                "--solver",
-                solver,
-                "--strategy",
-                strategy,
-                "--cache",
-                "none",
-            ];
-            args.extend_from_slice(&cmd[1..]);
-            let out = run(&args, script.as_bytes(), T);
+            let out = run_as_client(solver, strategy, cmd, script.as_bytes(), T);
             out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
             let got = out.stdout_str();
             let got_code = out.status.and_then(|s| s.code());
@@ -685,16 +676,7 @@ fn fractions_look_as_each_solver_prints_them() {
         assert!(want.contains("(x "), "{solver}: {want}");
         for strategy in ["hybrid", "cache", "stack"] {
             // The client's own flags, as it would pass them to the solver.
-            let mut args = vec![
-                "--solver",
-                solver,
-                "--strategy",
-                strategy,
-                "--cache",
-                "none",
-            ];
-            args.extend_from_slice(&cmd[1..]);
-            let out = run(&args, script.as_bytes(), T);
+            let out = run_as_client(solver, strategy, cmd, script.as_bytes(), T);
             out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
             assert_eq!(out.stdout_str(), want, "{solver} {strategy}");
         }

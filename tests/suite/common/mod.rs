@@ -311,7 +311,19 @@ pub fn run(args: &[&str], input: &[u8], timeout: Duration) -> Out {
 
 /// [`run`] as `smtproxy --solver SOLVER --strategy STRATEGY --cache none`.
 pub fn run_under(solver: &str, strategy: &str, input: &[u8], timeout: Duration) -> Out {
-    let args = [
+    run_as_client(solver, strategy, &[solver], input, timeout)
+}
+
+/// [`run_under`], with the client's own command line for the solver (`cmd`: the solver's
+/// name, then its flags, which smtproxy is given after its own options).
+pub fn run_as_client(
+    solver: &str,
+    strategy: &str,
+    cmd: &[&str],
+    input: &[u8],
+    timeout: Duration,
+) -> Out {
+    let mut args = vec![
         "--solver",
         solver,
         "--strategy",
@@ -319,6 +331,7 @@ pub fn run_under(solver: &str, strategy: &str, input: &[u8], timeout: Duration) 
         "--cache",
         "none",
     ];
+    args.extend_from_slice(cmd.get(1..).unwrap_or_default());
     run(&args, input, timeout)
 }
 
