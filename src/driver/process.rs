@@ -13,6 +13,9 @@
 //!   [`Proc::sched`] (`/proc/PID/stat`: state and CPU ticks) only observe; they never
 //!   block or signal.
 //!
+//! * a solver outlives no smtproxy: it is started with the parent-death signal set to
+//!   SIGKILL (Linux), so even a smtproxy killed with SIGKILL leaves no solver running.
+//!
 //! The group leader is checked with `waitid(WNOWAIT)` before it is reaped, so the
 //! SIGKILL sent to its group can never hit a recycled process-group id.
 
@@ -73,6 +76,7 @@ impl Proc {
             // Own process group (pgid = pid): the group can be signalled as a
             // whole and a Ctrl-C on the client's terminal does not reach it.
             .process_group(0);
+        die_with_parent(&mut cmd);
         let spawned = crate::signals::spawn_group(|| cmd.spawn(), |c: &Child| c.id());
         let mut child = match spawned {
             Some(r) => r.map_err(|source| DriverError::Spawn {
@@ -413,6 +417,32 @@ impl Drop for Proc {
         self.kill(KILL_GRACE);
     }
 }
+
+/// The solver gets SIGKILL when the thread that started it ends (Linux), so that a
+/// smtproxy killed with SIGKILL, which cannot stop its solvers itself, leaves none behind
+/// using the machine's cores. Every solver is started from the engine thread, which lives
+/// until smtproxy has stopped them. A parent that is gone before the child has set this is
+/// caught by the parent check (the child then exits at once).
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs in the child between fork and exec and calls only
+    // async-signal-safe functions (prctl, getppid); it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut Command) {}
 
 fn set_nonblocking(fd: std::os::fd::RawFd) -> std::io::Result<()> {
     // SAFETY: fcntl on a file descriptor we own; no memory is passed.

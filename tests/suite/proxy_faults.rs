@@ -695,6 +695,50 @@ fn signal_mid_session(sig: i32, code: i32) {
     }
 }
 
+/// SIGKILL to smtproxy while its solver is busy: smtproxy cannot stop its solvers itself,
+/// and none of them may go on using the machine (each dies with its parent).
+#[test]
+fn sigkill_mid_session_leaves_no_solver() {
+    common::require("z3");
+    for strategy in ["passthrough", "hybrid"] {
+        let mut s = Session::start(&["--solver", "z3", "--strategy", strategy, "--cache", "none"]);
+        s.send("(declare-const a Int)");
+        s.send("(assert (> a 3))");
+        assert_eq!(s.ask("(check-sat)", T), "sat");
+        let solvers = solver_pids(s.pid());
+        assert!(!solvers.is_empty(), "{strategy}: no solver child");
+        for l in FACTOR.lines().skip(1) {
+            s.send(l);
+        }
+        s.send("(check-sat)");
+        let t0 = Instant::now();
+        while !solvers.iter().any(|p| cpu_ticks(*p) > 0) && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let all = descendants_of(s.pid());
+        kill(s.pid(), libc::SIGKILL);
+        assert!(
+            s.wait_exit(Duration::from_secs(10)).is_some(),
+            "{strategy}: smtproxy survived SIGKILL"
+        );
+        let _ = s.finish(Duration::from_secs(1));
+        let mut left: Vec<u32> = solvers.iter().chain(all.iter()).copied().collect();
+        let t1 = Instant::now();
+        left.retain(|p| alive(*p));
+        while !left.is_empty() && t1.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(20));
+            left.retain(|p| alive(*p));
+        }
+        for p in &left {
+            kill(*p, libc::SIGKILL); // do not leak them past the test
+        }
+        assert!(
+            left.is_empty(),
+            "{strategy}: solver process(es) {left:?} alive 2 s after smtproxy was killed"
+        );
+    }
+}
+
 /// utime + stime of a process, in clock ticks (0 if unreadable).
 fn cpu_ticks(pid: u32) -> u64 {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
