@@ -13,6 +13,8 @@ session shows as a rising column too.
   python3 scripts/time-session.py SESSION.smt2 --answers out.txt -- target/release/smtproxy -smt2 -in
 """
 import argparse
+import os
+import re
 import subprocess
 import sys
 import time
@@ -35,42 +37,53 @@ def blocks(path):
         yield cur
 
 
-def read_forms(out, n):
-    """Read n complete top-level forms (atoms or balanced lists) from the stream."""
-    forms = []
-    buf = []
-    depth = 0
-    in_str = False
-    while len(forms) < n:
-        ch = out.read(1)
-        if not ch:
-            raise SystemExit("solver closed its output after %d of %d answers" % (len(forms), n))
-        if in_str:
-            buf.append(ch)
-            if ch == '"':
-                in_str = False
-            continue
-        if ch == '"':
-            in_str = True
-            buf.append(ch)
-        elif ch == "(":
-            depth += 1
-            buf.append(ch)
-        elif ch == ")":
-            depth -= 1
-            buf.append(ch)
-            if depth == 0:
-                forms.append("".join(buf).strip())
-                buf = []
-        elif ch.isspace():
-            if depth == 0 and buf:
-                forms.append("".join(buf).strip())
-                buf = []
-            elif depth > 0:
-                buf.append(ch)
-        else:
-            buf.append(ch)
-    return forms
+TOKEN = re.compile(rb'"(?:[^"]|"")*"(?!")|\|[^|]*\||[()]|[^\s()"|]+|["|]')
+
+
+class Answers:
+    """Reads the solver's answers as whole top-level forms (atoms or balanced lists).
+
+    Works on chunks from os.read and a regular expression over tokens, not a Python call
+    per character, so that reading the answers costs the client little beside the solver.
+    """
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.buf = b""
+        self.pos = 0
+        self.depth = 0
+        self.start = None
+
+    def read(self, n):
+        forms = []
+        while len(forms) < n:
+            m = TOKEN.search(self.buf, self.pos)
+            # A token that touches the end of what has arrived may go on in the next chunk.
+            # So may a string or quoted symbol whose closing quote has not arrived.
+            if m is None or m.end() == len(self.buf) or m.group(0) in (b'"', b"|"):
+                chunk = os.read(self.fd, 1 << 16)
+                if not chunk:
+                    raise SystemExit("solver closed its output after %d of %d answers"
+                                     % (len(forms), n))
+                keep = self.pos if self.start is None else self.start
+                self.buf = self.buf[keep:] + chunk
+                self.pos -= keep
+                if self.start is not None:
+                    self.start -= keep
+                continue
+            tok = m.group(0)
+            if self.depth == 0 and self.start is None:
+                self.start = m.start()
+            self.pos = m.end()
+            if tok == b"(":
+                self.depth += 1
+            elif tok == b")":
+                self.depth -= 1
+            if self.depth <= 0:
+                self.depth = 0
+                forms.append(self.buf[self.start:self.pos].decode())
+                self.start = None
+        return forms
 
 
 def memory_mb(pid):
@@ -105,18 +118,25 @@ def main():
     cmd = argv[i + 1:]
     if not cmd:
         ap.error("give the solver command after --")
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    # The session is read and split before the clock starts: a client builds its queries in
+    # memory, and parsing a file of 30 MB here would count against a fast solver only.
+    queries = []
+    for block in blocks(a.session):
+        want = sum(1 for l in block if l.lstrip().startswith(ANSWERING))
+        queries.append(("".join(block).encode(), want))
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    reader = Answers(p.stdout.fileno())
     answers = open(a.answers, "w") if a.answers else None
     t0 = time.monotonic()
     last = t0
     n = 0
     rows = []
     peak = None
-    for block in blocks(a.session):
-        p.stdin.write("".join(block))
-        p.stdin.flush()
-        want = sum(1 for l in block if l.lstrip().startswith(ANSWERING))
-        forms = read_forms(p.stdout, want)
+    for text, want in queries:
+        view = memoryview(text)
+        while view:
+            view = view[p.stdin.write(view):]
+        forms = reader.read(want)
         if answers:
             for f in forms:
                 answers.write(" ".join(f.split()) + "\n")
