@@ -91,6 +91,27 @@ impl ClientState {
         }
     }
 
+    /// The client's text of the term that the live `:named` label `name` names (from the
+    /// assertion that named it), or `None` if no live label has that name.
+    pub fn label_text(&self, name: &str) -> Option<String> {
+        let frame = self
+            .frames
+            .iter()
+            .rev()
+            .find(|f| f.named.iter().any(|(n, _)| n == name))?;
+        frame
+            .raw
+            .iter()
+            .rev()
+            .filter(|r| r.contains(":named") && r.contains(name))
+            .find_map(|r| {
+                crate::smt2::echo::named_terms(r)
+                    .into_iter()
+                    .find(|(l, _)| l == name)
+                    .map(|(_, t)| t)
+            })
+    }
+
     pub fn top(&mut self) -> &mut ClientFrame {
         // frames is never empty
         let n = self.frames.len() - 1;

@@ -1510,10 +1510,20 @@ impl Engine {
                         *v = response::bare_integral_reals(v);
                     }
                 }
-                let pairs: Vec<(&str, &str)> = terms
+                // cvc5 repeats each term as it parsed it, not as the client wrote it.
+                let echoed: Vec<std::borrow::Cow<'_, str>> = terms
+                    .iter()
+                    .map(|(_, src)| match self.dialect {
+                        Dialect::Cvc5 => {
+                            crate::smt2::echo::cvc5_term(src, &|n| self.client.label_text(n)).into()
+                        }
+                        Dialect::Z3 | Dialect::Yices => src.as_str().into(),
+                    })
+                    .collect();
+                let pairs: Vec<(&str, &str)> = echoed
                     .iter()
                     .zip(&values)
-                    .map(|((_, src), v)| (src.as_str(), v.as_str()))
+                    .map(|(src, v)| (src.as_ref(), v.as_str()))
                     .collect();
                 self.emit(&response::get_value(self.dialect, &pairs));
             }

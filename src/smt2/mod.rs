@@ -13,6 +13,7 @@
 
 pub mod alpha;
 pub mod command;
+pub mod echo;
 mod fast;
 mod general;
 pub mod lex;

@@ -450,9 +450,8 @@ fn parse_errors_as_yices_words_them() {
     );
 }
 
-/// A `:named` label asked for in get-value (z3 and yices echo the label; cvc5 prints the
-/// term it names, which smtproxy does not), and integral reals as yices prints them with
-/// and without `--smt2-model-format`.
+/// A `:named` label asked for in get-value (z3 and yices echo the label), and integral
+/// reals as yices prints them with and without `--smt2-model-format`.
 #[test]
 fn named_labels_and_integral_reals_as_the_solver_prints_them() {
     let named = "(set-option :produce-models true)\n(set-logic QF_LIA)\n(declare-const x Int)\n\
@@ -475,6 +474,30 @@ fn named_labels_and_integral_reals_as_the_solver_prints_them() {
         &["yices-smt2", "--incremental", "--smt2-model-format"],
         &scripts,
         &SET_OPTION_STRATEGIES,
+    );
+}
+
+/// cvc5 repeats each get-value term as it parsed it: `#x` and `(_ bvN W)` as `#b`,
+/// decimals and divisions of numerals as its rationals, lets substituted, a `:named` label
+/// as the term it names, `|x|` as `x`.
+#[test]
+fn get_value_terms_as_cvc5_repeats_them() {
+    let bv = "(set-option :produce-models true)\n(set-logic QF_ABV)\n\
+              (declare-const a (_ BitVec 8))\n(declare-const A (Array (_ BitVec 4) (_ BitVec 8)))\n\
+              (assert (! (= a #x0f) :named q))\n(assert (= (select A #x3) (_ bv1 8)))\n\
+              (check-sat)\n(get-value (a q (bvadd a #xff) ((_ extract 3 0) a) (select A #x3) \
+              (let ((z a)) (bvmul z (_ bv2 8))) |a|))\n";
+    let reals = "(set-option :produce-models true)\n(set-logic QF_LIRA)\n(declare-const r Real)\n\
+                 (declare-const x Int)\n(assert (! (> x (- 2)) :named |w z|))\n\
+                 (assert (= r 2.5))\n(assert (= x 4))\n(check-sat)\n\
+                 (get-value (r 2.0 0.5 (+ r 0.25) (/ 4 2) (/ 6 4) (/ r 2) (- 0.5) |w z| \
+                 (let ((y 1) (z 2)) (let ((y z)) (+ y z x)))))\n";
+    let scripts = [bv.to_string(), reals.to_string()];
+    ends_as_the_solver(
+        "cvc5",
+        &["cvc5", "--incremental"],
+        &scripts,
+        &["hybrid", "stack", "fresh", "cache"],
     );
 }
 
