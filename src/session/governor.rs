@@ -32,11 +32,14 @@
 //!   dearer than the other is therefore probed seldom, a close one as often as above.
 //!   The first measurement of each route is not bounded.
 //! * Small sessions are never switched: the first [`WINDOW`] queries run modelled.
-//! * A probe ends early once it cannot change the decision: after [`PROBE_MIN`] queries,
-//!   a probe whose cost per KiB so far is past [`HOPELESS`] times the preferred route's
-//!   is measured as it stands (the first lean window of a session whose cache answers
-//!   nearly everything costs a solver call per query, ten times the modelled route's).
-//!   The rest of the schedule is the same as for a probe that ran its whole window.
+//! * A probe ends early once it cannot change the decision: at once when it has cost
+//!   [`HOPELESS`] times what the preferred route costs for a whole window (at the last
+//!   window's bytes per query; a solver's start and one hard query against a warm store),
+//!   and after [`PROBE_MIN`] queries when its cost per KiB so far is past [`HOPELESS`]
+//!   times the preferred route's. It is then measured as it stands (the first lean window
+//!   of a session whose cache answers nearly everything costs a solver call per query,
+//!   ten times the modelled route's). The rest of the schedule is the same as for a probe
+//!   that ran its whole window.
 
 use std::time::Duration;
 
@@ -144,7 +147,7 @@ impl Governor {
         if n >= self.length {
             return true;
         }
-        if self.route == self.preferred || n < PROBE_MIN {
+        if self.route == self.preferred || n == 0 {
             return false;
         }
         let Some(p) = self.cost(self.preferred) else {
@@ -152,7 +155,15 @@ impl Governor {
         };
         let kib = bytes.saturating_sub(self.start_bytes) as f64 / 1024.0;
         let ms = wall.saturating_sub(self.start_wall).as_secs_f64() * 1e3;
-        kib > 0.0 && ms > HOPELESS * p * kib
+        // Past HOPELESS times what the preferred route costs for a whole window (at the
+        // last window's bytes per query): the window can only cost more, so its cost per
+        // KiB is past HOPELESS times the preferred route's whatever its later queries are
+        // (a solver start and one hard query can be that much).
+        let window_kib = (self.kib_per_query * self.length as f64).max(kib);
+        if window_kib > 0.0 && ms > HOPELESS * p * window_kib {
+            return true;
+        }
+        n >= PROBE_MIN && kib > 0.0 && ms > HOPELESS * p * kib
     }
 
     /// The current window ends at `wall` (the engine's wall time so far) after `queries`
@@ -344,6 +355,42 @@ mod tests {
         assert_eq!(g.route(), Route::Modelled);
         // A probe merely dearer than HOPELESS times runs its whole window.
         assert!(run(1.0, 2.5, WINDOW * 2) >= 0.5 - 1e-9);
+    }
+
+    #[test]
+    fn probe_dearer_than_a_window_ends_at_once() {
+        // A warm store answers a query in 0.1 ms; the solver takes 30 ms for one (its
+        // start included): the probe ends after its first query.
+        let mut g = Governor::default();
+        let (mut wall, mut q, mut lean_q) = (0.0, 0u64, 0u64);
+        while q < 2 * WINDOW {
+            let lean = g.route() == Route::Lean;
+            wall += if lean { 30.0 } else { 0.1 };
+            lean_q += lean as u64;
+            q += 1;
+            if g.due(ms(wall), q, 1024 * q) {
+                g.decide(ms(wall), q, 1024 * q);
+            }
+        }
+        assert_eq!(lean_q, 1);
+        assert_eq!(g.route(), Route::Modelled);
+        // A cheap solver's start (5 ms) does not end a probe that pays (0.05 ms a query
+        // against 0.5 modelled): the session goes lean.
+        let mut g = Governor::default();
+        let (mut wall, mut q, mut started) = (0.0, 0u64, false);
+        while q < 4 * WINDOW {
+            let lean = g.route() == Route::Lean;
+            wall += if lean { 0.05 } else { 0.5 };
+            if lean && !started {
+                wall += 5.0;
+                started = true;
+            }
+            q += 1;
+            if g.due(ms(wall), q, 1024 * q) {
+                g.decide(ms(wall), q, 1024 * q);
+            }
+        }
+        assert_eq!(g.route(), Route::Lean);
     }
 
     #[test]

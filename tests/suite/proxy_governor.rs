@@ -5,8 +5,10 @@
 //! switches between them run here, whatever the timings decide afterwards.
 //!
 //! Asserted: every check-sat answer equals the solver's own, in order; `--stats` shows at
-//! least one route switch and a lean window's worth of queries answered by the lean route;
-//! a named strategy (`--strategy hybrid`) is never governed.
+//! least one route switch, a lean window's worth of queries answered by the lean route
+//! where the solver is cheaper than smtproxy's own work (yices), and at least one where a
+//! probe of the lean route may end early as hopeless (z3, cvc5); a named strategy
+//! (`--strategy hybrid`) is never governed.
 
 use crate::common;
 
@@ -14,7 +16,7 @@ use common::replies::check_sat_answers;
 use common::{bin, field, require, run_prog, summary};
 use std::time::Duration;
 
-fn governed_matches_solver(name: &str, prog: &str, flags: &[&str]) {
+fn governed_matches_solver(name: &str, prog: &str, flags: &[&str], min_lean: u64) {
     require(prog);
     let input = common::klee_stream("klee/sbase-expr/solver-queries.smt2.gz");
     let t = Duration::from_secs(300);
@@ -36,7 +38,7 @@ fn governed_matches_solver(name: &str, prog: &str, flags: &[&str]) {
     let s = summary(&out.stderr_str());
     assert_eq!(field(&s, "queries"), 296);
     assert!(field(&s, "route_switches") >= 1, "no route switch: {s}");
-    assert!(field(&s, "lean_queries") >= 64, "no lean window: {s}");
+    assert!(field(&s, "lean_queries") >= min_lean, "no lean window: {s}");
 
     let mut named = vec![
         "--solver",
@@ -57,15 +59,15 @@ fn governed_matches_solver(name: &str, prog: &str, flags: &[&str]) {
 
 #[test]
 fn governed_yices_answers_as_yices() {
-    governed_matches_solver("yices", "yices-smt2", &["--incremental"]);
+    governed_matches_solver("yices", "yices-smt2", &["--incremental"], 64);
 }
 
 #[test]
 fn governed_z3_answers_as_z3() {
-    governed_matches_solver("z3", "z3", &["-in"]);
+    governed_matches_solver("z3", "z3", &["-in"], 1);
 }
 
 #[test]
 fn governed_cvc5_answers_as_cvc5() {
-    governed_matches_solver("cvc5", "cvc5", &["--incremental"]);
+    governed_matches_solver("cvc5", "cvc5", &["--incremental"], 1);
 }
