@@ -20,16 +20,16 @@ pub struct ModelName {
 /// client's current declarations (`names` maps their backend names to them), so CSE
 /// macros, declarations hoisted for earlier queries and renamed declarations never show,
 /// and the client sees its own names, in the order of its own declarations (the backend
-/// saw them in the order queries needed them). With `functions_last` (z3 and yices) the
-/// constants come first, then the functions, each in declaration order, as those solvers
-/// print them; cvc5 keeps declaration order throughout. With the `model` header of yices
-/// dropped, the layout is z3's.
+/// saw them in the order queries needed them). With `functions_last` (z3) the constants
+/// come first, then the functions, each in declaration order, as z3 prints them; cvc5 and
+/// yices keep declaration order throughout. With the `model` header of yices dropped, the
+/// layout is z3's.
 pub fn filter_model(
     text: &str,
     names: &rustc_hash::FxHashMap<String, ModelName>,
     dialect: Dialect,
 ) -> String {
-    let functions_last = dialect != Dialect::Cvc5;
+    let functions_last = dialect == Dialect::Z3;
     let Ok(sx) = Sexps::parse(text) else {
         return text.to_string();
     };

@@ -255,14 +255,53 @@ fn values_and_models_look_as_z3_prints_them() {
 }
 
 /// cvc5 prints the terms of a get-value its own way (`(bvadd a #b00000001)` for
-/// `(bvadd a #x01)`); smtproxy echoes the client's text, so only constants are asked here.
+/// `(bvadd a #x01)`), and so does smtproxy for it.
 #[test]
 fn values_and_models_look_as_cvc5_prints_them() {
     values_as_the_solver(
         "cvc5",
         &["cvc5", "--lang", "smt2", "--incremental"],
-        "c a w t",
+        "c a w t (bvadd a #x01)",
     );
+}
+
+/// yices and cvc5 list a model in the client's declaration order, functions among the
+/// constants (z3 puts the functions last, its constants in an order of its own).
+#[test]
+fn models_list_functions_where_each_solver_does() {
+    let script = "(set-option :produce-models true)\n(set-logic QF_UFBV)\n\
+                  (declare-fun c () (_ BitVec 8))\n(declare-fun g ((_ BitVec 8)) (_ BitVec 8))\n\
+                  (declare-fun x () (_ BitVec 8))\n(declare-fun f ((_ BitVec 8)) (_ BitVec 8))\n\
+                  (declare-fun b () Bool)\n(assert (= (f #x03) #x07))\n(assert (= (g #x01) #x03))\n\
+                  (assert (= c (bvadd x #x01)))\n(assert (bvugt x #x02))\n(assert b)\n\
+                  (check-sat)\n(get-model)\n";
+    for (solver, cmd) in [
+        (
+            "yices",
+            &["yices-smt2", "--incremental", "--smt2-model-format"][..],
+        ),
+        ("cvc5", &["cvc5", "--incremental"][..]),
+    ] {
+        let direct = Direct::new(cmd);
+        let names = |out: &str| -> Vec<String> {
+            out.split("define-fun ")
+                .skip(1)
+                .filter_map(|e| e.split_whitespace().next().map(str::to_string))
+                .collect()
+        };
+        let want = names(&direct.says(script));
+        assert_eq!(want.len(), 5, "{solver} listed {want:?}");
+        for strategy in ["hybrid", "cache", "stack", "fresh", "passthrough"] {
+            let out = run_under(solver, strategy, script.as_bytes(), T);
+            out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
+            assert_eq!(
+                names(&out.stdout_str()),
+                want,
+                "{solver} {strategy}:\n{}",
+                out.stdout_str()
+            );
+        }
+    }
 }
 
 /// smtproxy runs yices with `--smt2-model-format` (models as `define-fun`s, in `(model ...)`).
