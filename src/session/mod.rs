@@ -566,7 +566,31 @@ impl Engine {
                 return self.fall_back(text, line, col, why);
             }
         }
+        if self.dialect == Dialect::Yices && self.client.logic.is_none() && yices_needs_logic(&cmd)
+        {
+            // yices runs no such command before a set-logic (nor after a reset); it reads
+            // it first, so a term outside the core theory is its own error (`undefined
+            // term: >`), which the solver words.
+            let beyond_core = match &cmd {
+                Command::GetValue(ts) => ts.iter().any(|&(t, _)| self.term_outside(t)),
+                Command::CheckSatAssuming(ts) => ts.iter().any(|&t| self.term_outside(t)),
+                _ => false,
+            };
+            if beyond_core {
+                let why = "a term outside the core theory before any set-logic";
+                return self.fall_back(text, line, col, why);
+            }
+            self.emit(&response::error("no logic set"));
+            return Outcome::default();
+        }
         self.interpret(cmd, text, line, col)
+    }
+
+    /// Whether the logic check refuses term `t` as it would an assertion of it.
+    fn term_outside(&mut self, t: TermId) -> bool {
+        self.logic_check
+            .as_mut()
+            .is_some_and(|lc| lc.outside(&self.store, &Command::Assert(t, Vec::new())))
     }
 
     /// A command smtproxy's parser refused (`e`), judged by the solver in the client's
@@ -1960,6 +1984,29 @@ impl objective::Oracle for Bounds<'_> {
             .ok()?;
         objective::bv_value(v.first()?)
     }
+}
+
+/// A command yices answers with `no logic set` before any `set-logic` (and after a
+/// `reset`), once it has read it.
+fn yices_needs_logic(cmd: &Command) -> bool {
+    matches!(
+        cmd,
+        Command::DeclareSort(..)
+            | Command::DefineSort { .. }
+            | Command::DeclareFun { .. }
+            | Command::DefineFun { .. }
+            | Command::Push(_)
+            | Command::Pop(_)
+            | Command::Assert(..)
+            | Command::CheckSat
+            | Command::CheckSatAssuming(_)
+            | Command::GetValue(_)
+            | Command::GetModel
+            | Command::GetAssignment
+            | Command::GetUnsatCore
+            | Command::GetUnsatAssumptions
+            | Command::GetProof
+    )
 }
 
 /// A command SMT-LIB (and smtproxy's parser) takes that yices reads as a syntax error:

@@ -540,6 +540,33 @@ fn get_value_terms_as_cvc5_repeats_them() {
     );
 }
 
+/// yices runs no declaration, assertion, check or model command before a `set-logic`, nor
+/// after a `(reset)` until the next one: each is `no logic set` and the session goes on (a
+/// term outside the core theory is its own error first, and ends the session).
+#[test]
+fn yices_without_a_logic_as_yices() {
+    let scripts: Vec<String> = [
+        "(declare-const x Bool)\n(assert x)\n(check-sat)\n(get-model)\n(get-value (x))\n\
+         (set-logic QF_UF)\n(declare-const x Bool)\n(assert x)\n(check-sat)\n",
+        "(push 1)\n(pop 1)\n(define-fun f () Bool true)\n(declare-sort U 0)\n(get-value (1))\n\
+         (check-sat-assuming (true))\n(get-assertions)\n(echo \"on\")\n(get-value ((> 1 2)))\n",
+        "(set-logic QF_UF)\n(declare-const x Bool)\n(assert x)\n(check-sat)\n(reset)\n\
+         (declare-const y Bool)\n(check-sat)\n(set-logic QF_UF)\n(declare-const y Bool)\n\
+         (assert (not y))\n(check-sat)\n",
+        "(assert (= 1 1))\n(declare-fun z () Int)\n(set-logic QF_LIA)\n(declare-fun z () Int)\n\
+         (assert (> z 1))\n(check-sat)\n",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    ends_as_the_solver(
+        "yices",
+        &["yices-smt2", "--incremental"],
+        &scripts,
+        &EVERY_STRATEGY,
+    );
+}
+
 const EVERY_STRATEGY: [&str; 5] = ["passthrough", "hybrid", "stack", "fresh", "cache"];
 
 #[test]
