@@ -11,8 +11,7 @@
 //! * stderr is drained by a thread into a bounded ring (last [`STDERR_KEEP`] bytes);
 //! * [`Proc::input_pending`] (bytes queued or still in the stdin pipe, by FIONREAD) and
 //!   [`Proc::sched`] (`/proc/PID/stat`: state and CPU ticks) only observe; they never
-//!   block or signal.
-//!
+//!   block or signal;
 //! * a solver outlives no smtproxy: it is started with the parent-death signal set to
 //!   SIGKILL (Linux), so even a smtproxy killed with SIGKILL leaves no solver running.
 //!
