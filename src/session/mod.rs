@@ -2010,8 +2010,9 @@ fn yices_needs_logic(cmd: &Command) -> bool {
 }
 
 /// A command SMT-LIB (and smtproxy's parser) takes that yices reads as a syntax error:
-/// `push` and `pop` without their numeral, and `check-sat-assuming` of anything but
-/// Boolean constants and their negations.
+/// `push` and `pop` without their numeral, `check-sat-assuming` of anything but Boolean
+/// constants and their negations, and the commands yices does not have (datatypes,
+/// recursive definitions: `declare-datatypes is not a command`).
 fn yices_refuses(store: &TermStore, cmd: &Command, text: &str) -> bool {
     let constant =
         |t: TermId| matches!(store.op(t), crate::term::Op::Sym(_)) && store.args(t).is_empty();
@@ -2022,6 +2023,7 @@ fn yices_refuses(store: &TermStore, cmd: &Command, text: &str) -> bool {
         Command::CheckSatAssuming(lits) => !lits.iter().all(|&l| {
             constant(l) || (store.op(l) == crate::term::Op::Not && constant(store.args(l)[0]))
         }),
+        Command::DeclareDatatypes { .. } | Command::DefineFunsRec(_) => true,
         _ => false,
     }
 }

@@ -567,6 +567,36 @@ fn yices_without_a_logic_as_yices() {
     );
 }
 
+/// yices has no datatypes and no recursive definitions: each such command is a syntax
+/// error (`declare-datatypes is not a command`), which ends its session unless it runs
+/// `--interactive` (one command a line here: yices then skips the rest of the line).
+#[test]
+fn yices_lacks_datatypes_and_recursive_definitions() {
+    let scripts: Vec<String> = [
+        "(set-option :produce-models true)\n(set-logic QF_UF)\n\
+         (declare-datatypes ((Color 0)) (((red) (green) (blue))))\n(declare-const c Color)\n\
+         (declare-const b Bool)\n(assert b)\n(check-sat)\n(get-value (b))\n",
+        "(set-logic QF_UF)\n(declare-datatype Pair ((pair (fst Bool) (snd Bool))))\n(check-sat)\n",
+        "(set-logic QF_UF)\n(declare-const b Bool)\n(define-fun-rec f ((x Bool)) Bool (f x))\n\
+         (assert (not b))\n(check-sat)\n",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    ends_as_the_solver(
+        "yices",
+        &["yices-smt2", "--incremental"],
+        &scripts,
+        &EVERY_STRATEGY,
+    );
+    ends_as_the_solver(
+        "yices",
+        &["yices-smt2", "--incremental", "--interactive"],
+        &scripts,
+        &["hybrid", "stack", "passthrough"],
+    );
+}
+
 const EVERY_STRATEGY: [&str; 5] = ["passthrough", "hybrid", "stack", "fresh", "cache"];
 
 #[test]
