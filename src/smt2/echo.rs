@@ -173,6 +173,10 @@ pub fn cvc5_term(src: &str, label: &dyn Fn(&str) -> Option<String>) -> String {
     out
 }
 
+/// The widest `(_ bvN W)` written out in binary (W digits); a wider one, which the
+/// client's own text states in a few bytes, is repeated as written.
+const WIDE_MAX: u32 = 1 << 16;
+
 /// Labels name terms that may use labels of their own; a chain deeper than this is printed
 /// as written (a label cannot name a term that uses itself, so this only bounds the work).
 const LABEL_DEPTH: u32 = 64;
@@ -189,11 +193,11 @@ fn echo(
         Sx::List(items) => {
             match items.as_slice() {
                 [Sx::Atom("_"), Sx::Atom(v), Sx::Atom(w)] if v.starts_with("bv") => {
-                    if let (Some(v), Ok(w)) = (
+                    if let (Some(v), Ok(w @ 1..=WIDE_MAX)) = (
                         BigUint::parse_bytes(&v.as_bytes()[2..], 10),
                         w.parse::<u32>(),
                     ) {
-                        binary(&v, w, out);
+                        binary(&v, w as usize, out);
                         return;
                     }
                 }
@@ -271,7 +275,7 @@ fn echo_atom(
 ) {
     if let Some(hex) = a.strip_prefix("#x") {
         if let Some(v) = BigUint::parse_bytes(hex.as_bytes(), 16) {
-            binary(&v, 4 * hex.len() as u32, out);
+            binary(&v, 4 * hex.len(), out);
             return;
         }
     }
@@ -347,10 +351,9 @@ fn rational(n: BigUint, d: BigUint, out: &mut String) {
 }
 
 /// `#b` and `v` in `w` bits.
-fn binary(v: &BigUint, w: u32, out: &mut String) {
+fn binary(v: &BigUint, w: usize, out: &mut String) {
     out.push_str("#b");
     let bits = v.to_str_radix(2);
-    let w = w as usize;
     if bits.len() >= w {
         out.push_str(&bits[bits.len() - w..]);
     } else {
@@ -425,6 +428,9 @@ mod tests {
         assert_eq!(echo_of("|x"), "|x");
         // A quoted symbol that needs its quotes keeps them.
         assert_eq!(echo_of("|a b|"), "|a b|");
+        // A width written in a few bytes is not spelt out in billions of digits.
+        assert_eq!(echo_of("(_ bv1 4000000000)"), "(_ bv1 4000000000)");
+        assert_eq!(echo_of("(_ bv1 0)"), "(_ bv1 0)");
     }
 
     #[test]
