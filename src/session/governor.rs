@@ -280,22 +280,37 @@ mod tests {
 
     /// As `run`, with query `q`'s size `size(q)` bytes and its cost in proportion.
     fn run_sized(m: f64, l: f64, total: u64, size: impl Fn(u64) -> u64) -> f64 {
+        let (_, lean_q) = simulate(m, l, 0.0, total, size);
+        lean_q as f64 / total as f64
+    }
+
+    /// `total` queries of `size(q)` bytes, each costing `m` ms per KiB modelled and `l`
+    /// lean, the first lean one `start` ms more (the solver's start): the governor at the
+    /// end, and the queries that ran lean.
+    fn simulate(
+        m: f64,
+        l: f64,
+        start: f64,
+        total: u64,
+        size: impl Fn(u64) -> u64,
+    ) -> (Governor, u64) {
         let mut g = Governor::default();
         let (mut wall, mut q, mut bytes, mut lean_q) = (0.0, 0u64, 0u64, 0u64);
         while q < total {
             let b = size(q);
-            let cost = if g.route() == Route::Lean { l } else { m } * b as f64 / 1024.0;
+            let lean = g.route() == Route::Lean;
+            wall += if lean { l } else { m } * b as f64 / 1024.0;
+            if lean && lean_q == 0 {
+                wall += start;
+            }
+            lean_q += lean as u64;
             q += 1;
             bytes += b;
-            wall += cost;
-            if g.route() == Route::Lean {
-                lean_q += 1;
-            }
             if g.due(ms(wall), q, bytes) {
                 g.decide(ms(wall), q, bytes);
             }
         }
-        lean_q as f64 / total as f64
+        (g, lean_q)
     }
 
     #[test]
@@ -340,17 +355,7 @@ mod tests {
     fn hopeless_probe_ends_early() {
         // The first lean window at 10x the modelled cost ends after PROBE_MIN queries
         // (it ran WINDOW of them before), and the session stays modelled.
-        let mut g = Governor::default();
-        let (mut wall, mut q, mut lean_q) = (0.0, 0u64, 0u64);
-        while q < 2 * WINDOW {
-            let lean = g.route() == Route::Lean;
-            wall += if lean { 10.0 } else { 1.0 };
-            lean_q += lean as u64;
-            q += 1;
-            if g.due(ms(wall), q, 1024 * q) {
-                g.decide(ms(wall), q, 1024 * q);
-            }
-        }
+        let (g, lean_q) = simulate(1.0, 10.0, 0.0, 2 * WINDOW, |_| 1024);
         assert_eq!(lean_q, PROBE_MIN);
         assert_eq!(g.route(), Route::Modelled);
         // A probe merely dearer than HOPELESS times runs its whole window.
@@ -361,35 +366,12 @@ mod tests {
     fn probe_dearer_than_a_window_ends_at_once() {
         // A warm store answers a query in 0.1 ms; the solver takes 30 ms for one (its
         // start included): the probe ends after its first query.
-        let mut g = Governor::default();
-        let (mut wall, mut q, mut lean_q) = (0.0, 0u64, 0u64);
-        while q < 2 * WINDOW {
-            let lean = g.route() == Route::Lean;
-            wall += if lean { 30.0 } else { 0.1 };
-            lean_q += lean as u64;
-            q += 1;
-            if g.due(ms(wall), q, 1024 * q) {
-                g.decide(ms(wall), q, 1024 * q);
-            }
-        }
+        let (g, lean_q) = simulate(0.1, 30.0, 0.0, 2 * WINDOW, |_| 1024);
         assert_eq!(lean_q, 1);
         assert_eq!(g.route(), Route::Modelled);
         // A cheap solver's start (5 ms) does not end a probe that pays (0.05 ms a query
         // against 0.5 modelled): the session goes lean.
-        let mut g = Governor::default();
-        let (mut wall, mut q, mut started) = (0.0, 0u64, false);
-        while q < 4 * WINDOW {
-            let lean = g.route() == Route::Lean;
-            wall += if lean { 0.05 } else { 0.5 };
-            if lean && !started {
-                wall += 5.0;
-                started = true;
-            }
-            q += 1;
-            if g.due(ms(wall), q, 1024 * q) {
-                g.decide(ms(wall), q, 1024 * q);
-            }
-        }
+        let (g, _) = simulate(0.5, 0.05, 5.0, 4 * WINDOW, |_| 1024);
         assert_eq!(g.route(), Route::Lean);
     }
 

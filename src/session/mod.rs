@@ -586,11 +586,11 @@ impl Engine {
         self.interpret(cmd, text, line, col)
     }
 
-    /// Whether the logic check refuses term `t` as it would an assertion of it.
+    /// Whether the logic check refuses term `t`.
     fn term_outside(&mut self, t: TermId) -> bool {
         self.logic_check
             .as_mut()
-            .is_some_and(|lc| lc.outside(&self.store, &Command::Assert(t, Vec::new())))
+            .is_some_and(|lc| lc.term_outside(&self.store, t))
     }
 
     /// A command smtproxy's parser refused (`e`), judged by the solver in the client's

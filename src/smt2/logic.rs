@@ -159,6 +159,12 @@ impl LogicCheck {
         used.meets(self.refused)
     }
 
+    /// Whether the solver refuses term `t` (as a get-value or check-sat-assuming term, or
+    /// an assertion) for a theory the logic leaves out.
+    pub fn term_outside(&mut self, store: &TermStore, t: TermId) -> bool {
+        self.term(store, t).meets(self.refused)
+    }
+
     /// The theories of the operators `t` applies and its quantifiers, at any depth.
     fn term(&mut self, store: &TermStore, t: TermId) -> Theories {
         if self.memo.len() < store.len() {

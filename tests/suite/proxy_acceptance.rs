@@ -368,10 +368,16 @@ fn logic_as_the_solver(solver: &str, cmd: &[&str]) {
 
 /// Each script through the solver and through smtproxy under each strategy: the same
 /// output to the byte and the same exit code.
-fn ends_as_the_solver(solver: &str, cmd: &[&str], scripts: &[String], strategies: &[&str]) {
+fn ends_as_the_solver(
+    solver: &str,
+    cmd: &[&str],
+    scripts: &[impl AsRef<str>],
+    strategies: &[&str],
+) {
     let direct = Direct::new(cmd);
     let mut failures = Vec::new();
     for script in scripts {
+        let script = script.as_ref();
         let (want, code) = direct.ends(script);
         assert!(
             !want.trim().is_empty(),
@@ -545,7 +551,7 @@ fn get_value_terms_as_cvc5_repeats_them() {
 /// term outside the core theory is its own error first, and ends the session).
 #[test]
 fn yices_without_a_logic_as_yices() {
-    let scripts: Vec<String> = [
+    let scripts = [
         "(declare-const x Bool)\n(assert x)\n(check-sat)\n(get-model)\n(get-value (x))\n\
          (set-logic QF_UF)\n(declare-const x Bool)\n(assert x)\n(check-sat)\n",
         "(push 1)\n(pop 1)\n(define-fun f () Bool true)\n(declare-sort U 0)\n(get-value (1))\n\
@@ -555,10 +561,7 @@ fn yices_without_a_logic_as_yices() {
          (assert (not y))\n(check-sat)\n",
         "(assert (= 1 1))\n(declare-fun z () Int)\n(set-logic QF_LIA)\n(declare-fun z () Int)\n\
          (assert (> z 1))\n(check-sat)\n",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    ];
     ends_as_the_solver(
         "yices",
         &["yices-smt2", "--incremental"],
@@ -572,17 +575,14 @@ fn yices_without_a_logic_as_yices() {
 /// `--interactive` (one command a line here: yices then skips the rest of the line).
 #[test]
 fn yices_lacks_datatypes_and_recursive_definitions() {
-    let scripts: Vec<String> = [
+    let scripts = [
         "(set-option :produce-models true)\n(set-logic QF_UF)\n\
          (declare-datatypes ((Color 0)) (((red) (green) (blue))))\n(declare-const c Color)\n\
          (declare-const b Bool)\n(assert b)\n(check-sat)\n(get-value (b))\n",
         "(set-logic QF_UF)\n(declare-datatype Pair ((pair (fst Bool) (snd Bool))))\n(check-sat)\n",
         "(set-logic QF_UF)\n(declare-const b Bool)\n(define-fun-rec f ((x Bool)) Bool (f x))\n\
          (assert (not b))\n(check-sat)\n",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    ];
     ends_as_the_solver(
         "yices",
         &["yices-smt2", "--incremental"],

@@ -636,28 +636,49 @@ fn solver_not_executable() {
     );
 }
 
+/// smtproxy under `strategy` with its z3 busy on a hard query (it has used CPU time on it:
+/// a condition, not a guessed delay), and every process under smtproxy then.
+fn busy_solver_session(strategy: &str) -> (Session, Vec<u32>) {
+    let mut s = Session::start(&["--solver", "z3", "--strategy", strategy, "--cache", "none"]);
+    s.send("(declare-const a Int)");
+    s.send("(assert (> a 3))");
+    assert_eq!(s.ask("(check-sat)", T), "sat");
+    let solvers = solver_pids(s.pid());
+    assert!(!solvers.is_empty(), "{strategy}: no solver child");
+    for l in FACTOR.lines().skip(1) {
+        s.send(l);
+    }
+    s.send("(check-sat)");
+    let t0 = Instant::now();
+    while !solvers.iter().any(|p| cpu_ticks(*p) > 0) && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut all = descendants_of(s.pid());
+    all.extend(solvers);
+    (s, all)
+}
+
+/// The processes of `pids` still alive `within` after smtproxy exited; each is killed, so
+/// that none leaks past the test.
+fn left_alive(pids: &[u32], within: Duration) -> Vec<u32> {
+    let t0 = Instant::now();
+    let mut left: Vec<u32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+    while !left.is_empty() && t0.elapsed() < within {
+        std::thread::sleep(Duration::from_millis(20));
+        left.retain(|p| alive(*p));
+    }
+    for p in &left {
+        kill(*p, libc::SIGKILL);
+    }
+    left
+}
+
 /// SIGTERM/SIGINT while the solver is busy on a hard query: smtproxy exits within a
 /// bound with 128 + signal, and no solver process outlives it.
 fn signal_mid_session(sig: i32, code: i32) {
     common::require("z3");
     for strategy in ["passthrough", "stack", "hybrid"] {
-        let mut s = Session::start(&["--solver", "z3", "--strategy", strategy, "--cache", "none"]);
-        s.send("(declare-const a Int)");
-        s.send("(assert (> a 3))");
-        assert_eq!(s.ask("(check-sat)", T), "sat");
-        let solvers = solver_pids(s.pid());
-        assert!(!solvers.is_empty(), "{strategy}: no solver child");
-        // Start a slow query so the solver is busy when the signal arrives.
-        for l in FACTOR.lines().skip(1) {
-            s.send(l);
-        }
-        s.send("(check-sat)");
-        // Busy: the solver has used CPU time on it (a condition, not a guessed delay).
-        let t0 = Instant::now();
-        while !solvers.iter().any(|p| cpu_ticks(*p) > 0) && t0.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let all = descendants_of(s.pid());
+        let (mut s, solvers) = busy_solver_session(strategy);
         kill(s.pid(), sig);
         let exited = s.wait_exit(Duration::from_secs(10));
         let (st, err, _) = s.finish(Duration::from_secs(1));
@@ -674,20 +695,7 @@ fn signal_mid_session(sig: i32, code: i32) {
             st.and_then(|s| s.signal())
         );
         // smtproxy has exited: every solver it started must be gone (reaped or dying).
-        let t1 = Instant::now();
-        let mut left: Vec<u32> = solvers
-            .iter()
-            .chain(all.iter())
-            .copied()
-            .filter(|p| alive(*p))
-            .collect();
-        while !left.is_empty() && t1.elapsed() < Duration::from_secs(1) {
-            std::thread::sleep(Duration::from_millis(20));
-            left.retain(|p| alive(*p));
-        }
-        for p in &left {
-            kill(*p, libc::SIGKILL); // do not leak them past the test
-        }
+        let left = left_alive(&solvers, Duration::from_secs(1));
         assert!(
             left.is_empty(),
             "{strategy}: solver process(es) {left:?} still alive 1 s after smtproxy exited"
@@ -701,37 +709,14 @@ fn signal_mid_session(sig: i32, code: i32) {
 fn sigkill_mid_session_leaves_no_solver() {
     common::require("z3");
     for strategy in ["passthrough", "hybrid"] {
-        let mut s = Session::start(&["--solver", "z3", "--strategy", strategy, "--cache", "none"]);
-        s.send("(declare-const a Int)");
-        s.send("(assert (> a 3))");
-        assert_eq!(s.ask("(check-sat)", T), "sat");
-        let solvers = solver_pids(s.pid());
-        assert!(!solvers.is_empty(), "{strategy}: no solver child");
-        for l in FACTOR.lines().skip(1) {
-            s.send(l);
-        }
-        s.send("(check-sat)");
-        let t0 = Instant::now();
-        while !solvers.iter().any(|p| cpu_ticks(*p) > 0) && t0.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let all = descendants_of(s.pid());
+        let (mut s, solvers) = busy_solver_session(strategy);
         kill(s.pid(), libc::SIGKILL);
         assert!(
             s.wait_exit(Duration::from_secs(10)).is_some(),
             "{strategy}: smtproxy survived SIGKILL"
         );
         let _ = s.finish(Duration::from_secs(1));
-        let mut left: Vec<u32> = solvers.iter().chain(all.iter()).copied().collect();
-        let t1 = Instant::now();
-        left.retain(|p| alive(*p));
-        while !left.is_empty() && t1.elapsed() < Duration::from_secs(2) {
-            std::thread::sleep(Duration::from_millis(20));
-            left.retain(|p| alive(*p));
-        }
-        for p in &left {
-            kill(*p, libc::SIGKILL); // do not leak them past the test
-        }
+        let left = left_alive(&solvers, Duration::from_secs(2));
         assert!(
             left.is_empty(),
             "{strategy}: solver process(es) {left:?} alive 2 s after smtproxy was killed"
