@@ -237,6 +237,7 @@ fn with_vbs(runs: Vec<Summary>, solvers: &[String]) -> Vec<Summary> {
             v.cache_hits = 0;
             v.model_hits = 0;
             v.block_hints = 0;
+            v.block_repeats = 0;
             v.optimisations = 0;
             v.enumerated = 0;
             v.guessed = 0;

@@ -36,6 +36,7 @@ pub mod own_model;
 pub mod planner;
 pub mod portfolio;
 mod position;
+mod repeat;
 mod set_option;
 pub mod stack;
 pub mod stats;
@@ -167,6 +168,15 @@ pub struct Engine {
     /// The client has been given an `(error ...)` this session: z3 then exits with 1
     /// (at `(exit)` or the end of input, a `(reset)` in between or not).
     errored: bool,
+    /// Texts written to the client other than `success` (how `repeat` tells that a command
+    /// ran cleanly).
+    said: u64,
+    /// The blocks run since a `(reset)`, name-free, with what their check-sat answered
+    /// (`repeat`); empty unless the planner has a cache stage.
+    repeats: repeat::Repeats,
+    /// Where the current block stands in `repeats`; `None` when it is not followed (it
+    /// did not begin at a reset, or left the modelled engine's plain path).
+    walk: Option<repeat::Walk>,
 }
 
 impl Engine {
@@ -230,6 +240,9 @@ impl Engine {
             out_closed: false,
             ended: None,
             errored: false,
+            said: 0,
+            repeats: Default::default(),
+            walk: None,
             arena: arena::Arena::with_floor(arena::collect_floor()),
             block: Some(Block::default()),
             fallback_options: None,
@@ -377,6 +390,9 @@ impl Engine {
             return;
         }
         self.errored |= text.starts_with("(error");
+        if text != "success" {
+            self.said += 1;
+        }
         let r = self
             .out
             .write_all(text.as_bytes())
@@ -528,6 +544,15 @@ impl Engine {
         if let Some(b) = self.block.as_mut() {
             b.add(text);
         }
+        if self.walk.is_some() {
+            return self.walk_command(text, line, col);
+        }
+        self.run(text, line, col)
+    }
+
+    /// One command through the modelled engine: parsed (or found in the memo), checked
+    /// against what the solver refuses, and interpreted.
+    fn run(&mut self, text: &str, line: usize, col: usize) -> Outcome {
         let cmd = match self.memo.parse(&mut self.store, &self.sig, text) {
             Ok(c) => c,
             Err(e) if e.kind == ErrorKind::Unsupported => {
@@ -971,6 +996,17 @@ impl Engine {
         }
     }
 
+    /// What an assertion does to the session besides adding its term (the assertion
+    /// `interpret` runs, and one `repeat` defers).
+    fn assertion_effects(&mut self) {
+        let assert = Command::Assert(TermStore::TRUE, Vec::new());
+        if set_option::initializes(self.dialect, &assert) {
+            self.client.initialized = true;
+        }
+        self.client.asserted = true;
+        self.last = Last::None;
+    }
+
     fn count_check(&mut self, a: Answer) {
         self.stats.queries += 1;
         if self.mode == Mode::ByCost {
@@ -1180,7 +1216,7 @@ impl Engine {
                 self.success();
             }
             Command::Assert(t, named) => {
-                self.client.asserted = true;
+                self.assertion_effects();
                 // A `:named` label stands for its term from here on, as a `define-fun`
                 // of no arguments would (get-value may ask for it, later terms may use it).
                 for (name, term) in &named {
@@ -1196,7 +1232,6 @@ impl Engine {
                 top.assertions.push(t);
                 top.named.extend(named);
                 top.raw.push(text.to_string());
-                self.last = Last::None;
                 self.success();
             }
             Command::CheckSat | Command::CheckSatAssuming(_) if self.objective.is_some() => {
@@ -1271,6 +1306,7 @@ impl Engine {
                 self.reset_client();
                 self.success();
                 self.govern_at_reset();
+                self.begin_walk();
             }
             Command::ResetAssertions if self.objective.is_some() => {
                 // What z3 keeps of its objectives here is its own to say.

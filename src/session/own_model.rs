@@ -27,6 +27,11 @@ impl OwnModel {
         OwnModel { model, memo: None }
     }
 
+    /// The model as validated (before any completion a get-value made).
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
     /// Values for get-value, in the client's order, printed as `dialect`'s solver prints them.
     pub fn values(
         &mut self,

@@ -18,6 +18,7 @@ use super::stack::{StackMirror, StackMiss, Via};
 use super::stats::Stats;
 use super::vocab::{split_values, Answer, ModelError, Query, Strategy};
 use crate::driver::{DriverError, Response, SolverKind};
+use crate::query::eval::Model;
 use crate::smt2::printer::{backend_name, BackendNames, Names};
 use crate::smt2::response::Dialect;
 use crate::term::{TermId, TermStore};
@@ -124,6 +125,34 @@ impl Planner {
                 .portfolio
                 .as_ref()
                 .map_or_else(Default::default, |p| p.busy)
+    }
+
+    /// Whether check-sats go through the cache stage (the cache and hybrid strategies).
+    pub fn caches(&self) -> bool {
+        self.cached.is_some()
+    }
+
+    /// The model of the last check-sat when smtproxy validated it itself.
+    pub fn own_model(&self) -> Option<&Model> {
+        match &self.model_at {
+            ModelAt::Own(m) => Some(m.model()),
+            _ => None,
+        }
+    }
+
+    /// The last check-sat's model as a block's model text (`cache_stage::model_to_text`)
+    /// when the cache stage read it from that text and evaluated it true on the query.
+    pub fn checked_model_text(&self) -> Option<&str> {
+        match &self.model_at {
+            ModelAt::Own(_) => self.cached.as_ref()?.hinted_text(),
+            _ => None,
+        }
+    }
+
+    /// Take `m`, a model smtproxy validated for the client's current query, as the last
+    /// check-sat's (None: that check-sat has no model).
+    pub fn hold(&mut self, m: Option<Model>) {
+        self.model_at = m.map_or(ModelAt::None, |m| ModelAt::Own(OwnModel::new(m)));
     }
 
     /// The client reset: nothing in the backends is lost (the stack strategy keeps its

@@ -53,6 +53,10 @@ pub struct Stats {
     /// Queries answered by the model of the same block of commands under other names
     /// (counted in `model_hits` too; `cache_stage::hints`).
     pub block_hints: u64,
+    /// Queries whose block of commands since a `(reset)` repeated one answered before in
+    /// this session up to names, answered without parsing their assertions (counted in
+    /// `model_hits` or `cache_hits` too; `session::repeat`).
+    pub block_repeats: u64,
     /// Check-sats under a z3 objective answered by a search over bounds
     /// (`session::objective`), not by the solver's optimiser.
     pub optimisations: u64,
@@ -133,6 +137,7 @@ pub struct Summary {
     pub cores: u64,
     pub exact_hits: u64,
     pub block_hints: u64,
+    pub block_repeats: u64,
     pub optimisations: u64,
     pub fallbacks_passthrough: u64,
     pub route_switches: u64,
@@ -207,6 +212,7 @@ impl Stats {
             cores: self.cores,
             exact_hits: self.exact_hits,
             block_hints: self.block_hints,
+            block_repeats: self.block_repeats,
             optimisations: self.optimisations,
             fallbacks_passthrough: self.fallbacks_passthrough,
             route_switches: self.route_switches,

@@ -46,6 +46,11 @@ pub struct Block {
     /// Normalised bytes not yet hashed: hashing a few KiB at once lets blake3 work on
     /// several chunks in parallel, where a command at a time goes one chunk at a time.
     pending: Vec<u8>,
+    /// Where the last command's normalised bytes start in `pending`.
+    last_start: usize,
+    /// Whether the last command held a quoted symbol or a `:named` label: a name spelt
+    /// another way (`|x|` is `x`), or one introduced outside a declaration.
+    last_opaque: bool,
     /// Commands added since the last `clear`.
     commands: u64,
     /// Whether the block began at a `clear` (a `(reset)`), not at the session's start.
@@ -72,6 +77,8 @@ impl Default for Block {
             hash,
             names: FxHashMap::default(),
             pending: Vec::new(),
+            last_start: 0,
+            last_opaque: false,
             commands: 0,
             after_reset: false,
             scoped: false,
@@ -87,6 +94,7 @@ impl Block {
         self.hash.update(BLOCK_KEY_DOMAIN);
         self.names.clear();
         self.pending.clear();
+        self.last_start = 0;
         self.commands = 0;
         self.after_reset = true;
         self.scoped = false;
@@ -112,6 +120,12 @@ impl Block {
 
     /// Add the command `text` (one whole command as the client sent it).
     pub fn add(&mut self, text: &str) {
+        if self.pending.len() >= PENDING_MAX {
+            self.hash.update(&self.pending);
+            self.pending.clear();
+        }
+        self.last_start = self.pending.len();
+        self.last_opaque = false;
         let b = text.as_bytes();
         // The symbol after the head of a declaration is the name it declares.
         let head = command_head(text);
@@ -138,10 +152,14 @@ impl Block {
                     continue;
                 }
                 b'"' => string_end(b, i).unwrap_or(b.len()),
-                b'|' => quoted_stop(b, i + 1).map_or(b.len(), |j| j + 1),
+                b'|' => {
+                    self.last_opaque = true;
+                    quoted_stop(b, i + 1).map_or(b.len(), |j| j + 1)
+                }
                 _ => token_end(b, i).max(i + 1),
             };
             let tok = &text[i..end.min(b.len())];
+            self.last_opaque |= tok == ":named";
             // Numerals, `#x`/`#b` literals and keywords are not looked up, unless a
             // declaration (an erroneous one) named one of them.
             let literal = c.is_ascii_digit() || c == b'#' || c == b':';
@@ -171,11 +189,20 @@ impl Block {
         }
         // Commands are separated so that two commands never read as one.
         self.pending.push(0x02);
-        if self.pending.len() >= PENDING_MAX {
-            self.hash.update(&self.pending);
-            self.pending.clear();
-        }
         self.commands += 1;
+    }
+
+    /// The normalised bytes of the last command added (empty before any): two commands
+    /// after blocks of equal bytes have equal bytes exactly when they are the same command
+    /// up to the renaming of the block's declared names.
+    pub fn last_command(&self) -> &[u8] {
+        &self.pending[self.last_start..]
+    }
+
+    /// Whether the last command held a quoted symbol (`|x|`, which is `x`) or a `:named`
+    /// label (a name introduced outside a declaration).
+    pub fn last_opaque(&self) -> bool {
+        self.last_opaque
     }
 
     /// The key of the commands added so far.

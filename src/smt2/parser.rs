@@ -20,6 +20,12 @@ use crate::term::signature::Signature;
 use crate::term::TermStore;
 
 /// Parse one command (the text of one top-level s-expression).
+/// Whether `name` is a theory symbol the parser reads as its operator whatever the
+/// client declared.
+pub fn is_builtin_symbol(name: &str) -> bool {
+    super::ops::builtin_op(name).is_some()
+}
+
 pub fn parse_command(store: &mut TermStore, sig: &Signature, text: &str) -> PResult<Command> {
     command_with(store, sig, text, None).0
 }

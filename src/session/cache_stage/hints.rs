@@ -65,11 +65,24 @@ fn constants(store: &mut TermStore, decls: &[Decl]) -> Option<Vec<(usize, TermId
         .collect()
 }
 
+/// `m` as the text a block's model is kept as: one value per declared constant of
+/// `decls`, in declaration order (None when one of them is a function).
+pub fn model_to_text(store: &mut TermStore, decls: &[Decl], m: &Model) -> Option<String> {
+    let order = constants(store, decls)?;
+    encode_model(store, m, &order)
+}
+
+/// A text of `model_to_text` read back onto `decls` (None when it does not fit them).
+pub fn model_from_text(store: &mut TermStore, decls: &[Decl], text: &str) -> Option<Model> {
+    let order = constants(store, decls)?;
+    decode_model(store, text, &order)
+}
+
 impl BlockHints {
     /// The model kept for `key` (in memory, or else the text `stored` returns: the result
     /// store's entry for the block, from another run), read onto `decls` and evaluated to
-    /// true on `whole` (the query's assertions and assumptions). A stored text that passes
-    /// is kept in memory for the next time.
+    /// true on `whole` (the query's assertions and assumptions), with its text. A stored
+    /// text that passes is kept in memory for the next time.
     pub fn find(
         &mut self,
         store: &mut TermStore,
@@ -77,19 +90,19 @@ impl BlockHints {
         decls: &[Decl],
         whole: &[TermId],
         stored: impl FnOnce() -> Option<String>,
-    ) -> Option<Model> {
+    ) -> Option<(Model, Box<str>)> {
         let order = constants(store, decls)?;
         if let Some(text) = self.map.get(key) {
             let m = decode_model(store, text, &order)?;
-            return satisfies(store, &m, whole).then_some(m);
+            return satisfies(store, &m, whole).then(|| (m, text.clone()));
         }
         let text = stored()?;
         let m = decode_model(store, &text, &order)?;
         if !satisfies(store, &m, whole) {
             return None;
         }
-        self.insert(*key, text);
-        Some(m)
+        self.insert(*key, text.clone());
+        Some((m, text.into()))
     }
 
     /// Keep `m`, a model that satisfies the query of block `key`, for the next block with

@@ -40,6 +40,8 @@ mod model;
 use adapt::{AheadRate, BackendCost, CoreTrial, Gate, ModelTries, RECENT_MODELS};
 use cells::{array_of_cells, cell_reads, unread_cell};
 use hints::BlockHints;
+pub use hints::{model_from_text, model_to_text};
+pub use model::satisfies as model_satisfies;
 use model::{canon_index, decode_model, encode_model, merge, restrict, satisfies};
 
 use super::client::Decl;
@@ -102,6 +104,9 @@ pub struct CachePlanner {
     slice_memo: SliceMemo,
     /// The model of each block of commands answered sat, by its name-free key (`hints`).
     hints: BlockHints,
+    /// The text of the block's model the last check-sat was answered with, when it came
+    /// from `hints` (read back and evaluated true on that query).
+    hinted: Option<Box<str>>,
     /// Each conjunct's digest for exact keys (`key::conjunct_digest`): a function of the
     /// term alone, like the term store it indexes, so `forget_session` keeps it (a second
     /// run of a tool computes each conjunct's once, as this run did).
@@ -227,6 +232,7 @@ impl CachePlanner {
             warned: false,
             slice_memo: SliceMemo::default(),
             hints: BlockHints::default(),
+            hinted: None,
         }
     }
 
@@ -363,6 +369,12 @@ impl CachePlanner {
         self.warned = true;
     }
 
+    /// The model text of the last check-sat when it was a block's (`hints`), evaluated
+    /// true on that query as read back from the text.
+    pub fn hinted_text(&self) -> Option<&str> {
+        self.hinted.as_deref()
+    }
+
     /// Answer `q` from what is known, solving what is not through `miss`: `Planned::Own`
     /// with a model evaluated on the whole query for `sat`, or `NotModelled` when the query
     /// must be answered another way (outside the modelled fragment, or no usable model).
@@ -376,6 +388,7 @@ impl CachePlanner {
         // The very same query (assertions and assumptions, as terms) answered before in
         // this session (a KLEE log repeats many): no slicing, no per-component work. A
         // model is evaluated on the query again all the same.
+        self.hinted = None;
         let mut whole: Vec<TermId> = q.assertions.to_vec();
         whole.extend_from_slice(q.assumptions);
         whole.sort_unstable();
@@ -400,9 +413,10 @@ impl CachePlanner {
                     // A block's entry is only ever a sat with its model.
                     (e.verdict == Verdict::Sat).then_some(e.model).flatten()
                 };
-                if let Some(m) = self.hints.find(store, key, q.decls, &whole, from_store) {
+                if let Some((m, text)) = self.hints.find(store, key, q.decls, &whole, from_store) {
                     stats.model_hits += 1;
                     stats.block_hints += 1;
+                    self.hinted = Some(text);
                     return Ok(Planned::Own(Answer::Sat, Some(m)));
                 }
             }

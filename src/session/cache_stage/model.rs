@@ -23,7 +23,7 @@ use rustc_hash::FxHashMap;
 /// that does not fit is rejected after one conjunct rather than after the whole prefix
 /// (hybrid replay of cyphert-sprs: 462M instructions in here before, 168M after; the
 /// answer is the same either way, a conjunction).
-pub(super) fn satisfies(store: &TermStore, m: &Model, ts: &[TermId]) -> bool {
+pub fn satisfies(store: &TermStore, m: &Model, ts: &[TermId]) -> bool {
     let mut ev = Evaluator::new(store, m, true);
     ts.iter().rev().all(|&t| ev.is_true(t).unwrap_or(false))
 }
