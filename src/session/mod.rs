@@ -683,6 +683,8 @@ impl Engine {
     /// Switch to passthrough: the client's state is replayed into a lean backend, then
     /// the command is sent.
     fn fall_back(&mut self, text: &str, line: usize, col: usize, why: &str) -> Outcome {
+        // The state that goes to the solver holds every assertion the client made.
+        self.settle_walk();
         if self.mode == Mode::Modelled {
             self.mode = Mode::FallBack;
             self.block = None;

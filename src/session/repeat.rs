@@ -323,7 +323,12 @@ impl Engine {
             walk = self.materialize_keeping(walk);
         }
         let said = self.said;
+        // Held where a fall-back finds it (`settle_walk`).
+        self.walk = Some(walk);
         let out = self.run(text, line, col);
+        let Some(mut walk) = self.walk.take() else {
+            return out;
+        };
         let clean = plain
             && self.said == said
             && self.mode == Mode::Modelled
@@ -408,6 +413,14 @@ impl Engine {
         let text = model_to_text(&mut self.store, &decls, &m)?;
         let back = model_from_text(&mut self.store, &decls, &text)?;
         model_satisfies(&self.store, &back, &self.client.assertions()).then_some(text)
+    }
+
+    /// Before the client's state goes to a solver (a fall-back to passthrough): the
+    /// deferred assertions into the client's view, and the walk ends.
+    pub(super) fn settle_walk(&mut self) {
+        if let Some(walk) = self.walk.take() {
+            self.materialize(walk);
+        }
     }
 
     /// Parse the deferred assertions into the client's view, in order, as `interpret`

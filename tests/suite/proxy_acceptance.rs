@@ -819,7 +819,7 @@ fn forced_block(n: [&str; 3], tail: &str, after: &str) -> String {
 /// blocks (`session::repeat`) without parsing their assertions. Whatever comes after such
 /// an answer reads the state as z3's would: a get-model, get-assertions (through the
 /// solver, which must be given every assertion, in order), more assertions and a
-/// check-sat, scopes, an echo; and so does a block that parts from the path late (an
+/// check-sat, scopes, an echo, a get-value of a term smtproxy leaves to the solver; and so does a block that parts from the path late (an
 /// extra assertion, an option), or spells its names in ways the trie does not follow
 /// (`|quoted|`, a `:named` label). z3's output exactly (values are forced), with the
 /// client's print-success on and off, under hybrid and cache; and the repeats are
@@ -846,6 +846,9 @@ fn repeated_blocks_answer_as_z3_whatever_follows() {
         "(push 1)\n(assert false)\n(check-sat)\n(pop 1)\n(check-sat)\n(get-value ({c}))\n",
         "(echo \"after\")\n(get-value ({a}))\n",
         "(get-info :assertion-stack-levels)\n",
+        // A term smtproxy does not model: the session goes to the solver, which must be
+        // given every assertion (`a` is 5, so 7 is unsat).
+        "(get-value ((bv2nat {a})))\n(assert (= {a} #x07))\n(check-sat)\n",
     ];
     let tails = [
         "(assert (= {a} #x05))\n",
