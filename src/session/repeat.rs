@@ -16,12 +16,13 @@
 //! * A path is only ever extended by a command the modelled engine ran without a word to
 //!   the client but `success`, in a block that began at a `(reset)`, from the same state
 //!   kept across resets (`Repeats::begin`), with no `push`, `pop`, objective, `:named`
-//!   term or `|quoted|` symbol, and no declaration of a name the signature already knows
-//!   (a theory's symbol, a name declared before). Under those conditions a command whose
-//!   bytes equal an edge's, after a path of equal bytes, is the same command up to a
-//!   one-to-one renaming of the block's declared names: it parses as that edge's did
-//!   (without error), and the block so far is that path's query renamed. Edges are found
-//!   by a hash and taken only when the bytes are equal.
+//!   term or `|quoted|` symbol, and no declaration or definition of a name the signature
+//!   already knows or the parser reads as a theory's symbol (`bvadd`, a name declared
+//!   before). Under those conditions a command whose bytes equal an edge's, after a path
+//!   of equal bytes, is the same command up to a one-to-one renaming of the block's
+//!   declared names: it parses as that edge's did (without error), and the block so far
+//!   is that path's query renamed. Edges are found by a hash and taken only when the
+//!   bytes are equal.
 //! * A node's answer is what the modelled engine answered there: `unsat`, or `sat` with a
 //!   model as text (a value per declared constant, in declaration order) that smtproxy
 //!   read back onto that block's constants and evaluated true on every one of its
@@ -221,7 +222,8 @@ fn unplain_name(sig: &crate::term::signature::Signature, name: &str) -> bool {
         || sig.has_fun(name)
 }
 
-/// The name a `declare-fun` or `declare-const` declares (the token after its head).
+/// The name a `declare-fun`, `declare-const`, `define-fun` or `define-const` introduces
+/// (the token after its head).
 fn declared_name(text: &str) -> Option<&str> {
     let head = command_head(text)?;
     let b = text.as_bytes();
@@ -279,8 +281,10 @@ impl Engine {
             && self.block.as_ref().is_some_and(|b| !b.last_opaque())
             && !matches!(head, "push" | "pop" | "check-sat-assuming");
         let declares = matches!(head, "declare-fun" | "declare-const");
+        // Every command that names a symbol the block's key numbers (`smt2::alpha`).
+        let names = declares || matches!(head, "define-fun" | "define-const");
         let plain =
-            plain && !(declares && declared_name(text).is_none_or(|n| unplain_name(&self.sig, n)));
+            plain && !(names && declared_name(text).is_none_or(|n| unplain_name(&self.sig, n)));
         let cmd = self.block.as_ref().map(|b| b.last_command());
         let child = match (plain && walk.following, cmd) {
             (true, Some(cmd)) => self.repeats.child(walk.at, cmd),

@@ -870,10 +870,18 @@ fn repeated_blocks_answer_as_z3_whatever_follows() {
     for tail in tails {
         scripts.push(format!("{first}{}{}", again(1, tail, ""), again(2, "", "")));
     }
-    // Names spelt quoted in the repeat, and a repeat under print-success.
+    // Names spelt quoted in the repeat, names of theory symbols, and a repeat under
+    // print-success.
     scripts.push(format!(
         "{first}{}",
         forced_block(["|a_4|", "a_5", "a_6"], "", "")
+    ));
+    let shadow = "(define-fun bvult () Bool {c})\n";
+    scripts.push(format!(
+        "{first}{}{}{}",
+        again(1, shadow, ""),
+        again(2, shadow, ""),
+        again(3, shadow, "")
     ));
     scripts.push(format!(
         "(set-option :print-success true)\n{first}{}{}",
