@@ -936,3 +936,113 @@ fn repeated_blocks_answer_as_cvc5_and_yices_do() {
         ends_as_the_solver(solver, cmd, &[&script], &["hybrid", "cache"]);
     }
 }
+
+/// Random sessions of blocks repeated under fresh names, some parting from their path
+/// (an extra assertion), with commands inside a block or after its answer that read or
+/// change the state (get-assertions, push and pop, echo, get-info, another check-sat,
+/// more assertions, a `:named` label, get-values): z3's output and exit code, values
+/// masked, under hybrid; and some of the repeats answered from the trie of blocks.
+/// Seeded, so the sessions are the same on every machine.
+#[test]
+fn random_repeated_blocks_answer_as_z3() {
+    let z3 = Direct::new(&["z3", "-in"]);
+    let conds = [
+        "(bvult {x} #x{k})",
+        "(bvugt {x} #x{k})",
+        "(= (bvand {x} #x0f) #x0{j})",
+        "(not (= {x} {y}))",
+        "(bvule (bvadd {x} {y}) #x{k})",
+    ];
+    let extras = [
+        "(get-assertions)",
+        "(echo \"e\")",
+        "(push 1)",
+        "(pop 1)",
+        "(check-sat)",
+        "(assert (= {x} #x{k}))",
+        "(set-option :produce-models true)",
+        "(get-info :assertion-stack-levels)",
+        "(get-value ({x}))",
+        "(assert (! (bvult {x} #x{k}) :named nm{j}))",
+    ];
+    let mut rng = common::rng::Rng(0x7e9e_a7ed);
+    let mut repeats = 0;
+    let mut failures = Vec::new();
+    for _ in 0..24 {
+        let mut fresh = 0;
+        let hex = |rng: &mut common::rng::Rng| format!("{:02x}", rng.below(256));
+        let base: Vec<(&str, String, u64)> = (0..2 + rng.below(4))
+            .map(|_| (*rng.pick(&conds), hex(&mut rng), rng.below(16)))
+            .collect();
+        let fill = |t: &str, n: &[String], k: &str, j: u64| {
+            t.replace("{x}", &n[0])
+                .replace("{y}", &n[1])
+                .replace("{k}", k)
+                .replace("{j}", &format!("{j:x}"))
+        };
+        let mut s = String::new();
+        if rng.below(3) == 0 {
+            s.push_str("(set-option :print-success true)\n");
+        }
+        for _ in 0..2 + rng.below(4) {
+            let mut cs = base.clone();
+            if rng.below(5) < 2 {
+                cs.push((*rng.pick(&conds), hex(&mut rng), rng.below(16)));
+            }
+            let n: Vec<String> = (0..3)
+                .map(|_| {
+                    fresh += 1;
+                    format!("a_{fresh}")
+                })
+                .collect();
+            s.push_str("(reset)\n(set-logic QF_BV)\n(set-option :global-decls false)\n");
+            for v in &n {
+                s.push_str(&format!("(declare-fun {v} () (_ BitVec 8))\n"));
+            }
+            for (c, k, j) in &cs {
+                s.push_str(&format!("(assert {})\n", fill(c, &n, k, *j)));
+                if rng.below(10) == 0 {
+                    let e = rng.pick(&extras);
+                    let other = [n[2].clone(), n[0].clone()];
+                    let e = fill(e, &other, &hex(&mut rng), rng.below(16));
+                    s.push_str(&format!("{e}\n"));
+                }
+            }
+            s.push_str("(check-sat)\n");
+            if rng.below(5) < 4 {
+                s.push_str(&format!("(get-value ({} {}))\n", n[0], n[1]));
+            }
+            if rng.below(10) < 3 {
+                let e = rng.pick(&extras);
+                let e = fill(e, &n, &hex(&mut rng), rng.below(16));
+                s.push_str(&format!("{e}\n(check-sat)\n"));
+            }
+        }
+        let (want, code) = z3.ends(&s);
+        let out = common::run(
+            &[
+                "--solver",
+                "z3",
+                "--strategy",
+                "hybrid",
+                "--cache",
+                "none",
+                "--stats",
+                "-in",
+            ],
+            s.as_bytes(),
+            T,
+        );
+        out.assert_no_panic_no_hang("hybrid");
+        let got_code = out.status.and_then(|st| st.code());
+        if masked(&out.stdout_str(), false) != masked(&want, false) || got_code != code {
+            failures.push(format!(
+                "{}(exit {got_code:?}) where z3 says\n{want}(exit {code:?}) to\n{s}",
+                out.stdout_str()
+            ));
+        }
+        repeats += common::field(&common::summary(&out.stderr_str()), "block_repeats");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(repeats >= 5, "{repeats} answers from the trie");
+}
