@@ -153,6 +153,10 @@ impl Planner {
     /// check-sat's (None: that check-sat has no model).
     pub fn hold(&mut self, m: Option<Model>) {
         self.model_at = m.map_or(ModelAt::None, |m| ModelAt::Own(OwnModel::new(m)));
+        if let Some(c) = self.cached.as_mut() {
+            // The text of the cache stage's last answer is not this model's.
+            c.forget_hint();
+        }
     }
 
     /// The client reset: nothing in the backends is lost (the stack strategy keeps its

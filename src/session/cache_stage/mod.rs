@@ -375,6 +375,11 @@ impl CachePlanner {
         self.hinted.as_deref()
     }
 
+    /// The last model is no longer the cache stage's (see `hinted_text`).
+    pub fn forget_hint(&mut self) {
+        self.hinted = None;
+    }
+
     /// Answer `q` from what is known, solving what is not through `miss`: `Planned::Own`
     /// with a model evaluated on the whole query for `sat`, or `NotModelled` when the query
     /// must be answered another way (outside the modelled fragment, or no usable model).
