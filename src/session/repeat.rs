@@ -39,7 +39,7 @@ use super::cache_stage::{model_from_text, model_satisfies, model_to_text};
 use super::client::Decl;
 use super::vocab::{Answer, Outcome};
 use super::{Engine, Last, Mode};
-use crate::smt2::lex::command_head;
+use crate::smt2::lex::command_parts;
 use crate::smt2::parser::is_builtin_symbol;
 use rustc_hash::FxHashMap;
 use std::hash::BuildHasher;
@@ -68,6 +68,16 @@ struct Node {
 
 /// No node (node 0, the root, is no one's child).
 const NONE: u32 = 0;
+
+/// A command among a node's children (`Repeats::slot`).
+enum Slot {
+    /// The child it leads to.
+    Found(u32),
+    /// Another command holds its hash.
+    Taken,
+    /// No child yet: the node's first (None) or one by this hash.
+    Free(Option<u64>),
+}
 
 /// The trie of blocks; node 0 is the state just after a `(reset)`.
 pub struct Repeats {
@@ -125,31 +135,40 @@ impl Repeats {
         &self.bytes[node.start as usize..node.end as usize]
     }
 
-    /// The node the command `cmd` (name-free bytes) leads to from `at`, if any.
-    pub fn child(&self, at: u32, cmd: &[u8]) -> Option<u32> {
+    /// Where the command `cmd` (name-free bytes) stands among the children of `at`; None
+    /// when there is no node `at`.
+    fn slot(&self, at: u32, cmd: &[u8]) -> Option<Slot> {
         let first = self.nodes.get(at as usize)?.first;
         if first == NONE {
-            return None;
+            return Some(Slot::Free(None));
         }
         if self.edge(first) == cmd {
-            return Some(first);
+            return Some(Slot::Found(first));
         }
         let h = self.hasher.hash_one(cmd);
-        let &n = self.edges.get(&(at, h))?;
-        (self.edge(n) == cmd).then_some(n)
+        Some(match self.edges.get(&(at, h)) {
+            Some(&n) if self.edge(n) == cmd => Slot::Found(n),
+            Some(_) => Slot::Taken,
+            None => Slot::Free(Some(h)),
+        })
+    }
+
+    /// The node the command `cmd` (name-free bytes) leads to from `at`, if any.
+    pub fn child(&self, at: u32, cmd: &[u8]) -> Option<u32> {
+        match self.slot(at, cmd)? {
+            Slot::Found(n) => Some(n),
+            Slot::Taken | Slot::Free(_) => None,
+        }
     }
 
     /// The node `cmd` leads to from `at`, made if there is none; None when another
     /// command holds the edge's hash (the path then ends), or past 2^32 nodes or bytes.
     pub fn extend(&mut self, at: u32, cmd: &[u8]) -> Option<u32> {
-        if let Some(n) = self.child(at, cmd) {
-            return Some(n);
-        }
-        let first = self.nodes.get(at as usize)?.first;
-        let h = self.hasher.hash_one(cmd);
-        if first != NONE && self.edges.contains_key(&(at, h)) {
-            return None;
-        }
+        let hash = match self.slot(at, cmd)? {
+            Slot::Found(n) => return Some(n),
+            Slot::Taken => return None,
+            Slot::Free(hash) => hash,
+        };
         let n = u32::try_from(self.nodes.len()).ok()?;
         let start = u32::try_from(self.bytes.len()).ok()?;
         let end = u32::try_from(self.bytes.len() + cmd.len()).ok()?;
@@ -160,10 +179,11 @@ impl Repeats {
             first: NONE,
             known: None,
         });
-        if first == NONE {
-            self.nodes[at as usize].first = n;
-        } else {
-            self.edges.insert((at, h), n);
+        match hash {
+            None => self.nodes[at as usize].first = n,
+            Some(h) => {
+                self.edges.insert((at, h), n);
+            }
         }
         Some(n)
     }
@@ -222,15 +242,12 @@ fn unplain_name(sig: &crate::term::signature::Signature, name: &str) -> bool {
         || sig.has_fun(name)
 }
 
-/// The name a `declare-fun`, `declare-const`, `define-fun` or `define-const` introduces
-/// (the token after its head).
-fn declared_name(text: &str) -> Option<&str> {
-    let head = command_head(text)?;
-    let b = text.as_bytes();
-    let head_end = head.as_ptr() as usize - text.as_ptr() as usize + head.len();
-    let start = crate::smt2::lex::skip_space(b, head_end);
-    let end = crate::smt2::lex::token_end(b, start);
-    text.get(start..end).filter(|n| !n.is_empty())
+/// The name a `declare-fun`, `declare-const`, `define-fun` or `define-const` introduces:
+/// the token at `at`, the offset past its head (`lex::command_parts`, as `smt2::alpha`
+/// finds it).
+fn declared_name(text: &str, at: usize) -> Option<&str> {
+    let end = crate::smt2::lex::token_end(text.as_bytes(), at);
+    text.get(at..end).filter(|n| !n.is_empty())
 }
 
 impl Engine {
@@ -257,7 +274,7 @@ impl Engine {
         let Some(mut walk) = self.walk.take() else {
             return self.run(text, line, col);
         };
-        let head = command_head(text).unwrap_or("");
+        let (head, after_head) = command_parts(text).unwrap_or(("", 0));
         if head == "reset" {
             // The reset empties the client's view: the deferred assertions go with it.
             return self.run(text, line, col);
@@ -275,16 +292,16 @@ impl Engine {
                 }
             };
         }
+        let declares = matches!(head, "declare-fun" | "declare-const");
+        // Every command that names a symbol the block's key numbers (`smt2::alpha`).
+        let names = declares || matches!(head, "define-fun" | "define-const");
         // Commands this block cannot hold on a path.
         let plain = self.mode == Mode::Modelled
             && self.objective.is_none()
             && self.block.as_ref().is_some_and(|b| !b.last_opaque())
-            && !matches!(head, "push" | "pop" | "check-sat-assuming");
-        let declares = matches!(head, "declare-fun" | "declare-const");
-        // Every command that names a symbol the block's key numbers (`smt2::alpha`).
-        let names = declares || matches!(head, "define-fun" | "define-const");
-        let plain =
-            plain && !(names && declared_name(text).is_none_or(|n| unplain_name(&self.sig, n)));
+            && !matches!(head, "push" | "pop" | "check-sat-assuming")
+            && !(names
+                && declared_name(text, after_head).is_none_or(|n| unplain_name(&self.sig, n)));
         let cmd = self.block.as_ref().map(|b| b.last_command());
         let child = match (plain && walk.following, cmd) {
             (true, Some(cmd)) => self.repeats.child(walk.at, cmd),
@@ -392,23 +409,23 @@ impl Engine {
     fn keep_answer(&mut self, at: u32, a: Option<Answer>) {
         let known = match a {
             Some(Answer::Unsat) => Known::Unsat,
-            Some(Answer::Sat) => match self.checked_model_text() {
+            Some(Answer::Sat) => match self.model_text_to_keep() {
                 Some(text) => Known::Sat(text.into()),
                 None => return,
             },
             _ => return,
         };
-        let Some(cmd) = self.block.as_ref().map(|b| b.last_command().to_vec()) else {
+        let Some(block) = self.block.as_ref() else {
             return;
         };
-        if let Some(n) = self.repeats.extend(at, &cmd) {
+        if let Some(n) = self.repeats.extend(at, block.last_command()) {
             self.repeats.set_known(n, known);
         }
     }
 
     /// The last check-sat's model as text, read back and evaluated true on the client's
     /// query; None when smtproxy holds no model of its own or it does not pass.
-    fn checked_model_text(&mut self) -> Option<String> {
+    fn model_text_to_keep(&mut self) -> Option<String> {
         if let Some(text) = self.planner.checked_model_text() {
             return Some(text.to_string());
         }
@@ -514,10 +531,15 @@ mod tests {
         for n in ["a_1", "BITVEC", "x"] {
             assert!(!unplain_name(&sig, n), "{n}");
         }
-        assert_eq!(declared_name("(declare-fun  a_1 () Int)"), Some("a_1"));
+        let name = |text| {
+            let (_, at) = command_parts(text)?;
+            declared_name(text, at)
+        };
+        assert_eq!(name("(declare-fun  a_1 () Int)"), Some("a_1"));
+        assert_eq!(name("(declare-fun ; a comment\n a_2 () Int)"), Some("a_2"));
         // A quoted name is cut at its space, and is not plain either way.
-        let quoted = declared_name("( declare-const |a b| Int)").unwrap_or("");
+        let quoted = name("( declare-const |a b| Int)").unwrap_or("");
         assert!(unplain_name(&sig, quoted), "{quoted}");
-        assert_eq!(declared_name("(declare-fun)"), None);
+        assert_eq!(name("(declare-fun)"), None);
     }
 }

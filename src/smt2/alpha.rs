@@ -23,7 +23,7 @@
 //! * A block is `repeatable` when it began at a `(reset)` or holds no `push`/`pop`: a
 //!   session of scopes with no reset is one block that only grows, whose keys never recur.
 
-use super::lex::{command_head, comment_end, is_space, quoted_stop, string_end, token_end};
+use super::lex::{command_parts, comment_end, is_space, quoted_stop, string_end, token_end};
 use rustc_hash::FxHashMap;
 
 /// What a block's hash starts with: the version of the normalisation below, and a
@@ -128,12 +128,9 @@ impl Block {
         self.last_opaque = false;
         let b = text.as_bytes();
         // The symbol after the head of a declaration is the name it declares.
-        let head = command_head(text);
-        self.scoped |= matches!(head, Some("push" | "pop"));
-        let declared_at = head.filter(|h| declares(h)).map(|h| {
-            let head_end = h.as_ptr() as usize - text.as_ptr() as usize + h.len();
-            super::lex::skip_space(b, head_end)
-        });
+        let parts = command_parts(text);
+        self.scoped |= matches!(parts, Some(("push" | "pop", _)));
+        let declared_at = parts.filter(|(h, _)| declares(h)).map(|(_, at)| at);
         let mut i = 0;
         while i < b.len() {
             let c = b[i];

@@ -201,6 +201,12 @@ pub fn token_end(b: &[u8], i: usize) -> usize {
 /// skipped before and after the `(`: the text up to the next delimiter (a quoted head is
 /// none: None).
 pub fn command_head(text: &str) -> Option<&str> {
+    command_parts(text).map(|(head, _)| head)
+}
+
+/// The command's name and the offset of what follows it past white space and comments
+/// (its first argument, the symbol a declaration declares).
+pub fn command_parts(text: &str) -> Option<(&str, usize)> {
     let b = text.as_bytes();
     let i = skip_space(b, 0);
     if b.get(i) != Some(&b'(') {
@@ -208,7 +214,7 @@ pub fn command_head(text: &str) -> Option<&str> {
     }
     let i = skip_space(b, i + 1);
     let end = token_end(b, i);
-    (end > i).then(|| &text[i..end])
+    (end > i).then(|| (&text[i..end], skip_space(b, end)))
 }
 
 /// Inside a string literal, from `i`: the next `"` (it closes the literal unless another
