@@ -184,8 +184,10 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
         }
         // More to come without waiting: a complete command already buffered, or unread
         // input (a file always; a pipe the client has written more into, perhaps only the
-        // rest of a line: then the idle call above answers before the reader waits).
-        let more = reader.next_ready() || !from_pipe || stdin_has_input();
+        // rest of a line: then the idle call above answers before the reader waits). Only
+        // passthrough sends ahead on it, so only passthrough pays for the look.
+        let more =
+            engine.is_passthrough() && (!from_pipe || reader.next_ready() || stdin_has_input());
         for out in engine.push(frame, more) {
             if out.exit || engine.output_closed() || crate::signals::stop_requested() {
                 break 'session;

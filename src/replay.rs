@@ -49,7 +49,7 @@ pub fn replay(log: &Log, engine: &mut Engine, mut progress: impl FnMut(usize)) -
     let mut reader = CommandReader::new(log.text.as_bytes());
     let mut done = false;
     // The engine's wall time at the last check-sat's answer.
-    let mut at_last = engine.stats.wall;
+    let mut at_last = engine.wall_now();
     while !done {
         let outs = match reader.next_frame() {
             Some(frame) => {
@@ -88,7 +88,7 @@ pub fn replay(log: &Log, engine: &mut Engine, mut progress: impl FnMut(usize)) -
                 }
                 res.answers.push(a);
                 res.expected.push(expected);
-                let wall = engine.stats.wall;
+                let wall = engine.wall_now();
                 res.check_ms
                     .push(wall.saturating_sub(at_last).as_secs_f64() * 1000.0);
                 at_last = wall;

@@ -120,6 +120,10 @@ impl ClientState {
     pub fn depth(&self) -> usize {
         self.frames.len() - 1
     }
+    /// The last assertion of the innermost scope, if it has any.
+    pub fn last_assertion(&self) -> Option<TermId> {
+        self.frames.last()?.assertions.last().copied()
+    }
     pub fn assertions(&self) -> Vec<TermId> {
         self.frames
             .iter()

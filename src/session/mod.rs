@@ -45,6 +45,7 @@ pub mod vocab;
 use crate::driver::{DriverError, Response, SolverKind, SolverSpec};
 use crate::smt2::alpha::Block;
 use crate::smt2::command::Command;
+use crate::smt2::lex::command_parts;
 use crate::smt2::lexer::unescape_string;
 use crate::smt2::logic::LogicCheck;
 use crate::smt2::memo::CommandMemo;
@@ -121,8 +122,11 @@ pub struct Engine {
     /// Chooses between the modelled engine and the lean passthrough by measured cost
     /// (the default strategy only, see `set_governed`).
     governor: Option<governor::Governor>,
-    /// When the current `push` began (the governor's clock is `stats.wall` plus this).
-    push_t0: Instant,
+    /// Since when the engine has been at work without a pause: from the first command
+    /// after a wait for input to the next wait (`idle`) or the end (`finish`). The wall
+    /// time is the sum of these spans; reading the clock at pauses only, not twice a
+    /// command, keeps the clock out of a session of a million commands.
+    busy_since: Option<Instant>,
     /// The wall time and check-sats spent in fall-backs to passthrough so far, and where
     /// the current one began: left out of the governor's windows, since a query the
     /// modelled engine cannot model goes to the solver on either route.
@@ -217,7 +221,7 @@ impl Engine {
                 Mode::Modelled
             },
             governor: None,
-            push_t0: Instant::now(),
+            busy_since: None,
             aside: Default::default(),
             aside_from: None,
             input_bytes: 0,
@@ -264,9 +268,24 @@ impl Engine {
         self.governor = (on && plain && self.mode == Mode::Modelled).then(Default::default);
     }
 
-    /// The engine's wall time so far, the current call included.
-    fn wall_now(&self) -> std::time::Duration {
-        self.stats.wall + self.push_t0.elapsed()
+    /// The engine's wall time so far, the current span included.
+    pub fn wall_now(&self) -> std::time::Duration {
+        self.stats.wall + self.busy_since.map_or(Duration::ZERO, |t| t.elapsed())
+    }
+
+    /// The engine is at work from now, if it was not already.
+    fn busy(&mut self) {
+        if self.busy_since.is_none() {
+            self.busy_since = Some(Instant::now());
+        }
+    }
+
+    /// The engine pauses (the client may be waiting for its answers, or input has
+    /// ended): the span so far counts into `stats.wall`.
+    fn pause(&mut self) {
+        if let Some(t) = self.busy_since.take() {
+            self.stats.wall += t.elapsed();
+        }
     }
 
     /// The governor's clock: wall time, check-sats and client bytes so far, fall-backs
@@ -325,6 +344,7 @@ impl Engine {
         self.last_assumptions = Vec::new();
         self.logic_check = LogicCheck::without_logic(self.dialect);
         self.planner.forget_terms();
+        self.repeats.forget_terms();
         self.arena.collected(before, self.store.len());
         self.note_arena();
     }
@@ -481,8 +501,7 @@ impl Engine {
                 ..Default::default()
             }];
         }
-        let t0 = Instant::now();
-        self.push_t0 = t0;
+        self.busy();
         if let Frame::Command(raw) = &frame {
             self.input_bytes += raw.text.len() as u64;
         }
@@ -491,7 +510,6 @@ impl Engine {
         } else {
             vec![self.handle_now(frame)]
         };
-        self.stats.wall += t0.elapsed();
         if self.ended.is_some() {
             if let Some(o) = outs.last_mut() {
                 o.exit = true;
@@ -504,17 +522,17 @@ impl Engine {
     /// waiting for those answers before it writes again).
     pub fn idle(&mut self) {
         if self.passing() {
-            let t0 = Instant::now();
+            self.busy();
             let _ = self.pass_sync(false);
-            self.stats.wall += t0.elapsed();
         }
+        self.pause();
     }
 
     /// Answer everything still in flight (at the end of input).
     pub fn finish(&mut self) -> Vec<Outcome> {
-        let t0 = Instant::now();
+        self.busy();
         let outs = self.pass_sync(true);
-        self.stats.wall += t0.elapsed();
+        self.pause();
         outs
     }
 
@@ -541,11 +559,12 @@ impl Engine {
     }
 
     fn command(&mut self, text: &str, line: usize, col: usize) -> Outcome {
+        let parts = command_parts(text);
         if let Some(b) = self.block.as_mut() {
-            b.add(text);
+            b.add_parts(text, parts);
         }
         if self.walk.is_some() {
-            return self.walk_command(text, line, col);
+            return self.walk_command(text, parts, line, col);
         }
         self.run(text, line, col)
     }
@@ -573,6 +592,11 @@ impl Engine {
                 return Outcome::default();
             }
         };
+        self.run_parsed(cmd, text, line, col)
+    }
+
+    /// `run` from the parsed command `cmd` of `text` on.
+    fn run_parsed(&mut self, cmd: Command, text: &str, line: usize, col: usize) -> Outcome {
         if self.dialect == Dialect::Yices && yices_refuses(&self.store, &cmd, text) {
             let e = crate::smt2::parser::ParseError {
                 offset: 0,

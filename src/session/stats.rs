@@ -57,6 +57,9 @@ pub struct Stats {
     /// this session up to names, answered without parsing their assertions (counted in
     /// `model_hits` or `cache_hits` too; `session::repeat`).
     pub block_repeats: u64,
+    /// Assertions of a repeated block's path built by renaming the term an earlier block
+    /// on the path parsed, not by parsing (`session::repeat::terms`).
+    pub renamed_assertions: u64,
     /// Check-sats under a z3 objective answered by a search over bounds
     /// (`session::objective`), not by the solver's optimiser.
     pub optimisations: u64,
@@ -138,6 +141,7 @@ pub struct Summary {
     pub exact_hits: u64,
     pub block_hints: u64,
     pub block_repeats: u64,
+    pub renamed_assertions: u64,
     pub optimisations: u64,
     pub fallbacks_passthrough: u64,
     pub route_switches: u64,
@@ -213,6 +217,7 @@ impl Stats {
             exact_hits: self.exact_hits,
             block_hints: self.block_hints,
             block_repeats: self.block_repeats,
+            renamed_assertions: self.renamed_assertions,
             optimisations: self.optimisations,
             fallbacks_passthrough: self.fallbacks_passthrough,
             route_switches: self.route_switches,

@@ -43,6 +43,10 @@ pub struct Block {
     hash: blake3::Hasher,
     /// Declared names, by their text, to the ordinal of their first declaration.
     names: FxHashMap<Box<str>, u32>,
+    /// A token can be in `names` only if its bit is set here (`filter_bit`): most tokens
+    /// are the theory's symbols and keywords, told apart from the block's names without
+    /// hashing them.
+    filter: [u64; 4],
     /// Normalised bytes not yet hashed: hashing a few KiB at once lets blake3 work on
     /// several chunks in parallel, where a command at a time goes one chunk at a time.
     pending: Vec<u8>,
@@ -76,6 +80,7 @@ impl Default for Block {
         Block {
             hash,
             names: FxHashMap::default(),
+            filter: [0; 4],
             pending: Vec::new(),
             last_start: 0,
             last_opaque: false,
@@ -87,12 +92,29 @@ impl Default for Block {
     }
 }
 
+/// Where a token's bit is in `Block::filter`: a function of its first and last bytes and
+/// its length, which tells `a_12` from `assert`, `select` or `BitVec` at no cost.
+#[inline]
+fn filter_bit(tok: &str) -> (usize, u64) {
+    let b = tok.as_bytes();
+    let (first, last) = (b.first().copied(), b.last().copied());
+    let h = u32::from(first.unwrap_or(0))
+        .wrapping_mul(31)
+        .wrapping_add(u32::from(last.unwrap_or(0)))
+        .wrapping_mul(31)
+        .wrapping_add(b.len() as u32)
+        .wrapping_mul(0x9E37_79B1)
+        >> 24;
+    ((h >> 6) as usize & 3, 1 << (h & 63))
+}
+
 impl Block {
     /// Forget every command (a `(reset)`).
     pub fn clear(&mut self) {
         self.hash.reset();
         self.hash.update(BLOCK_KEY_DOMAIN);
         self.names.clear();
+        self.filter = [0; 4];
         self.pending.clear();
         self.last_start = 0;
         self.commands = 0;
@@ -120,6 +142,11 @@ impl Block {
 
     /// Add the command `text` (one whole command as the client sent it).
     pub fn add(&mut self, text: &str) {
+        self.add_parts(text, command_parts(text));
+    }
+
+    /// [`add`](Self::add), given `parts`, the command's `lex::command_parts`.
+    pub fn add_parts(&mut self, text: &str, parts: Option<(&str, usize)>) {
         if self.pending.len() >= PENDING_MAX {
             self.hash.update(&self.pending);
             self.pending.clear();
@@ -128,7 +155,6 @@ impl Block {
         self.last_opaque = false;
         let b = text.as_bytes();
         // The symbol after the head of a declaration is the name it declares.
-        let parts = command_parts(text);
         self.scoped |= matches!(parts, Some(("push" | "pop", _)));
         let declared_at = parts.filter(|(h, _)| declares(h)).map(|(_, at)| at);
         let mut i = 0;
@@ -161,12 +187,15 @@ impl Block {
             // declaration (an erroneous one) named one of them.
             let literal = c.is_ascii_digit() || c == b'#' || c == b':';
             let skip = literal && !self.literal_named;
-            let ordinal = match (!skip).then(|| self.names.get(tok)).flatten() {
+            let (word, bit) = filter_bit(tok);
+            let maybe_name = !skip && self.filter[word] & bit != 0;
+            let ordinal = match maybe_name.then(|| self.names.get(tok)).flatten() {
                 Some(&n) => Some(n),
                 None if Some(i) == declared_at => {
                     self.literal_named |= literal;
                     let n = self.names.len() as u32;
                     self.names.insert(tok.into(), n);
+                    self.filter[word] |= bit;
                     Some(n)
                 }
                 None => None,

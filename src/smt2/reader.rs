@@ -221,7 +221,15 @@ impl<R: BufRead + Lookahead> CommandReader<R> {
                 if state == State::Stray {
                     return Some(self.finish_stray(cmd, start_line, start_col));
                 }
-                let text = std::str::from_utf8(&cmd).map(str::to_owned);
+                // A command scanned as plain is ASCII throughout (`Balance::plain`):
+                // valid UTF-8 without a second look at its bytes.
+                let text = match state {
+                    // SAFETY: every byte of `cmd` is ASCII, so it is valid UTF-8.
+                    State::In(scan) if scan.plain() => {
+                        Ok(unsafe { std::str::from_utf8_unchecked(&cmd) }.to_owned())
+                    }
+                    _ => std::str::from_utf8(&cmd).map(str::to_owned),
+                };
                 if cmd.capacity() <= CMD_BUF_KEEP {
                     self.cmd_buf = cmd;
                 }

@@ -35,14 +35,17 @@
 //! * Memory is bounded: past `REPEAT_BYTES` (edges' bytes and the nodes' answers), the
 //!   trie is emptied at the next reset.
 
+mod terms;
+
 use super::cache_stage::{model_from_text, model_satisfies, model_to_text};
 use super::client::Decl;
 use super::vocab::{Answer, Outcome};
 use super::{Engine, Last, Mode};
-use crate::smt2::lex::command_parts;
+use crate::smt2::command::Command;
 use crate::smt2::parser::is_builtin_symbol;
 use rustc_hash::FxHashMap;
 use std::hash::BuildHasher;
+use terms::TermTable;
 
 /// Bound on the bytes the trie holds.
 const REPEAT_BYTES: usize = 32 << 20;
@@ -91,6 +94,8 @@ pub struct Repeats {
     /// The state kept across a reset that the paths start from (z3's options).
     root: String,
     hasher: rustc_hash::FxBuildHasher,
+    /// The terms of the nodes' assertions, for blocks that need theirs parsed.
+    terms: TermTable,
 }
 
 impl Default for Repeats {
@@ -107,6 +112,7 @@ impl Default for Repeats {
             answers: 0,
             root: String::new(),
             hasher: Default::default(),
+            terms: TermTable::default(),
         }
     }
 }
@@ -188,6 +194,11 @@ impl Repeats {
         Some(n)
     }
 
+    /// Forget every term held (the term store was collected).
+    pub fn forget_terms(&mut self) {
+        self.terms.clear();
+    }
+
     /// What a check-sat answered at node `at`.
     pub fn known(&self, at: u32) -> Option<&Known> {
         self.nodes.get(at as usize)?.known.as_ref()
@@ -207,6 +218,8 @@ impl Repeats {
 /// A deferred assertion: where its text is in `Walk::texts`, and where the client's
 /// input had it.
 struct Deferred {
+    /// The node the assertion leads to.
+    node: u32,
     start: usize,
     end: usize,
     line: usize,
@@ -260,6 +273,7 @@ impl Engine {
         }
         let root = self.client.preamble.join("\n");
         let at = self.repeats.begin(&root);
+        self.repeats.terms.open();
         self.walk = Some(Walk {
             at,
             following: true,
@@ -269,12 +283,19 @@ impl Engine {
         });
     }
 
-    /// A command of a followed block (`self.walk` is set; `self.block` has it already).
-    pub(super) fn walk_command(&mut self, text: &str, line: usize, col: usize) -> Outcome {
+    /// A command of a followed block (`self.walk` is set; `self.block` has it already);
+    /// `parts` are its `lex::command_parts`.
+    pub(super) fn walk_command(
+        &mut self,
+        text: &str,
+        parts: Option<(&str, usize)>,
+        line: usize,
+        col: usize,
+    ) -> Outcome {
         let Some(mut walk) = self.walk.take() else {
             return self.run(text, line, col);
         };
-        let (head, after_head) = command_parts(text).unwrap_or(("", 0));
+        let (head, after_head) = parts.unwrap_or(("", 0));
         if head == "reset" {
             // The reset empties the client's view: the deferred assertions go with it.
             return self.run(text, line, col);
@@ -313,6 +334,7 @@ impl Engine {
                 let start = walk.texts.len();
                 walk.texts.push_str(text);
                 walk.deferred.push(Deferred {
+                    node: n,
                     start,
                     end: walk.texts.len(),
                     line,
@@ -373,11 +395,27 @@ impl Engine {
         match next {
             Some(n) => {
                 walk.at = n;
+                if names {
+                    let constant = self.declared_constant(declares);
+                    self.repeats.terms.declared(constant);
+                } else if head == "assert" && !self.repeats.terms.has(n) {
+                    if let Some(t) = self.client.last_assertion() {
+                        self.repeats.terms.record(&mut self.store, n, t);
+                    }
+                }
                 self.walk = Some(walk);
             }
             None => self.materialize(walk),
         }
         out
+    }
+
+    /// The term of the constant the last command declared (`declares`: it was a
+    /// `declare-fun` or `declare-const`); None for a function or a definition.
+    fn declared_constant(&mut self, declares: bool) -> Option<crate::term::TermId> {
+        let d = self.client.top().decls.last().filter(|_| declares)?;
+        let (sym, ret, constant) = (d.sym, d.ret, d.params.is_empty());
+        constant.then(|| self.store.mk_sym_app(sym, Vec::new(), ret))
     }
 
     /// The answer `k` kept at a node, given to the block's check-sat; None when its model
@@ -461,7 +499,25 @@ impl Engine {
         let said = self.said;
         let mut texts = std::mem::take(&mut walk.texts);
         for d in std::mem::take(&mut walk.deferred) {
-            self.run(&texts[d.start..d.end], d.line, d.col);
+            let text = &texts[d.start..d.end];
+            // The term an earlier block on this path parsed, renamed to this block's
+            // constants, is the one parsing the text would build (see `terms`).
+            match self.repeats.terms.renamed(&mut self.store, d.node) {
+                Some(t) => {
+                    self.stats.renamed_assertions += 1;
+                    self.run_parsed(Command::Assert(t, Vec::new()), text, d.line, d.col);
+                }
+                None => {
+                    let said = self.said;
+                    self.run(text, d.line, d.col);
+                    match self.client.last_assertion() {
+                        Some(t) if self.said == said => {
+                            self.repeats.terms.record(&mut self.store, d.node, t);
+                        }
+                        _ => {}
+                    }
+                }
+            }
         }
         texts.clear();
         walk.texts = texts;
@@ -480,6 +536,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::smt2::lex::command_parts;
 
     #[test]
     fn edges_are_taken_by_their_bytes() {
