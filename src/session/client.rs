@@ -120,6 +120,10 @@ impl ClientState {
     pub fn depth(&self) -> usize {
         self.frames.len() - 1
     }
+    /// How many assertions the innermost scope holds.
+    pub fn top_assertions(&self) -> usize {
+        self.frames.last().map_or(0, |f| f.assertions.len())
+    }
     /// The last assertion of the innermost scope, if it has any.
     pub fn last_assertion(&self) -> Option<TermId> {
         self.frames.last()?.assertions.last().copied()

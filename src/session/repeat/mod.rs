@@ -366,6 +366,7 @@ impl Engine {
             walk = self.materialize_keeping(walk);
         }
         let said = self.said;
+        let asserted = self.client.top_assertions();
         // Held where a fall-back finds it (`settle_walk`).
         self.walk = Some(walk);
         let out = self.run(text, line, col);
@@ -398,7 +399,7 @@ impl Engine {
                 if names {
                     let constant = self.declared_constant(declares);
                     self.repeats.terms.declared(constant);
-                } else if head == "assert" && !self.repeats.terms.has(n) {
+                } else if head == "assert" && self.client.top_assertions() == asserted + 1 {
                     if let Some(t) = self.client.last_assertion() {
                         self.repeats.terms.record(&mut self.store, n, t);
                     }
@@ -508,10 +509,13 @@ impl Engine {
                     self.run_parsed(Command::Assert(t, Vec::new()), text, d.line, d.col);
                 }
                 None => {
-                    let said = self.said;
+                    let (said, asserted) = (self.said, self.client.top_assertions());
                     self.run(text, d.line, d.col);
                     match self.client.last_assertion() {
-                        Some(t) if self.said == said => {
+                        Some(t)
+                            if self.said == said
+                                && self.client.top_assertions() == asserted + 1 =>
+                        {
                             self.repeats.terms.record(&mut self.store, d.node, t);
                         }
                         _ => {}

@@ -150,7 +150,8 @@ impl TermTable {
     }
 
     /// Whether node `node`'s assertion has a term kept.
-    pub fn has(&self, node: u32) -> bool {
+    #[cfg(test)]
+    fn has(&self, node: u32) -> bool {
         self.terms.contains_key(&node)
     }
 
