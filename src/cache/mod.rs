@@ -26,6 +26,8 @@
 //!   smtproxy down but never make it give a wrong answer or stop.
 //! * [`cex::SetIndex`] is a bounded, in-memory subset/superset index used for
 //!   counterexample reasoning; it is not persisted.
+//! * State that is not made of entries (the trie of repeated blocks) is kept in a
+//!   [`sidecar`] file beside the disk store, under its own header and checksum.
 
 pub mod admin;
 pub mod cex;
@@ -34,6 +36,7 @@ pub mod disk;
 pub mod memory;
 pub mod redis;
 pub mod secret;
+pub mod sidecar;
 pub mod tiered;
 
 pub use cex::SetIndex;

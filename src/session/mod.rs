@@ -245,7 +245,22 @@ impl Engine {
             ended: None,
             errored: false,
             said: 0,
-            repeats: Default::default(),
+            repeats: {
+                let mut r = repeat::Repeats::default();
+                let disk = cfg
+                    .cache
+                    .as_ref()
+                    .and_then(|c| Some((c.disk.as_ref()?, c.disk_max_bytes)));
+                if let Some((path, max)) = disk {
+                    // What the answers on the trie's paths depend on beside the blocks.
+                    let settings = format!(
+                        "{:?}\n{:?}\n{:?}",
+                        cfg.solver.kind, cfg.solver.args, cfg.client
+                    );
+                    r.keep_in(repeat::TrieFile::new(path, max, &settings));
+                }
+                r
+            },
             walk: None,
             arena: arena::Arena::with_floor(arena::collect_floor()),
             block: Some(Block::default()),
@@ -351,6 +366,7 @@ impl Engine {
 
     /// The arena's and the process's memory figures into `stats`.
     fn note_arena(&mut self) {
+        self.stats.trie_loaded_nodes = self.repeats.loaded_nodes();
         let (terms, peak, collections) = self.arena_figures();
         self.stats.terms = terms as u64;
         self.stats.terms_peak = peak as u64;
@@ -1648,6 +1664,7 @@ impl Engine {
     /// first.
     pub fn shutdown(&mut self) {
         let _ = self.finish();
+        self.repeats.end();
         self.planner.shutdown(&mut self.stats);
         self.note_arena();
     }

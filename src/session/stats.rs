@@ -60,6 +60,9 @@ pub struct Stats {
     /// Assertions of a repeated block's path built by renaming the term an earlier block
     /// on the path parsed, not by parsing (`session::repeat::terms`).
     pub renamed_assertions: u64,
+    /// Nodes of the trie of repeated blocks read from the file an earlier session saved
+    /// beside the disk store (`session::repeat::persist`).
+    pub trie_loaded_nodes: u64,
     /// Check-sats under a z3 objective answered by a search over bounds
     /// (`session::objective`), not by the solver's optimiser.
     pub optimisations: u64,
@@ -142,6 +145,7 @@ pub struct Summary {
     pub block_hints: u64,
     pub block_repeats: u64,
     pub renamed_assertions: u64,
+    pub trie_loaded_nodes: u64,
     pub optimisations: u64,
     pub fallbacks_passthrough: u64,
     pub route_switches: u64,
@@ -218,6 +222,7 @@ impl Stats {
             block_hints: self.block_hints,
             block_repeats: self.block_repeats,
             renamed_assertions: self.renamed_assertions,
+            trie_loaded_nodes: self.trie_loaded_nodes,
             optimisations: self.optimisations,
             fallbacks_passthrough: self.fallbacks_passthrough,
             route_switches: self.route_switches,

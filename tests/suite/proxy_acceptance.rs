@@ -1051,3 +1051,116 @@ fn random_repeated_blocks_answer_as_z3() {
     // Blocks that part from their path have their held assertions renamed, not parsed.
     assert!(renamed >= 5, "{renamed} assertions renamed");
 }
+
+/// A session of reset-separated queries under fresh names, as Manticore sends them:
+/// `blocks` queries over `seed`'s conditions, each a few assertions on three 8-bit
+/// constants, a check-sat and a get-value.
+fn fresh_name_session(seed: u64, blocks: usize) -> String {
+    let conds = [
+        "(bvult {x} #x{k})",
+        "(bvugt {y} #x{k})",
+        "(= (bvand {x} #x0f) #x0{j})",
+        "(not (= {x} {z}))",
+        "(bvule (bvadd {y} {z}) #x{k})",
+    ];
+    let mut rng = common::rng::Rng(seed);
+    let mut s = String::new();
+    let mut fresh = 0;
+    let mut path: Vec<String> = Vec::new();
+    for _ in 0..blocks {
+        // A path grows by a condition, or goes back to a shorter prefix.
+        if path.len() > 4 || rng.below(4) == 0 {
+            path.truncate(rng.below(path.len() as u64 + 1) as usize);
+        }
+        let c = rng.pick(&conds);
+        path.push(
+            c.replace("{k}", &format!("{:02x}", rng.below(256)))
+                .replace("{j}", &format!("{:x}", rng.below(16))),
+        );
+        let n: Vec<String> = (0..3)
+            .map(|_| {
+                fresh += 1;
+                format!("a_{fresh}")
+            })
+            .collect();
+        s.push_str("(reset)\n(set-logic QF_BV)\n(set-option :global-decls false)\n");
+        for v in &n {
+            s.push_str(&format!("(declare-fun {v} () (_ BitVec 8))\n"));
+        }
+        for c in &path {
+            let c = c
+                .replace("{x}", &n[0])
+                .replace("{y}", &n[1])
+                .replace("{z}", &n[2]);
+            s.push_str(&format!("(assert {c})\n"));
+        }
+        s.push_str(&format!("(check-sat)\n(get-value ({} {}))\n", n[0], n[1]));
+    }
+    s
+}
+
+/// The trie of repeated blocks is kept beside the disk store: a second run of a session
+/// follows the first run's paths from its first query, and answers as z3 does (values
+/// masked, each checked by z3 in the first run's differential). So does a session that
+/// shares only some paths with the first; a damaged trie file, or one made under other
+/// solver parameters, is not used, and the answers are z3's still.
+#[test]
+fn a_trie_kept_beside_the_store_answers_the_next_run_as_z3() {
+    let z3 = Direct::new(&["z3", "-in"]);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.db");
+    let trie = dir.path().join("s.db.trie");
+    let store_arg = store.to_str().unwrap().to_string();
+    let run = |session: &str, extra: &[&str]| {
+        let mut args = vec!["--solver", "z3", "--cache", &store_arg, "--stats"];
+        args.extend_from_slice(extra);
+        args.push("-in");
+        let out = common::run(&args, session.as_bytes(), T);
+        out.assert_no_panic_no_hang("trie run");
+        let (want, _) = z3.ends(session);
+        assert_eq!(
+            masked(&out.stdout_str(), false),
+            masked(&want, false),
+            "{extra:?} on\n{session}"
+        );
+        common::summary(&out.stderr_str())
+    };
+    let first = fresh_name_session(0x5eed_7e1e, 60);
+    let s1 = run(&first, &[]);
+    assert_eq!(common::field(&s1, "trie_loaded_nodes"), 0);
+    assert!(trie.exists(), "no trie written at the end of the session");
+
+    let s2 = run(&first, &[]);
+    assert!(common::field(&s2, "trie_loaded_nodes") > 60);
+    // Every query is on a path the first run answered (the first block's root is the
+    // session's start, not yet the options kept across its resets).
+    assert!(
+        common::field(&s2, "block_repeats") >= 58,
+        "{} of 60 from the trie",
+        common::field(&s2, "block_repeats")
+    );
+    assert_eq!(common::field(&s2, "solver_checks"), 0);
+
+    // Another session, some of whose paths the trie holds.
+    let other = fresh_name_session(0x0dd_5eed, 60);
+    let s3 = run(&other, &[]);
+    assert!(common::field(&s3, "trie_loaded_nodes") > 60);
+
+    // Damaged: flip a byte of the payload; it is not loaded, and replaced at the end.
+    let mut bytes = std::fs::read(&trie).unwrap();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 0x20;
+    std::fs::write(&trie, &bytes).unwrap();
+    let s4 = run(&first, &[]);
+    assert_eq!(common::field(&s4, "trie_loaded_nodes"), 0);
+    assert_ne!(
+        std::fs::read(&trie).unwrap(),
+        bytes,
+        "the damaged file stayed"
+    );
+
+    // Made under other solver flags: not this session's. (A deadline, `-t:`, is not one
+    // of them: an answer kept is a verdict, never an unknown a deadline could change.)
+    let s5 = run(&first, &["smt.random_seed=3"]);
+    assert_eq!(common::field(&s5, "trie_loaded_nodes"), 0);
+}

@@ -35,6 +35,7 @@
 //! * Memory is bounded: past `REPEAT_BYTES` (edges' bytes and the nodes' answers), the
 //!   trie is emptied at the next reset.
 
+mod persist;
 mod terms;
 
 use super::cache_stage::{model_from_text, model_satisfies, model_to_text};
@@ -43,6 +44,7 @@ use super::vocab::{Answer, Outcome};
 use super::{Engine, Last, Mode};
 use crate::smt2::command::Command;
 use crate::smt2::parser::is_builtin_symbol;
+pub use persist::TrieFile;
 use rustc_hash::FxHashMap;
 use std::hash::BuildHasher;
 use terms::TermTable;
@@ -96,6 +98,12 @@ pub struct Repeats {
     hasher: rustc_hash::FxBuildHasher,
     /// The terms of the nodes' assertions, for blocks that need theirs parsed.
     terms: TermTable,
+    /// Where the trie is kept between sessions (`persist`), if anywhere.
+    file: Option<TrieFile>,
+    /// Nodes made and answers kept so far: the trie changed since it was written.
+    changes: u64,
+    /// Nodes the trie had when it was loaded from its file.
+    loaded_nodes: u64,
 }
 
 impl Default for Repeats {
@@ -113,6 +121,9 @@ impl Default for Repeats {
             root: String::new(),
             hasher: Default::default(),
             terms: TermTable::default(),
+            file: None,
+            changes: 0,
+            loaded_nodes: 0,
         }
     }
 }
@@ -124,16 +135,35 @@ impl Repeats {
     }
 
     /// A block begins after a reset that kept `root` (the options z3 keeps): the root
-    /// node. The trie is emptied first when it was built from another kept state or has
-    /// grown past its bound.
+    /// node. At the session's first block, the trie saved by an earlier session is
+    /// loaded when there is one for `root` (`persist`). The trie is emptied first when it
+    /// was built from another kept state or has grown past its bound, else written when
+    /// it has doubled since it last was.
     pub fn begin(&mut self, root: &str) -> u32 {
+        self.load(root);
         if self.root != root || self.size() > REPEAT_BYTES {
+            let (file, changes) = (self.file.take(), self.changes);
             *self = Repeats {
                 root: root.to_string(),
+                file,
+                changes,
                 ..Repeats::default()
             };
+            self.restart_saves();
+        } else {
+            self.save(false);
         }
         0
+    }
+
+    /// At the end of the session: the trie is written if it changed.
+    pub fn end(&mut self) {
+        self.save(true);
+    }
+
+    /// Nodes of the trie that came from its file.
+    pub fn loaded_nodes(&self) -> u64 {
+        self.loaded_nodes
     }
 
     fn edge(&self, n: u32) -> &[u8] {
@@ -179,6 +209,7 @@ impl Repeats {
         let start = u32::try_from(self.bytes.len()).ok()?;
         let end = u32::try_from(self.bytes.len() + cmd.len()).ok()?;
         self.bytes.extend_from_slice(cmd);
+        self.changes += 1;
         self.nodes.push(Node {
             start,
             end,
@@ -211,6 +242,7 @@ impl Repeats {
                 self.answers += text.len();
             }
             node.known = Some(k);
+            self.changes += 1;
         }
     }
 }

@@ -1,0 +1,445 @@
+//! The trie of repeated blocks kept across runs (Memoise kept its trie of path prefixes
+//! from one run of the program under test to the next): saved beside the disk store
+//! (`cache::sidecar`, `<store>.trie`), loaded at the first block of the next session that
+//! runs with the same settings, so a symbolic executor run again over a warm store follows
+//! its earlier paths from its first query, not only from the second time a path comes in
+//! one session.
+//!
+//! Invariants:
+//! * A loaded trie is exactly a trie some earlier session built and saved: the file's
+//!   checksum and the decoder's checks (every edge's bytes in range, every node after its
+//!   parent, every model valid UTF-8, nothing left over) stand between damage and an
+//!   answer; a file that fails them is left unused (and replaced at the next save).
+//! * It is loaded only under the settings it was built under: the file's tag is a digest
+//!   of this format's version, of the block key's normalisation (`smt2::alpha`), of the
+//!   result store's formats, of smtproxy's version, and of the session's settings (the
+//!   solver's kind and flags, the client's flags); the root it was built from (the options
+//!   kept across a reset) must equal the first block's. So each node's answer is, as in
+//!   the session that made it, the answer smtproxy checked on a block equal to any that
+//!   reaches the node up to the names of its constants. Any change to how the trie's
+//!   edges or answers are written must change [`TRIE_FORMAT`].
+//! * It is read once, at the first block of a session, and taken at the first of the
+//!   session's first [`LOAD_BLOCKS`] blocks that begins from its root while the trie in
+//!   memory holds nothing of that root (never later, whatever the session's roots do);
+//!   it is written when the trie has doubled since the last
+//!   write (from [`FIRST_SAVE`] bytes), and at the end of the session when it changed. A
+//!   trie emptied at its bound starts its doubling again. So the writes of a session add
+//!   up to at most about twice the trie's bound for each time it fills.
+//! * Bounded: a file holds at most one trie (the last one written, whatever its settings),
+//!   of at most the trie's bound and a twentieth of the store's own bound; a trie past
+//!   either is not written. An emptied trie is not written until it has grown again, so
+//!   a session that only emptied it leaves the file as it was.
+
+use super::{Known, Node, Repeats, NONE, REPEAT_BYTES};
+use crate::cache::sidecar;
+use std::hash::BuildHasher;
+use std::path::Path;
+
+/// The version of the payload's layout below.
+pub const TRIE_FORMAT: u32 = 1;
+/// The first blocks of a session, one of which may begin from the saved trie's root.
+const LOAD_BLOCKS: u8 = 8;
+/// A trie is first written once it holds this many bytes.
+const FIRST_SAVE: usize = 1 << 20;
+
+/// The trie's file, and what was done with it.
+pub struct TrieFile {
+    path: std::path::PathBuf,
+    tag: [u8; 16],
+    /// The bound on the payload.
+    max_len: usize,
+    /// The file was read (or tried) already.
+    read: bool,
+    /// Blocks left to begin from the stashed trie's root.
+    blocks_left: u8,
+    /// The trie the file held, until a block begins from its root.
+    stash: Option<Box<Repeats>>,
+    /// The trie's size at the last write (or load), and its change count then.
+    saved_size: usize,
+    saved_changes: u64,
+}
+
+impl TrieFile {
+    /// The trie file of the disk store at `store` (whose bound is `store_max` bytes), for
+    /// sessions run with `settings`.
+    pub fn new(store: &Path, store_max: Option<u64>, settings: &str) -> TrieFile {
+        let mut h = blake3::Hasher::new();
+        h.update(b"smtproxy trie\0");
+        h.update(&TRIE_FORMAT.to_le_bytes());
+        h.update(crate::smt2::alpha::BLOCK_KEY_DOMAIN);
+        h.update(&crate::query::key::KEY_FORMAT_VERSION.to_le_bytes());
+        h.update(&[
+            crate::cache::FORMAT_VERSION,
+            crate::cache::COMPACT_FORMAT_VERSION,
+        ]);
+        h.update(env!("CARGO_PKG_VERSION").as_bytes());
+        h.update(b"\0");
+        h.update(settings.as_bytes());
+        let mut tag = [0u8; 16];
+        tag.copy_from_slice(&h.finalize().as_bytes()[..16]);
+        let share = store_max.map_or(usize::MAX, |m| {
+            usize::try_from(m / 20).unwrap_or(usize::MAX)
+        });
+        TrieFile {
+            path: sidecar::path_for(store, "trie"),
+            tag,
+            max_len: REPEAT_BYTES.min(share),
+            read: false,
+            blocks_left: LOAD_BLOCKS,
+            stash: None,
+            saved_size: 0,
+            saved_changes: 0,
+        }
+    }
+}
+
+/// Little-endian readers over a payload; each None past its end.
+struct Input<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Input<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.b.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(s)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) -> Option<()> {
+    out.extend_from_slice(&u32::try_from(b.len()).ok()?.to_le_bytes());
+    out.extend_from_slice(b);
+    Some(())
+}
+
+const NO_ANSWER: u8 = 0;
+const UNSAT: u8 = 1;
+const SAT: u8 = 2;
+
+impl Repeats {
+    /// The trie as a payload: its root; its edges' bytes; then per node after the root
+    /// its parent, its edge's range and its answer (a tag, and a sat's model as text).
+    /// The children's links are not written: they follow from the parents, in node order.
+    pub(super) fn encode(&self) -> Option<Vec<u8>> {
+        let mut parent = vec![NONE; self.nodes.len()];
+        for (n, node) in self.nodes.iter().enumerate() {
+            if node.first != NONE {
+                parent[node.first as usize] = n as u32;
+            }
+        }
+        for (&(p, _), &c) in &self.edges {
+            parent[c as usize] = p;
+        }
+        let mut out = Vec::with_capacity(self.bytes.len() + self.nodes.len() * 13 + self.answers);
+        put_bytes(&mut out, self.root.as_bytes())?;
+        put_bytes(&mut out, &self.bytes)?;
+        out.extend_from_slice(&u32::try_from(self.nodes.len()).ok()?.to_le_bytes());
+        for (n, node) in self.nodes.iter().enumerate().skip(1) {
+            out.extend_from_slice(&parent[n].to_le_bytes());
+            out.extend_from_slice(&node.start.to_le_bytes());
+            out.extend_from_slice(&node.end.to_le_bytes());
+            match &node.known {
+                None => out.push(NO_ANSWER),
+                Some(Known::Unsat) => out.push(UNSAT),
+                Some(Known::Sat(text)) => {
+                    out.push(SAT);
+                    put_bytes(&mut out, text.as_bytes())?;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// The trie a payload of [`Repeats::encode`] holds; None when it is malformed.
+    pub(super) fn decode(payload: &[u8]) -> Option<Repeats> {
+        let mut r = Repeats::default();
+        let mut input = Input { b: payload, at: 0 };
+        r.root = std::str::from_utf8(input.bytes()?).ok()?.to_string();
+        r.bytes = input.bytes()?.to_vec();
+        let count = input.u32()?;
+        if count == 0 {
+            return None;
+        }
+        for n in 1..count {
+            let (parent, start, end) = (input.u32()?, input.u32()?, input.u32()?);
+            if parent >= n || start > end || end as usize > r.bytes.len() {
+                return None;
+            }
+            let known = match input.u8()? {
+                NO_ANSWER => None,
+                UNSAT => Some(Known::Unsat),
+                SAT => {
+                    let text = std::str::from_utf8(input.bytes()?).ok()?;
+                    r.answers += text.len();
+                    Some(Known::Sat(text.into()))
+                }
+                _ => return None,
+            };
+            r.nodes.push(Node {
+                start,
+                end,
+                first: NONE,
+                known,
+            });
+            let first = r.nodes[parent as usize].first;
+            if first == NONE {
+                r.nodes[parent as usize].first = n;
+            } else {
+                let h = r.hasher.hash_one(r.edge(n));
+                r.edges.entry((parent, h)).or_insert(n);
+            }
+        }
+        (input.at == payload.len()).then_some(r)
+    }
+
+    /// Attach the file the trie is kept in between sessions.
+    pub fn keep_in(&mut self, file: TrieFile) {
+        self.file = Some(file);
+    }
+
+    /// At the first blocks of a session: the trie saved under this session's settings,
+    /// once a block begins from the root it was built from. The file is read once, at the
+    /// first block; what it holds is kept for the next [`LOAD_BLOCKS`] blocks only (a
+    /// client's first block often begins before the options it keeps across resets are
+    /// set, so its root is not yet the one of the blocks after it).
+    pub(super) fn load(&mut self, root: &str) {
+        let Some(file) = self.file.as_mut().filter(|f| f.blocks_left > 0) else {
+            return;
+        };
+        file.blocks_left -= 1;
+        if !file.read {
+            file.read = true;
+            file.stash = sidecar::read(&file.path, &file.tag, file.max_len)
+                .ok()
+                .flatten()
+                .and_then(|payload| Repeats::decode(&payload))
+                .map(Box::new);
+        }
+        let due = file.stash.as_ref().is_some_and(|t| t.root == root)
+            && (self.root != root || self.nodes.len() == 1);
+        if file.blocks_left == 0 || due {
+            file.blocks_left = 0;
+            let Some(mut loaded) = file.stash.take().filter(|_| due) else {
+                return;
+            };
+            let mut file = self.file.take();
+            if let Some(f) = file.as_mut() {
+                f.saved_size = loaded.size();
+                f.saved_changes = self.changes;
+            }
+            loaded.file = file;
+            loaded.changes = self.changes;
+            loaded.loaded_nodes = loaded.nodes.len() as u64 - 1;
+            *self = *loaded;
+        }
+    }
+
+    /// Write the trie when it has changed since the last write and (unless `at_end`) has
+    /// doubled since.
+    pub(super) fn save(&mut self, at_end: bool) {
+        let (size, changes) = (self.size(), self.changes);
+        let Some(file) = self.file.as_ref() else {
+            return;
+        };
+        let due = if at_end {
+            changes != file.saved_changes
+        } else {
+            size >= FIRST_SAVE.max(file.saved_size.saturating_mul(2))
+        };
+        if !due || size > REPEAT_BYTES {
+            return;
+        }
+        let Some(payload) = self.encode().filter(|p| p.len() <= file.max_len) else {
+            return;
+        };
+        if sidecar::write(&file.path, &file.tag, &payload).is_ok() {
+            if let Some(f) = self.file.as_mut() {
+                f.saved_size = size;
+                f.saved_changes = changes;
+            }
+        }
+    }
+
+    /// The trie was emptied: its next write starts the doubling again.
+    pub(super) fn restart_saves(&mut self) {
+        if let Some(f) = self.file.as_mut() {
+            f.saved_size = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Repeats {
+        let mut r = Repeats::default();
+        let root = r.begin("(set-option :produce-models true)");
+        let a = r.extend(root, b"(declare-fun 0 () Int)").unwrap();
+        let b = r.extend(a, b"(assert (> 0 1))").unwrap();
+        let c = r.extend(b, b"(check-sat)").unwrap();
+        r.set_known(c, Known::Sat("2\n".into()));
+        let d = r.extend(a, b"(assert (< 0 0))").unwrap();
+        let e = r.extend(d, b"(check-sat)").unwrap();
+        r.set_known(e, Known::Unsat);
+        // A third child of `a`, and one under the root.
+        r.extend(a, b"(assert (= 0 0))").unwrap();
+        r.extend(root, b"(check-sat)").unwrap();
+        r
+    }
+
+    fn paths(r: &Repeats) -> Vec<(Vec<u8>, Option<Known>)> {
+        // Every node, as its path's bytes and its answer, found from the root by `child`.
+        let mut out = Vec::new();
+        let mut stack = vec![(0u32, Vec::new())];
+        while let Some((at, path)) = stack.pop() {
+            for n in 1..r.nodes.len() as u32 {
+                let mut p = path.clone();
+                p.extend_from_slice(r.edge(n));
+                p.push(b'|');
+                if r.child(at, r.edge(n)) == Some(n) {
+                    out.push((p.clone(), r.known(n).cloned()));
+                    stack.push((n, p));
+                }
+            }
+        }
+        out.sort_by(|x, y| x.0.cmp(&y.0));
+        out
+    }
+
+    #[test]
+    fn a_trie_decodes_to_the_same_paths_and_answers() {
+        let r = sample();
+        let back = Repeats::decode(&r.encode().unwrap()).unwrap();
+        assert_eq!(back.root, r.root);
+        assert_eq!(back.nodes.len(), r.nodes.len());
+        assert_eq!(back.size(), r.size());
+        let p = paths(&r);
+        assert_eq!(p.len(), 7);
+        assert_eq!(paths(&back), p);
+        // It goes on growing as the one it was saved from.
+        let mut back = back;
+        let a = back.child(0, b"(declare-fun 0 () Int)").unwrap();
+        assert!(back.extend(a, b"(assert false)").is_some());
+    }
+
+    #[test]
+    fn malformed_payloads_are_refused() {
+        let good = sample().encode().unwrap();
+        for cut in 0..good.len() {
+            assert!(Repeats::decode(&good[..cut]).is_none(), "cut {cut}");
+        }
+        let mut longer = good.clone();
+        longer.push(0);
+        assert!(Repeats::decode(&longer).is_none());
+        // A node before its parent, an edge out of range, an unknown answer tag.
+        let mut r = Repeats::default();
+        r.begin("");
+        let a = r.extend(0, b"(check-sat)").unwrap();
+        r.set_known(a, Known::Unsat);
+        let p = r.encode().unwrap();
+        let node_at = 4 + 4 + 11 + 4;
+        for (off, v) in [(node_at, 1u8), (node_at + 8, 99), (node_at + 12, 7)] {
+            let mut b = p.clone();
+            b[off] = v;
+            assert!(Repeats::decode(&b).is_none(), "byte {off} = {v}");
+        }
+        assert!(Repeats::decode(&p).is_some());
+    }
+
+    fn tmp_store(name: &str) -> std::path::PathBuf {
+        let p = std::env::temp_dir().join(format!(
+            "smtproxy-trie-{}-{name}.sqlite3",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(sidecar::path_for(&p, "trie"));
+        p
+    }
+
+    /// Saved when it doubled and at the end, loaded by the next session with the same
+    /// settings and root only, and only at its first block.
+    #[test]
+    fn saved_tries_are_loaded_under_their_settings_only() {
+        let store = tmp_store("settings");
+        let mut r = sample();
+        r.keep_in(TrieFile::new(&store, None, "z3 -in"));
+        r.save(false);
+        assert!(
+            !sidecar::path_for(&store, "trie").exists(),
+            "saved below FIRST_SAVE"
+        );
+        r.save(true);
+        assert!(sidecar::path_for(&store, "trie").exists());
+
+        let mut next = Repeats::default();
+        next.keep_in(TrieFile::new(&store, None, "z3 -in"));
+        next.begin("(set-option :produce-models true)");
+        assert_eq!(paths(&next), paths(&r));
+        assert_eq!(next.loaded_nodes, 7);
+        // Nothing changed: nothing is written at the end.
+        let before = std::fs::metadata(sidecar::path_for(&store, "trie"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        next.save(true);
+        let after = std::fs::metadata(sidecar::path_for(&store, "trie"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(before, after);
+
+        for (settings, root) in [
+            ("cvc5 --incremental", "(set-option :produce-models true)"),
+            ("z3 -in", "(set-option :produce-models false)"),
+        ] {
+            let mut other = Repeats::default();
+            other.keep_in(TrieFile::new(&store, None, settings));
+            other.begin(root);
+            assert_eq!(other.nodes.len(), 1, "{settings} {root}");
+        }
+        // Taken at a later block whose root is the saved one, among the first few only.
+        let mut later = Repeats::default();
+        later.keep_in(TrieFile::new(&store, None, "z3 -in"));
+        later.begin("");
+        later.begin("(set-option :produce-models true)");
+        assert_eq!(paths(&later), paths(&r));
+        let mut late = Repeats::default();
+        late.keep_in(TrieFile::new(&store, None, "z3 -in"));
+        for _ in 0..LOAD_BLOCKS {
+            late.begin("(set-option :a 1)");
+        }
+        assert!(
+            late.file.as_ref().unwrap().stash.is_none(),
+            "kept past its blocks"
+        );
+        late.begin("(set-option :produce-models true)");
+        assert_eq!(late.nodes.len(), 1);
+        let _ = std::fs::remove_file(sidecar::path_for(&store, "trie"));
+    }
+
+    /// A store bound of 20 x less than the trie keeps it from being written.
+    #[test]
+    fn a_trie_over_its_share_of_the_store_is_not_written() {
+        let store = tmp_store("share");
+        let mut r = sample();
+        let len = r.encode().unwrap().len() as u64;
+        r.keep_in(TrieFile::new(&store, Some(len * 20 - 20), "z3"));
+        r.save(true);
+        assert!(!sidecar::path_for(&store, "trie").exists());
+        r.keep_in(TrieFile::new(&store, Some(len * 20), "z3"));
+        r.save(true);
+        assert!(sidecar::path_for(&store, "trie").exists());
+        let _ = std::fs::remove_file(sidecar::path_for(&store, "trie"));
+    }
+}
