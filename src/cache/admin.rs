@@ -59,6 +59,10 @@ pub struct StoreStats {
     pub last_used: i64,
     /// Redis: unsat entries carrying a fleet tag (trusted only where the secret is held).
     pub tagged: u64,
+    /// Bytes of the trie of repeated blocks kept beside the file (`<store>.trie`,
+    /// `session::repeat`; 0: none, and for Redis). Deleting that file loses no entry: the
+    /// next session builds the trie again.
+    pub trie_bytes: u64,
 }
 
 #[derive(Serialize, Deserialize, Debug, PartialEq, Eq)]
@@ -217,6 +221,8 @@ pub fn disk_stats(path: &Path) -> Result<StoreStats, AdminError> {
         oldest_created: oldest,
         last_used: last,
         tagged: 0,
+        trie_bytes: std::fs::metadata(super::sidecar::path_for(path, "trie"))
+            .map_or(0, |m| m.len()),
     })
 }
 

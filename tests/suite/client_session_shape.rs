@@ -277,7 +277,8 @@ fn a_block_asked_again_under_fresh_names_reuses_its_model() {
 
 /// The models by block outlive the process: a second run over the same result store, its
 /// queries under names the first run never used, answers them from the first run's
-/// models (each evaluated on its query, and checked here by z3), not from the solver.
+/// models (each evaluated on its query, and checked here by z3), not from the solver; and
+/// a third, over the trie the second kept beside the store, from that trie.
 #[test]
 fn block_models_carry_over_to_the_next_run_through_the_store() {
     common::require("z3");
@@ -289,11 +290,23 @@ fn block_models_carry_over_to_the_next_run_through_the_store() {
     let again = session(60, 0x5eed_b10c, 500_000);
     assert_ne!(first[5].body, again[5].body, "fresh names the second time");
     let sats = field(s1, "sat");
+    // The store's entries alone (the trie beside it holds the first run's answers).
+    common::drop_trie(db);
     let s2 = &answers_as_z3_in(&again, &["hybrid"], db)[0];
     let optimising = again.iter().filter(|q| q.optimises).count() as u64;
     assert!(
         field(s2, "block_hints") + optimising >= sats && field(s2, "disk_hits") > 0,
         "the second run answered each sat block from the first run's models: {s2}"
+    );
+    // With the trie the second run left beside the store, a third run under other names
+    // again follows the paths from its first query: its blocks are answered without
+    // being parsed, each answer checked by z3 here.
+    let third = session(60, 0x5eed_b10c, 900_000);
+    let s3 = &answers_as_z3_in(&third, &["hybrid"], db)[0];
+    assert!(
+        field(s3, "trie_loaded_nodes") > 0
+            && field(s3, "block_repeats") + optimising + 1 >= field(s3, "queries"),
+        "the third run answered from the trie the second left: {s3}"
     );
 }
 

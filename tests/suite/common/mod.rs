@@ -214,6 +214,18 @@ pub fn summary(stderr: &str) -> serde_json::Value {
         .unwrap_or_else(|| panic!("no JSON summary on stderr:\n{}", tail(stderr)))
 }
 
+/// Remove the trie of repeated blocks kept beside the disk store at `store`
+/// (`<store>.trie`), so that a next run is answered by the store's entries alone: for the
+/// tests of the store's tiers.
+pub fn drop_trie(store: &str) {
+    let trie = format!("{store}.trie");
+    match std::fs::remove_file(&trie) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => panic!("removing {trie}: {e}"),
+    }
+}
+
 /// The number `k` of a JSON summary (panics when it is missing or not a number).
 pub fn field(v: &serde_json::Value, k: &str) -> u64 {
     v[k].as_u64()
