@@ -34,6 +34,9 @@
 //!   command that could read the assertions, and before any that is not on the trie.
 //! * Memory is bounded: past `REPEAT_BYTES` (edges' bytes and the nodes' answers), the
 //!   trie is emptied at the next reset.
+//! * The trie may have been made by an earlier session over the same disk store, under
+//!   the same settings and from the same root (`persist`): its nodes were made under
+//!   these invariants there, and it is read back exactly as it was written.
 
 mod persist;
 mod terms;
@@ -102,7 +105,7 @@ pub struct Repeats {
     file: Option<TrieFile>,
     /// Nodes made and answers kept so far: the trie changed since it was written.
     changes: u64,
-    /// Nodes the trie had when it was loaded from its file.
+    /// Nodes the trie had when it was loaded from its file (kept when it is emptied).
     loaded_nodes: u64,
 }
 
@@ -138,15 +141,16 @@ impl Repeats {
     /// node. At the session's first block, the trie saved by an earlier session is
     /// loaded when there is one for `root` (`persist`). The trie is emptied first when it
     /// was built from another kept state or has grown past its bound, else written when
-    /// it has doubled since it last was.
+    /// it changed and has doubled since it last was, or was last written a while ago.
     pub fn begin(&mut self, root: &str) -> u32 {
         self.load(root);
         if self.root != root || self.size() > REPEAT_BYTES {
-            let (file, changes) = (self.file.take(), self.changes);
+            let (file, changes, loaded_nodes) = (self.file.take(), self.changes, self.loaded_nodes);
             *self = Repeats {
                 root: root.to_string(),
                 file,
                 changes,
+                loaded_nodes,
                 ..Repeats::default()
             };
             self.restart_saves();

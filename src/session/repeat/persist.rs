@@ -21,10 +21,12 @@
 //! * It is read once, at the first block of a session, and taken at the first of the
 //!   session's first [`LOAD_BLOCKS`] blocks that begins from its root while the trie in
 //!   memory holds nothing of that root (never later, whatever the session's roots do);
-//!   it is written when the trie has doubled since the last
-//!   write (from [`FIRST_SAVE`] bytes), and at the end of the session when it changed. A
-//!   trie emptied at its bound starts its doubling again. So the writes of a session add
-//!   up to at most about twice the trie's bound for each time it fills.
+//!   it is written, when it changed, at a block where it has doubled since the last
+//!   write (from [`FIRST_SAVE`] bytes) or that comes [`SAVE_INTERVAL`] after it, and at
+//!   the end of the session (a client that kills its solver leaves no end: the writes at
+//!   blocks keep what it ran up to the last interval). A trie emptied at its bound starts
+//!   its doubling again. So a session writes at most about twice the trie's bound each
+//!   time it fills, plus one trie every interval.
 //! * Bounded: a file holds at most one trie (the last one written, whatever its settings),
 //!   of at most the trie's bound and a twentieth of the store's own bound; a trie past
 //!   either is not written. An emptied trie is not written until it has grown again, so
@@ -34,6 +36,7 @@ use super::{Known, Node, Repeats, NONE, REPEAT_BYTES};
 use crate::cache::sidecar;
 use std::hash::BuildHasher;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// The version of the payload's layout below.
 pub const TRIE_FORMAT: u32 = 1;
@@ -41,6 +44,10 @@ pub const TRIE_FORMAT: u32 = 1;
 const LOAD_BLOCKS: u8 = 8;
 /// A trie is first written once it holds this many bytes.
 const FIRST_SAVE: usize = 1 << 20;
+/// A trie that changed is written at a block this long after its last write, whatever
+/// its growth: a client that kills its solver (Manticore sends SIGKILL) leaves no end of
+/// session to write at.
+const SAVE_INTERVAL: Duration = Duration::from_secs(10);
 
 /// The trie's file, and what was done with it.
 pub struct TrieFile {
@@ -57,6 +64,8 @@ pub struct TrieFile {
     /// The trie's size at the last write (or load), and its change count then.
     saved_size: usize,
     saved_changes: u64,
+    /// When the trie was last written (or the file attached).
+    saved_at: Instant,
 }
 
 impl TrieFile {
@@ -89,6 +98,7 @@ impl TrieFile {
             stash: None,
             saved_size: 0,
             saved_changes: 0,
+            saved_at: Instant::now(),
         }
     }
 }
@@ -245,18 +255,17 @@ impl Repeats {
         }
     }
 
-    /// Write the trie when it has changed since the last write and (unless `at_end`) has
-    /// doubled since.
+    /// Write the trie when it has changed since the last write and, unless `at_end`, has
+    /// doubled since or was last written [`SAVE_INTERVAL`] ago.
     pub(super) fn save(&mut self, at_end: bool) {
         let (size, changes) = (self.size(), self.changes);
         let Some(file) = self.file.as_ref() else {
             return;
         };
-        let due = if at_end {
-            changes != file.saved_changes
-        } else {
-            size >= FIRST_SAVE.max(file.saved_size.saturating_mul(2))
-        };
+        let due = changes != file.saved_changes
+            && (at_end
+                || size >= FIRST_SAVE.max(file.saved_size.saturating_mul(2))
+                || file.saved_at.elapsed() >= SAVE_INTERVAL);
         if !due || size > REPEAT_BYTES {
             return;
         }
@@ -267,6 +276,7 @@ impl Repeats {
             if let Some(f) = self.file.as_mut() {
                 f.saved_size = size;
                 f.saved_changes = changes;
+                f.saved_at = Instant::now();
             }
         }
     }
@@ -367,7 +377,7 @@ mod tests {
         p
     }
 
-    /// Saved when it doubled and at the end, loaded by the next session with the same
+    /// Saved an interval after the last write and at the end, loaded by the next session with the same
     /// settings and root only, and only at its first block.
     #[test]
     fn saved_tries_are_loaded_under_their_settings_only() {
@@ -379,6 +389,24 @@ mod tests {
             !sidecar::path_for(&store, "trie").exists(),
             "saved below FIRST_SAVE"
         );
+        // An interval after the last write, a block writes it.
+        r.file.as_mut().unwrap().saved_at -= SAVE_INTERVAL;
+        r.save(false);
+        assert!(sidecar::path_for(&store, "trie").exists());
+        std::fs::remove_file(sidecar::path_for(&store, "trie")).unwrap();
+        // Unchanged since: not written again, at a block or at the end.
+        r.file.as_mut().unwrap().saved_at -= SAVE_INTERVAL;
+        r.save(false);
+        r.save(true);
+        assert!(!sidecar::path_for(&store, "trie").exists());
+        // Changed within the interval: written at the end only.
+        r.file.as_mut().unwrap().saved_at = Instant::now();
+        r.extend(0, b"(assert true)").unwrap();
+        r.save(false);
+        assert!(
+            !sidecar::path_for(&store, "trie").exists(),
+            "saved within the interval"
+        );
         r.save(true);
         assert!(sidecar::path_for(&store, "trie").exists());
 
@@ -386,7 +414,7 @@ mod tests {
         next.keep_in(TrieFile::new(&store, None, "z3 -in"));
         next.begin("(set-option :produce-models true)");
         assert_eq!(paths(&next), paths(&r));
-        assert_eq!(next.loaded_nodes, 7);
+        assert_eq!(next.loaded_nodes, 8);
         // Nothing changed: nothing is written at the end.
         let before = std::fs::metadata(sidecar::path_for(&store, "trie"))
             .unwrap()
