@@ -269,14 +269,17 @@ impl Repeats {
         if !due || size > REPEAT_BYTES {
             return;
         }
-        let Some(payload) = self.encode().filter(|p| p.len() <= file.max_len) else {
-            return;
-        };
-        if sidecar::write(&file.path, &file.tag, &payload).is_ok() {
-            if let Some(f) = self.file.as_mut() {
-                f.saved_size = size;
+        let written = self
+            .encode()
+            .filter(|p| p.len() <= file.max_len)
+            .is_some_and(|p| sidecar::write(&file.path, &file.tag, &p).is_ok());
+        if let Some(f) = self.file.as_mut() {
+            // Tried, written or not (over its share, a directory that cannot be written):
+            // the next try waits for the trie to double again or for the interval.
+            f.saved_size = size;
+            f.saved_at = Instant::now();
+            if written {
                 f.saved_changes = changes;
-                f.saved_at = Instant::now();
             }
         }
     }
@@ -454,6 +457,36 @@ mod tests {
         late.begin("(set-option :produce-models true)");
         assert_eq!(late.nodes.len(), 1);
         let _ = std::fs::remove_file(sidecar::path_for(&store, "trie"));
+    }
+
+    /// A write that fails (a directory that is not there) is tried again only after the
+    /// interval, not at every block; and at the end.
+    #[test]
+    fn a_failed_write_waits_for_the_interval() {
+        let store = std::env::temp_dir()
+            .join(format!("smtproxy-no-such-dir-{}", std::process::id()))
+            .join("s.sqlite3");
+        let mut r = sample();
+        r.keep_in(TrieFile::new(&store, None, "z3"));
+        r.file.as_mut().unwrap().saved_at -= SAVE_INTERVAL;
+        let before = r.file.as_ref().unwrap().saved_at;
+        r.save(false);
+        let f = r.file.as_ref().unwrap();
+        assert!(f.saved_at > before, "the attempt was not noted");
+        assert_ne!(f.saved_changes, r.changes, "counted as written");
+        let tried = f.saved_at;
+        r.extend(0, b"(assert false)").unwrap();
+        r.save(false);
+        assert_eq!(
+            r.file.as_ref().unwrap().saved_at,
+            tried,
+            "tried again at once"
+        );
+        r.save(true);
+        assert!(
+            r.file.as_ref().unwrap().saved_at > tried,
+            "not tried at the end"
+        );
     }
 
     /// A store bound of 20 x less than the trie keeps it from being written.
