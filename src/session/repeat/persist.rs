@@ -55,9 +55,8 @@ pub struct TrieFile {
     tag: [u8; 16],
     /// The bound on the payload.
     max_len: usize,
-    /// The file was read (or tried) already.
-    read: bool,
-    /// Blocks left to begin from the stashed trie's root.
+    /// Blocks left to begin from the stashed trie's root (the file is read at the first,
+    /// when all [`LOAD_BLOCKS`] are left).
     blocks_left: u8,
     /// The trie the file held, until a block begins from its root.
     stash: Option<Box<Repeats>>,
@@ -93,7 +92,6 @@ impl TrieFile {
             path: sidecar::path_for(store, "trie"),
             tag,
             max_len: REPEAT_BYTES.min(share),
-            read: false,
             blocks_left: LOAD_BLOCKS,
             stash: None,
             saved_size: 0,
@@ -227,15 +225,14 @@ impl Repeats {
         let Some(file) = self.file.as_mut().filter(|f| f.blocks_left > 0) else {
             return;
         };
-        file.blocks_left -= 1;
-        if !file.read {
-            file.read = true;
+        if file.blocks_left == LOAD_BLOCKS {
             file.stash = sidecar::read(&file.path, &file.tag, file.max_len)
                 .ok()
                 .flatten()
                 .and_then(|payload| Repeats::decode(&payload))
                 .map(Box::new);
         }
+        file.blocks_left -= 1;
         let due = file.stash.as_ref().is_some_and(|t| t.root == root)
             && (self.root != root || self.nodes.len() == 1);
         if file.blocks_left == 0 || due {
