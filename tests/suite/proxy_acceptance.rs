@@ -990,16 +990,7 @@ fn random_repeated_blocks_answer_as_z3() {
             if rng.below(5) < 2 {
                 cs.push((*rng.pick(&conds), hex(&mut rng), rng.below(16)));
             }
-            let n: Vec<String> = (0..3)
-                .map(|_| {
-                    fresh += 1;
-                    format!("a_{fresh}")
-                })
-                .collect();
-            s.push_str("(reset)\n(set-logic QF_BV)\n(set-option :global-decls false)\n");
-            for v in &n {
-                s.push_str(&format!("(declare-fun {v} () (_ BitVec 8))\n"));
-            }
+            let n = fresh_bv8_block(&mut s, &mut fresh);
             for (c, k, j) in &cs {
                 s.push_str(&format!("(assert {})\n", fill(c, &n, k, *j)));
                 if rng.below(10) == 0 {
@@ -1052,6 +1043,22 @@ fn random_repeated_blocks_answer_as_z3() {
     assert!(renamed >= 5, "{renamed} assertions renamed");
 }
 
+/// Begins a block as Manticore does: a reset, the logic and options again, and three 8-bit
+/// constants under names never used before in the session (`a_{fresh}` on); their names.
+fn fresh_bv8_block(s: &mut String, fresh: &mut u64) -> Vec<String> {
+    let n: Vec<String> = (0..3)
+        .map(|_| {
+            *fresh += 1;
+            format!("a_{fresh}")
+        })
+        .collect();
+    s.push_str("(reset)\n(set-logic QF_BV)\n(set-option :global-decls false)\n");
+    for v in &n {
+        s.push_str(&format!("(declare-fun {v} () (_ BitVec 8))\n"));
+    }
+    n
+}
+
 /// A session of reset-separated queries under fresh names, as Manticore sends them:
 /// `blocks` queries over `seed`'s conditions, each a few assertions on three 8-bit
 /// constants, a check-sat and a get-value.
@@ -1077,16 +1084,7 @@ fn fresh_name_session(seed: u64, blocks: usize) -> String {
             c.replace("{k}", &format!("{:02x}", rng.below(256)))
                 .replace("{j}", &format!("{:x}", rng.below(16))),
         );
-        let n: Vec<String> = (0..3)
-            .map(|_| {
-                fresh += 1;
-                format!("a_{fresh}")
-            })
-            .collect();
-        s.push_str("(reset)\n(set-logic QF_BV)\n(set-option :global-decls false)\n");
-        for v in &n {
-            s.push_str(&format!("(declare-fun {v} () (_ BitVec 8))\n"));
-        }
+        let n = fresh_bv8_block(&mut s, &mut fresh);
         for c in &path {
             let c = c
                 .replace("{x}", &n[0])
