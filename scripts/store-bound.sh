@@ -30,10 +30,14 @@ run() { # STORE MB JSON
 }
 run "$tmp/u.sqlite3" 0 "$tmp/u1.json"
 run "$tmp/u.sqlite3" 0 "$tmp/u2.json"
+# The store's size with its log checkpointed into it (a close leaves a small log in place).
+settle() { python3 -c "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')" "$1"; }
+settle "$tmp/u.sqlite3"
 size=$(stat -c %s "$tmp/u.sqlite3")
 cap=$(python3 -c "print(${CAP_BYTES:-$size * $frac} / 1048576)")
 run "$tmp/c.sqlite3" "$cap" "$tmp/c1.json"
 run "$tmp/c.sqlite3" "$cap" "$tmp/c2.json"
+settle "$tmp/c.sqlite3"
 python3 - "$tmp" "$size" "$cap" <<'PY'
 import json, os, sys
 tmp, size, cap = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])

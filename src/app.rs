@@ -118,6 +118,19 @@ fn relay_refusal(spec: &SolverSpec) -> Option<i32> {
     Some(out.status.code().unwrap_or(1))
 }
 
+/// Whether the backend starts before the session's first command. It does when its
+/// command line is not smtproxy's own for a known solver (a flag the client passed on, a
+/// full command line, a custom solver): the solver may refuse it, and the client must then
+/// see that refusal before anything else, as from the solver. The passthrough needs it
+/// at once anyway. Otherwise it starts at its first use (`SolverHandle` starts lazily), so
+/// a session answered from the store or by smtproxy's own decisions never pays for a
+/// solver's start (z3 about 3 ms, cvc5 6 ms, yices 1 ms here).
+fn starts_at_once(spec: &SolverSpec, strat: Strategy) -> bool {
+    strat == Strategy::Passthrough
+        || spec.kind == crate::driver::SolverKind::Custom
+        || spec.args != spec.kind.default_args()
+}
+
 /// A deadline on the whole run (z3 `-T:`, cvc5 `--tlimit`): when it passes, say what the
 /// solver says, stop the solvers and exit with its code.
 fn arm_run_limit(limit: crate::cli::solver_flags::RunLimit) {
@@ -151,13 +164,15 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
     let out: Box<dyn Write + Send> = Box::new(std::io::stdout());
     let mut engine = make_engine(args, strat, out, cache_config(args)?)?;
     engine.set_governed(governed(args));
-    if let Err(e) = engine.start_backend() {
-        if matches!(e, DriverError::Died { .. } | DriverError::Protocol(_)) {
-            if let Some(code) = relay_refusal(engine.backend_spec()) {
-                return Ok(code);
+    if starts_at_once(engine.backend_spec(), strat) {
+        if let Err(e) = engine.start_backend() {
+            if matches!(e, DriverError::Died { .. } | DriverError::Protocol(_)) {
+                if let Some(code) = relay_refusal(engine.backend_spec()) {
+                    return Ok(code);
+                }
             }
+            return Err(crate::error::Error::from(e).into());
         }
-        return Err(crate::error::Error::from(e).into());
     }
     let input: Box<dyn std::io::Read> = match &file {
         Some(p) => Box::new(

@@ -155,12 +155,7 @@ fn key_of(blob: &[u8]) -> Option<Key> {
 }
 
 fn disk_bytes(path: &Path) -> u64 {
-    let wal = {
-        let mut p = path.as_os_str().to_owned();
-        p.push("-wal");
-        std::fs::metadata(p).map_or(0, |m| m.len())
-    };
-    std::fs::metadata(path).map_or(0, |m| m.len()) + wal
+    std::fs::metadata(path).map_or(0, |m| m.len()) + super::disk::log_bytes(path)
 }
 
 /// `cache stats` of the on-disk store at `path`.

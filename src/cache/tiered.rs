@@ -10,6 +10,11 @@
 //!   background, and reads resume once that thread has written to the server again.
 //!   The memory tier cannot fail. A single undecodable entry is treated as a miss
 //!   (warned once) rather than disabling a tier.
+//! * The disk tier is opened on a thread of its own (`TieredCache::new` returns at once)
+//!   and taken at its first use: a session starts its solver while SQLite reads the
+//!   file's schema and log (about 1 ms of a short session). Every method that touches the
+//!   disk tier, or reports on the tiers, waits for that open first, so callers see the
+//!   same tiers, warnings and answers as with an open made in place.
 //! * Nothing here can make a lookup return an answer that was not stored by `put`.
 //! * An entry's worth to the disk tier's bound is the time from the miss of its key to
 //!   its `put` (what the solver, or the local decision, spent on it); an entry put
@@ -84,6 +89,8 @@ impl CacheStats {
 pub struct TieredCache {
     mem: MemoryStore,
     disk: Option<DiskStore>,
+    /// The disk tier's open, still running (see the module doc); `settle` takes it.
+    opening: Option<std::thread::JoinHandle<Result<DiskStore, CacheError>>>,
     disk_label: String,
     redis: Option<RedisStore>,
     redis_label: String,
@@ -113,6 +120,7 @@ impl TieredCache {
         let mut c = TieredCache {
             mem: MemoryStore::new(cfg.mem_entries, cfg.mem_bytes),
             disk: None,
+            opening: None,
             disk_label: String::new(),
             redis: None,
             redis_label: String::new(),
@@ -126,12 +134,14 @@ impl TieredCache {
         };
         if let Some(p) = &cfg.disk {
             c.disk_label = format!("disk cache at {}", p.display());
-            match DiskStore::open(p).and_then(|d| d.with_max_bytes(cfg.disk_max_bytes)) {
-                Ok(d) => {
-                    c.stats.disk_evicted = d.evicted();
-                    c.disk = Some(d)
-                }
-                Err(e) => c.warn_disabled(Tier::Disk, &e),
+            let (path, max) = (p.clone(), cfg.disk_max_bytes);
+            let open = move || DiskStore::open(&path).and_then(|d| d.with_max_bytes(max));
+            match std::thread::Builder::new()
+                .name("store-open".into())
+                .spawn(open)
+            {
+                Ok(h) => c.opening = Some(h),
+                Err(e) => c.warn_disabled(Tier::Disk, &CacheError::Io(e)),
             }
         }
         if let Some(u) = &cfg.redis {
@@ -166,6 +176,7 @@ impl TieredCache {
                 .unwrap_or_default(),
             mem,
             disk,
+            opening: None,
             redis,
             redis_down: None,
             warned_redis: false,
@@ -191,6 +202,23 @@ impl TieredCache {
                 Some((at, d)) if now.saturating_duration_since(at) < Duration::from_millis(5) => d,
                 _ => Duration::ZERO,
             },
+        }
+    }
+
+    /// Takes the disk tier's background open, waiting for it if it is still running.
+    fn settle(&mut self) {
+        let Some(h) = self.opening.take() else { return };
+        let opened = h.join().unwrap_or_else(|_| {
+            Err(CacheError::Io(std::io::Error::other(
+                "the store's open panicked",
+            )))
+        });
+        match opened {
+            Ok(d) => {
+                self.stats.disk_evicted = d.evicted();
+                self.disk = Some(d);
+            }
+            Err(e) => self.warn_disabled(Tier::Disk, &e),
         }
     }
 
@@ -296,6 +324,7 @@ impl TieredCache {
             self.stats.mem_hits += 1;
             return Some(e);
         }
+        self.settle();
         if let Some(d) = self.disk.as_mut() {
             match d.get(k) {
                 Ok(Some(e)) => {
@@ -349,6 +378,7 @@ impl TieredCache {
         self.stats.puts += 1;
         self.mem.put_entry(k, e);
         let ms = self.cost_of(k).as_millis().min(u64::MAX as u128) as u64;
+        self.settle();
         if let Some(d) = self.disk.as_mut() {
             if let Err(err) = d.put_worth(k, e, ms, twin) {
                 self.tier_error(Tier::Disk, err);
@@ -363,6 +393,7 @@ impl TieredCache {
 
     /// Writes buffered disk entries and waits (bounded) for queued Redis writes.
     pub fn flush(&mut self) {
+        self.settle();
         if let Some(d) = self.disk.as_mut() {
             if let Err(err) = d.flush() {
                 self.tier_error(Tier::Disk, err);
@@ -381,7 +412,8 @@ impl TieredCache {
     }
 
     /// Names of the tiers still in use, fastest first.
-    pub fn active_tiers(&self) -> Vec<&'static str> {
+    pub fn active_tiers(&mut self) -> Vec<&'static str> {
+        self.settle();
         let mut v = vec!["memory"];
         if self.disk.is_some() {
             v.push("disk");
@@ -393,7 +425,8 @@ impl TieredCache {
     }
 
     /// Every warning printed so far (without the `smtproxy: warning: ` prefix).
-    pub fn warnings(&self) -> &[String] {
+    pub fn warnings(&mut self) -> &[String] {
+        self.settle();
         &self.warnings
     }
 

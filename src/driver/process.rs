@@ -388,13 +388,7 @@ impl Proc {
         self.stdin = None;
         if !leader_exited_nowait(self.pid) {
             let _ = signal_group(self.pid, libc::SIGTERM);
-            // Solvers exit within a few milliseconds of SIGTERM: look often at first.
-            let until = Instant::now() + grace;
-            let mut nap = Duration::from_micros(100);
-            while Instant::now() < until && !leader_exited_nowait(self.pid) {
-                thread::sleep(nap);
-                nap = (nap * 2).min(Duration::from_millis(5));
-            }
+            wait_leader_exit(self.pid, grace);
         }
         // The leader is at worst a zombie now, which keeps the group id reserved:
         // kill any remaining member (including one that ignored SIGTERM).
@@ -473,6 +467,49 @@ fn signal_group(pgid: u32, sig: libc::c_int) -> std::io::Result<()> {
 
 /// `waitid(P_PID, pid, WEXITED | WNOHANG | WNOWAIT)`: true if the child has
 /// terminated (it stays a zombie until reaped by `Child::wait`).
+/// Waits until the group leader `pid` (our unreaped child) has exited, or `grace` has
+/// passed. A pidfd (Linux 5.3) wakes the wait the moment it exits; without one the leader
+/// is looked at often at first (solvers exit within a few milliseconds of SIGTERM).
+fn wait_leader_exit(pid: u32, grace: Duration) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1. The
+        // pid cannot have been recycled: the child is not reaped yet.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        if let Ok(fd) = i32::try_from(fd) {
+            if fd >= 0 {
+                let until = Instant::now() + grace;
+                let mut pfd = libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                loop {
+                    let left = until.saturating_duration_since(Instant::now());
+                    let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+                    // SAFETY: one valid pollfd that we own.
+                    let r = unsafe { libc::poll(&mut pfd, 1, ms) };
+                    let interrupted = r < 0
+                        && std::io::Error::last_os_error().kind()
+                            == std::io::ErrorKind::Interrupted;
+                    if !interrupted || left.is_zero() {
+                        break;
+                    }
+                }
+                // SAFETY: fd is ours and closed once.
+                unsafe { libc::close(fd) };
+                return;
+            }
+        }
+    }
+    let until = Instant::now() + grace;
+    let mut nap = Duration::from_micros(100);
+    while Instant::now() < until && !leader_exited_nowait(pid) {
+        thread::sleep(nap);
+        nap = (nap * 2).min(Duration::from_millis(5));
+    }
+}
+
 fn leader_exited_nowait(pid: u32) -> bool {
     let id: libc::id_t = pid;
     // SAFETY: siginfo_t is plain old data; zeroed is a valid value.

@@ -361,7 +361,7 @@ impl CachePlanner {
     }
 
     fn warn_tiers(&mut self, stats: &mut Stats) {
-        if let Some(t) = &self.store_tiers {
+        if let Some(t) = self.store_tiers.as_mut() {
             for w in t.warnings() {
                 stats.note(w.clone());
             }
