@@ -393,3 +393,49 @@ fn disk_unreadable_entry_is_a_miss() {
     assert_eq!(c.warnings().len(), 1);
     assert_eq!(c.stats().disk_hits, 1);
 }
+
+fn log_len(path: &Path) -> Option<u64> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(PathBuf::from(wal)).ok().map(|m| m.len())
+}
+
+/// A close leaves a small write-ahead log in place (no checkpoint); the entries in it are
+/// the store's for every reader (a plain SQLite connection, the next DiskStore). A log
+/// past KEPT_LOG_BYTES is checkpointed into the file and removed at close.
+#[test]
+fn a_small_log_is_kept_at_close_and_read_with_the_file() {
+    use smtproxy::cache::disk::KEPT_LOG_BYTES;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.sqlite3");
+    let mut s = DiskStore::open(&path).unwrap();
+    for i in 0..20 {
+        s.put(&key(1, i), &entry(1, i)).unwrap();
+    }
+    drop(s);
+    let kept = log_len(&path).expect("the log is kept");
+    assert!(kept > 0 && kept <= KEPT_LOG_BYTES, "log {kept} bytes");
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let n: i64 = c
+        .query_row("SELECT count(*) FROM results", [], |r| r.get(0))
+        .unwrap();
+    drop(c);
+    assert_eq!(n, 20);
+    let mut s = DiskStore::open(&path).unwrap();
+    for i in 0..20 {
+        assert_eq!(s.get(&key(1, i)).unwrap(), Some(entry(1, i)), "entry {i}");
+    }
+    // Enough to pass the kept size: checkpointed and removed at close.
+    for i in 0..20_000 {
+        s.put(&key(2, i), &entry(2, i)).unwrap();
+    }
+    s.flush().unwrap();
+    assert!(
+        log_len(&path).unwrap_or(0) > KEPT_LOG_BYTES,
+        "the log grew past the kept size"
+    );
+    drop(s);
+    assert_eq!(log_len(&path), None, "a large log is removed at close");
+    let mut s = DiskStore::open(&path).unwrap();
+    assert_eq!(s.get(&key(2, 19_999)).unwrap(), Some(entry(2, 19_999)));
+}

@@ -197,3 +197,56 @@ fn a_flag_for_what_smtproxy_does_not_model_passes_the_session_through() {
         assert_eq!(proxied.stdout_str(), direct.stdout_str(), "{flags:?}");
     }
 }
+
+/// The solver is started at its first use when its command line is smtproxy's own (the
+/// client's flags all understood): a session smtproxy answers itself never starts it, one
+/// that needs it does, and its answers are z3's. A flag smtproxy passes on unread
+/// (`-memory:`) starts it before anything is read, so a refusal would come first, as
+/// from z3. The solver here is a script named `z3` that notes each start and runs z3.
+#[test]
+fn the_solver_starts_at_its_first_use_unless_its_command_line_may_be_refused() {
+    common::require("z3");
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("starts");
+    let script = dir.path().join("z3");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho start >> '{}'\nexec '{}' \"$@\"\n",
+            marker.display(),
+            common::program("z3").to_string_lossy()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let starts = || {
+        let n = std::fs::read_to_string(&marker).map_or(0, |s| s.lines().count());
+        let _ = std::fs::remove_file(&marker);
+        n
+    };
+    let solver = script.to_str().unwrap();
+    // Decided by smtproxy itself (one value forced), then a query only a solver decides.
+    let own = b"(set-logic QF_BV)(declare-const x (_ BitVec 8))(assert (= x #x05))(check-sat)(get-value (x))\n";
+    let hard = b"(set-logic QF_NIA)(declare-const x Int)(declare-const y Int)(assert (= (* x x y) 12))(assert (> y 1))(check-sat)\n";
+    for (input, flags, started) in [
+        (&own[..], &["-in"][..], 0),
+        (&own[..], &["-in", "-t:5000"][..], 0),
+        (&hard[..], &["-in"][..], 1),
+        (&own[..], &["-in", "-memory:4096"][..], 1),
+        (&b""[..], &["-in", "-memory:4096"][..], 1),
+    ] {
+        let mut args = vec!["--solver", solver, "--cache", "none"];
+        args.extend(flags);
+        let proxied = run(&args, input, T);
+        assert_eq!(
+            starts(),
+            started,
+            "{flags:?} {}",
+            String::from_utf8_lossy(input)
+        );
+        let direct = run_prog("z3", flags, input, T);
+        assert_eq!(proxied.stdout_str(), direct.stdout_str(), "{flags:?}");
+        assert_eq!(proxied.code(), direct.code(), "{flags:?}");
+    }
+}
