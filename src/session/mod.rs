@@ -1619,6 +1619,11 @@ impl Engine {
                         Dialect::Cvc5 => {
                             crate::smt2::echo::cvc5_term(src, &|n| self.client.label_text(n)).into()
                         }
+                        // z3 echoes the client's text; yices re-prints the client's tokens,
+                        // laid out with the values by its pretty printer, and
+                        // `response::get_value` does both from this text
+                        // (`echo::yices_get_value`; lexing `echo::yices_term`'s one-line form
+                        // again would misread a string holding a `"`).
                         Dialect::Z3 | Dialect::Yices => src.as_str().into(),
                     })
                     .collect();

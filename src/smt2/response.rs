@@ -5,6 +5,7 @@
 //! is a multiple of 4, cvc5 and yices always in binary; z3 writes a fraction `(/ 1.0 2.0)`,
 //! cvc5 and yices `(/ 1 2)`).
 
+use super::echo;
 use super::lex::{string_body, string_literal};
 use super::printer::ValueNames;
 
@@ -65,12 +66,15 @@ fn push_decimal(s: &mut String, mut n: usize) {
     s.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
 }
 
-/// `((t1 v1) (t2 v2))` from (client term text, value text) pairs, one pair per line as z3
-/// and yices write it, on one line as cvc5 does.
+/// `((t1 v1) (t2 v2))` from (term text, value text) pairs, one pair per line as z3 writes
+/// it, on one line as cvc5 does. yices re-prints the terms from its tokens and lays the
+/// whole answer out with its pretty printer ([`echo::yices_get_value`]): for it, the term
+/// texts are the client's own.
 pub fn get_value(dialect: Dialect, pairs: &[(&str, &str)]) -> String {
     let sep = match dialect {
         Dialect::Cvc5 => " ",
-        Dialect::Z3 | Dialect::Yices => "\n ",
+        Dialect::Z3 => "\n ",
+        Dialect::Yices => return echo::yices_get_value(pairs),
     };
     let len: usize = pairs.iter().map(|(t, v)| t.len() + v.len() + 5).sum();
     let mut s = String::with_capacity(len + 2);

@@ -20,6 +20,9 @@
 //! * Values and models smtproxy answers itself (a query asked twice: the second answer
 //!   comes from its memo) look as the solver's own: layout and bit-vector literals, values
 //!   masked (`values_as_the_solver`).
+//! * get-value terms as the solver repeats them: cvc5 as it parsed them, yices from its
+//!   tokens, laid out by its pretty printer (long pairs and terms broken where yices breaks
+//!   them), byte for byte.
 
 use crate::common;
 
@@ -544,6 +547,90 @@ fn get_value_terms_as_cvc5_repeats_them() {
         &scripts,
         &["hybrid", "stack", "fresh", "cache"],
     );
+}
+
+/// Sessions whose get-values yices re-prints (spacing, comments and line breaks in the
+/// terms gone) and lays out past its 160 columns (a pair on two lines, a long term broken
+/// where its pretty printer breaks it, one level a line when nested too deep). Every value
+/// is forced by the assertions, so the answers can be compared byte for byte.
+fn yices_get_value_scripts() -> Vec<String> {
+    let concat = "(concat (select a (_ bv0 32)) (concat (select a (_ bv1 32)) (concat (select \
+                  a (_ bv2 32)) (concat (select a (_ bv3 32)) (concat (select a (_ bv4 32)) \
+                  (select a (_ bv5 32)))))))";
+    let mut bv = String::from(
+        "(set-option :produce-models true)\n(set-logic QF_ABV)\n\
+         (declare-fun a () (Array (_ BitVec 32) (_ BitVec 8)))\n\
+         (declare-fun |weird x| () (_ BitVec 8))\n(assert (= |weird x| #x2a))\n",
+    );
+    for i in 0..6 {
+        bv.push_str(&format!(
+            "(assert (= (select a (_ bv{i} 32)) #x{:02x}))\n",
+            17 * i + 3
+        ));
+    }
+    bv.push_str(&format!(
+        "(check-sat)\n(get-value ( (select a (_ bv0 32) ) ) )\n(get-value ({concat}))\n\
+         (get-value (   |weird x|   (bvadd |weird x| #b00000001)  ( ( _   extract 3 0 ) |weird x| ) \
+         (let ((y |weird x|)) (bvmul y y))))\n\
+         (get-value (#x01 (_ bv7 8) true (ite   true #x01 #x02) ; a comment\n\
+         (bvand |weird x| ; another\n   (select a (_ bv2 32)))))\n\
+         (get-value ({concat} |weird x| (concat {concat} {concat}) (! |weird x| :foo \"s t\")))\n\
+         (get-value ({}|weird x|{}))\n",
+        "(bvnot ".repeat(90),
+        ")".repeat(90)
+    ));
+    let n = "nvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv";
+    let big = "68022543218450889998822008219414067407614391501578755266481597821585865482\
+               172749618166831186577085597284679349826184932964347435002458949";
+    let xs = |k: usize| format!("(+{})", " x".repeat(k));
+    let lia = format!(
+        "(set-option :produce-models true)\n(set-logic QF_LIA)\n(declare-fun x () Int)\n\
+         (declare-fun {n} () Int)\n(declare-fun |q r| () Int)\n(assert (= x (- 942988695358)))\n\
+         (assert (= {n} {big}))\n(assert (= |q r| 7))\n(check-sat)\n\
+         (get-value ((ite (< x |q r|) (- {n}) |q r|)))\n(get-value ((+ x {n}) x))\n\
+         (get-value ({} (* 2 |q r|)))\n(get-value ({}))\n(get-value ({}))\n\
+         (get-value (x |q r| (- x) (+ x 1) (* 3 |q r|) {n} (+ {n} {n} {n}) (- 5) 0 12345))\n",
+        xs(80),
+        xs(79),
+        xs(77)
+    );
+    vec![bv, lia]
+}
+
+/// yices repeats each get-value term from the tokens it read, one space apart, and its
+/// pretty printer lays the answer out; smtproxy's answers are yices' to the byte.
+#[test]
+fn get_value_terms_as_yices_prints_them() {
+    let direct = Direct::new(&["yices-smt2", "--incremental"]);
+    let mut failures = Vec::new();
+    for script in yices_get_value_scripts() {
+        let want = direct.says(&script);
+        assert!(
+            want.starts_with("sat\n") && !want.contains("error"),
+            "yices said\n{want}"
+        );
+        for strategy in ["hybrid", "stack", "fresh", "cache"] {
+            let out = common::run(
+                &[
+                    "--solver",
+                    "yices-smt2",
+                    "--strategy",
+                    strategy,
+                    "--cache",
+                    "none",
+                    "--incremental",
+                ],
+                script.as_bytes(),
+                T,
+            );
+            out.assert_no_panic_no_hang(&format!("yices {strategy}"));
+            let got = out.stdout_str();
+            if got != want {
+                failures.push(format!("{strategy}:\n{got}where yices says\n{want}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// yices runs no declaration, assertion, check or model command before a `set-logic`, nor
