@@ -102,22 +102,42 @@ impl DerefMut for FramedSolver {
 impl FramedSolver {
     /// Start the solver, turn on print-success and consume its `success`.
     pub fn start(spec: &SolverSpec) -> Result<FramedSolver, DriverError> {
+        let mut s = FramedSolver::spawn(spec)?;
+        s.confirm_start(None)?;
+        Ok(s)
+    }
+
+    /// Start the solver and turn on print-success without waiting for it to answer (a
+    /// solver that loads a large library takes milliseconds to); [`Self::confirm_start`]
+    /// must read the `success` before any other call.
+    pub fn spawn(spec: &SolverSpec) -> Result<FramedSolver, DriverError> {
         let mut s = FramedSolver {
             ch: Channel::spawn(spec, Framer::new())?,
         };
-        // Generous bound so a wedged binary cannot hang startup forever.
-        let t0 = Instant::now();
-        let limit = Some(Duration::from_secs(30));
         s.send_raw(PRINT_SUCCESS)?;
-        let r = s.read_response(t0, limit)?;
-        s.ch.busy += t0.elapsed();
+        Ok(s)
+    }
+
+    /// Read the `success` that ends a start (`spawn`): `Ok(false)` when it has not come
+    /// within `wait` (None: wait for it, 30 s at most, so a wedged binary cannot hang the
+    /// start for ever); an error, the process killed, when the solver answered anything
+    /// else or died.
+    pub fn confirm_start(&mut self, wait: Option<Duration>) -> Result<bool, DriverError> {
+        if let Some(w) = wait {
+            if !self.responses_ready(1, w) {
+                return Ok(false);
+            }
+        }
+        let t0 = Instant::now();
+        let r = self.read_response(t0, Some(Duration::from_secs(30)))?;
+        self.ch.busy += t0.elapsed();
         match r {
-            Response::Success => Ok(s),
+            Response::Success => Ok(true),
             other => {
-                s.kill();
+                self.kill();
                 Err(DriverError::Protocol(format!(
                     "{} answered `{}` to (set-option :print-success true); is it an SMT-LIB solver?",
-                    s.spec().command_line(),
+                    self.spec().command_line(),
                     other.to_text()
                 )))
             }
@@ -189,6 +209,25 @@ impl FramedSolver {
         let r = self.poll_inner(wait);
         self.ch.busy += t0.elapsed();
         r
+    }
+
+    /// Whether the next `n` responses have all come, waiting up to `wait` for them (stdin
+    /// kept fed meanwhile); none is taken. True as well when the solver's output ended or
+    /// failed: reading the responses then gives that at once.
+    pub fn responses_ready(&mut self, n: usize, wait: Duration) -> bool {
+        let t0 = Instant::now();
+        loop {
+            if self.ch.framer.has_frames(n) {
+                return true;
+            }
+            // At least one read, even with no time left.
+            let left = wait.saturating_sub(t0.elapsed());
+            match self.ch.proc.read_chunk(Some(left)) {
+                Chunk::Data(bytes) => self.ch.framer.push(&bytes),
+                Chunk::Timeout => return false,
+                Chunk::Eof | Chunk::Err(_) => return true,
+            }
+        }
     }
 
     fn poll_inner(&mut self, wait: Duration) -> Result<Option<Response>, DriverError> {

@@ -49,7 +49,7 @@ const IDLE: State = State::Idle { in_comment: false };
 
 /// Incremental s-expression framer. Feed bytes with [`Framer::push`], take
 /// complete frames with [`Framer::next_frame`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Framer {
     buf: Vec<u8>,
     /// Bytes before this offset belong to frames already returned.
@@ -128,6 +128,16 @@ impl Framer {
         self.depth = 0;
         self.state = IDLE;
         s
+    }
+
+    /// Whether `n` complete frames are buffered, without taking any (a look at a solver's
+    /// progress: its answer behind the acknowledgements of a batch).
+    pub fn has_frames(&self, n: usize) -> bool {
+        if n == 0 {
+            return true;
+        }
+        let mut probe = self.clone();
+        (0..n).all(|_| probe.next_frame().is_some())
     }
 
     /// Append raw bytes read from the solver.

@@ -71,6 +71,9 @@ pub struct SolverHandle {
     /// The cost and answer of a detached check that has finished, kept for
     /// `detached_cost` / `detached_answer`.
     detached_done: Option<(Duration, Response)>,
+    /// The process was started by `prestart` and its start is not confirmed yet: its
+    /// first response (print-success's `success`) is still to be read, before any other.
+    unconfirmed: bool,
 }
 
 /// A check sent by `send_detached` whose answer nobody waits for.
@@ -99,6 +102,7 @@ impl SolverHandle {
             mode: DriverMode::Framed,
             detached: None,
             detached_done: None,
+            unconfirmed: false,
         }
     }
     pub fn spec(&self) -> &SolverSpec {
@@ -112,9 +116,62 @@ impl SolverHandle {
         self.live().is_some()
     }
 
-    /// The running process, after reaping and dropping it if it has exited. Never starts one.
+    /// Start a framed process now without waiting for it to be ready (a solver that loads
+    /// a large library takes milliseconds), when none runs: the caller goes on meanwhile,
+    /// and the first use (or `started`) waits for the rest of the start. A process that
+    /// cannot be started is left for that use to report.
+    pub fn prestart(&mut self) {
+        if self.solver.is_some() || self.detached.is_some() || self.mode != DriverMode::Framed {
+            return;
+        }
+        if let Ok(s) = FramedSolver::spawn(&self.spec) {
+            if self.generation > 0 {
+                self.restarts += 1;
+            }
+            self.generation += 1;
+            self.solver = Some(Running::Framed(s));
+            self.unconfirmed = true;
+        }
+    }
+
+    /// Whether a use now would not wait for the process to start, waiting up to `wait`
+    /// for it: true once a `prestart`ed process has answered, and when none is starting.
+    pub fn started(&mut self, wait: Duration) -> bool {
+        if !self.unconfirmed {
+            return true;
+        }
+        let confirmed = match self.solver.as_mut().map(|s| s.framed()) {
+            Some(Ok(s)) => s.confirm_start(Some(wait)),
+            _ => Ok(true),
+        };
+        match confirmed {
+            Ok(false) => false,
+            Ok(true) => {
+                self.unconfirmed = false;
+                true
+            }
+            Err(_) => {
+                // The next use starts a process again and reports what fails.
+                self.kill();
+                true
+            }
+        }
+    }
+
+    /// The running process, after reaping and dropping it if it has exited. Never starts one
+    /// (one `prestart`ed is waited for here).
     fn live(&mut self) -> Option<&mut Running> {
         self.end_detached();
+        if self.unconfirmed {
+            let confirmed = match self.solver.as_mut().map(|s| s.framed()) {
+                Some(Ok(s)) => s.confirm_start(None).is_ok(),
+                _ => false,
+            };
+            self.unconfirmed = false;
+            if !confirmed {
+                self.kill();
+            }
+        }
         if self
             .solver
             .as_mut()
@@ -237,6 +294,19 @@ impl SolverHandle {
         };
         self.busy += t0.elapsed();
         self.after(r)
+    }
+
+    /// Whether the next `n` responses (a batch's acknowledgements and its check's answer)
+    /// have all come, waiting up to `wait`; none is taken. True when there is no process
+    /// to wait for: reading then says why at once.
+    pub fn responses_ready(&mut self, n: usize, wait: Duration) -> bool {
+        let t0 = Instant::now();
+        let ready = match self.solver.as_mut().map(|s| s.framed()) {
+            Some(Ok(s)) => s.responses_ready(n, wait),
+            _ => true,
+        };
+        self.busy += t0.elapsed();
+        ready
     }
 
     /// `cmds` and then the check-sat `check`, sent at once without waiting (see
@@ -425,6 +495,7 @@ impl SolverHandle {
 
     pub fn kill(&mut self) {
         self.detached = None;
+        self.unconfirmed = false;
         if let Some(mut s) = self.solver.take() {
             s.channel().kill();
         }

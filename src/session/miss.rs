@@ -12,6 +12,7 @@ use super::stats::Stats;
 use super::vocab::{Answer, Query};
 use crate::driver::DriverError;
 use crate::term::{TermId, TermStore};
+use std::time::Duration;
 
 pub trait MissPath {
     /// A solve started ahead of need.
@@ -24,6 +25,24 @@ pub trait MissPath {
 
     /// A solve started ahead is not needed after all.
     fn drop_ahead(&mut self, ahead: Self::Ahead);
+
+    /// Start this path's solver process now without waiting for it to be ready, when none
+    /// runs (see `SolverHandle::prestart`); a path without one does nothing.
+    fn prestart(&mut self) {}
+
+    /// Whether `begin` would not wait for its solver, waiting up to `wait`: neither for the
+    /// start of the process `prestart` started, nor for a solve of its own still running
+    /// (one dropped by `drop_ahead`). A path that cannot tell says true.
+    fn free(&mut self, _wait: Duration, _stats: &mut Stats) -> bool {
+        true
+    }
+
+    /// Whether `ahead`'s answer has come (waiting up to `wait`), so that `solve` would give
+    /// it without waiting for the solver. A path that cannot tell says true: its `solve`
+    /// is then simply waited for.
+    fn ready(&mut self, _ahead: &Self::Ahead, _wait: Duration) -> bool {
+        true
+    }
 
     /// The answer to `q`, from `ahead` when it is `q`'s own solve started by `begin`.
     fn solve(

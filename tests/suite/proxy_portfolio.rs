@@ -239,6 +239,37 @@ fn a_member_answers_from_its_own_stack() {
     assert!(count("(declare-fun x ") <= nstarts, "{sent}");
 }
 
+/// z3 behind a wrapper that takes a second to start (as a solver loading a large library
+/// does, only longer): while it loads, yices (started beside it, not after it) answers the
+/// queries, sat and unsat alike, and nothing waits for z3's start. Fails when exploring
+/// waits for the first solver's own answer (z3 then wins, after a second).
+#[test]
+fn a_first_solver_slow_to_start_is_not_waited_for() {
+    require_all();
+    let dir = tempfile::tempdir().unwrap();
+    let slow_start = wrapper(
+        dir.path(),
+        "z3-slow-start",
+        "sleep 1
+exec z3 \"$@\"",
+    );
+    let ks: Vec<u32> = (0..6).map(|i| 3 * i + 5 + (i % 2)).collect();
+    let script = arithmetic_script(&ks);
+    let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
+    assert!(z3.contains(&"sat".to_string()) && z3.contains(&"unsat".to_string()));
+    let solvers = format!("{},yices-smt2", slow_start.display());
+    let out = hybrid_portfolio(&solvers, &script);
+    out.assert_no_panic_no_hang("slow-starting z3, yices");
+    let err = out.stderr_str();
+    assert_eq!(check_sat_answers(&out.stdout_str()), z3, "{err}");
+    let v = summary(&err);
+    let members = v["solvers"].as_array().unwrap();
+    assert_eq!(members[0]["wins"].as_u64(), Some(0), "{v}");
+    assert!(members[1]["wins"].as_u64().unwrap() >= 1, "{v}");
+    // The solvers' time is yices' answers, not z3's second of loading.
+    assert!(v["solver_ms"].as_f64().unwrap() < 900.0, "{v}");
+}
+
 #[test]
 fn a_killed_member_is_rebuilt_from_the_mirror() {
     require_all();

@@ -4,7 +4,7 @@
 //!
 //! Invariants:
 //! * A plan only ever names enabled members, and a race at most `jobs` of them at once.
-//! * A class is explored (its enabled members raced, each waited for) until every enabled
+//! * A class is explored (its enabled members raced and measured) until every enabled
 //!   member has a measured time in it, and again every [`REEXPLORE`]-th query, so a
 //!   solver that lost once (and was killed, its time only bounded below) can win back.
 //! * A new class starts from what its theory taught: when every class of the same logic

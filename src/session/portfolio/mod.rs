@@ -28,10 +28,16 @@
 //!   answered and serves the sat only with a model it evaluated true on the client's query
 //!   (else the query goes to the first solver). Values the client asks for are printed by
 //!   smtproxy from that model, in the first solver's dialect.
-//! * While a class is explored every racer is waited for (a bounded while): a sat whose
-//!   model smtproxy evaluated true and an unsat for the same query is a solver bug: it is
-//!   reported on stderr, counted (`solver_disagreements`), the sat is answered (the unsat
-//!   is neither served nor stored), and the solver that said unsat leaves the portfolio.
+//! * While a class is explored the first solver's own path and the others are posed the
+//!   query side by side, processes that are not running started together
+//!   (`SolverHandle::prestart`: none waits for another's start). Another member's
+//!   definitive answer that comes first is taken, as the first solver's own would be, and
+//!   the first solver's solve is left to finish in the background; when the first solver
+//!   answers first, the others are waited for (a bounded while) to be measured. Whenever
+//!   both are at hand, a sat whose model smtproxy evaluated true and an unsat for the same
+//!   query is a solver bug: it is reported on stderr, counted (`solver_disagreements`), the
+//!   sat is answered (the unsat is neither served nor stored), and the solver that said
+//!   unsat leaves the portfolio.
 //! * A member that cannot be started leaves the portfolio with one warning; the first
 //!   solver never does (it is the client's).
 
@@ -58,7 +64,7 @@ use std::time::{Duration, Instant};
 /// After the first answer of an exploring race, the others are waited for this many times
 /// as long as it took, and at least [`EXPLORE_GRACE_MIN`], at most [`EXPLORE_GRACE_MAX`].
 const EXPLORE_GRACE_FACTOR: u32 = 3;
-const EXPLORE_GRACE_MIN: Duration = Duration::from_millis(30);
+const EXPLORE_GRACE_MIN: Duration = Duration::from_millis(5);
 const EXPLORE_GRACE_MAX: Duration = Duration::from_secs(1);
 /// How long one look at a racer waits for its answer while others run.
 const RACE_SLICE: Duration = Duration::from_millis(1);
@@ -693,7 +699,8 @@ impl<'a, M: MissPath> PortfolioMiss<'a, M> {
         )
     }
 
-    /// `q` through the first solver's own path, timed for the learner.
+    /// `q` through the first solver's own path, timed for the learner from `t0` (when its
+    /// solve was started, ahead or now).
     fn on_primary(
         &mut self,
         store: &mut TermStore,
@@ -701,8 +708,8 @@ impl<'a, M: MissPath> PortfolioMiss<'a, M> {
         ahead: Option<M::Ahead>,
         key: &ClassKey,
         stats: &mut Stats,
+        t0: Instant,
     ) -> Result<Answer, DriverError> {
-        let t0 = Instant::now();
         let a = self.primary.solve(store, q, ahead, stats)?;
         let pf = &mut *self.portfolio;
         pf.members[0].counts.checks += 1;
@@ -735,15 +742,23 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
                 self.last = Last::Member(m, g, stacked);
                 Ok(a)
             }
-            Raced::NoAnswer => self.on_primary(store, q, None, key, stats),
+            Raced::NoAnswer => self.on_primary(store, q, None, key, stats, Instant::now()),
             Raced::TimedOut => Ok(Answer::Unknown),
         }
     }
 
-    /// Explore a class with the first solver among the racers: its own path answers (it
-    /// cannot be raced: it blocks), while the others solve the query detached on the other
-    /// cores; they are then waited for (the exploring grace) to be measured, and every
-    /// answer is cross-checked against the first solver's.
+    /// Explore a class with the first solver among the racers: its own path is started
+    /// ahead (`MissPath::begin`) while the others solve the query detached on the other
+    /// cores, and all are watched.
+    /// * The first solver answers first: the others are waited for (the exploring grace)
+    ///   to be measured, and every answer is cross-checked against its own.
+    /// * Another answers first: that answer is taken at once, as the first solver's own
+    ///   would be (a `sat` is served only with a model the cache stage evaluated true); the
+    ///   first solver's solve is left to finish in the background (its path reads it at
+    ///   its next use) and counted as lost, its time bounded below by what it ran.
+    ///
+    /// Where the first solver's path does not solve ahead, it answers as it blocks, and
+    /// the others are waited for as in the first case.
     fn explore(
         &mut self,
         store: &mut TermStore,
@@ -752,18 +767,31 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
         first: &[usize],
         stats: &mut Stats,
     ) -> Result<Answer, DriverError> {
-        let pf = &mut *self.portfolio;
-        let mut fresh: Script = None;
         let t0 = Instant::now();
+        let room = self.portfolio.jobs.saturating_sub(1);
+        let racers: Vec<usize> = first
+            .iter()
+            .copied()
+            .filter(|&m| m != 0)
+            .take(room)
+            .collect();
+        // Processes that are not running start side by side (z3 takes milliseconds to
+        // load, yices a fraction of one): none waits for another's start.
+        if !racers.is_empty() {
+            self.primary.prestart();
+        }
+        let pf = &mut *self.portfolio;
+        for &m in &racers {
+            pf.settle(m);
+            pf.members[m].h.prestart();
+        }
+        let mut fresh: Script = None;
         let mut running: Vec<usize> = Vec::new();
-        let room = pf.jobs.saturating_sub(1);
-        for &m in first.iter().filter(|&&m| m != 0).take(room) {
+        for &m in &racers {
             if pf.start(m, store, q, &mut fresh, stats) {
                 running.push(m);
             }
         }
-        let a0 = self.on_primary(store, q, None, key, stats)?;
-        let pf = &mut *self.portfolio;
         if !running.is_empty() {
             pf.races += 1;
             stats.portfolio_races += 1;
@@ -772,7 +800,19 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
                 pf.members[m].counts.races += 1;
             }
         }
-        let others = pf.collect(key, running, t0, t0.elapsed(), stats);
+        // The others' definitive answers that came before the first solver's.
+        let mut early: Vec<Answered> = Vec::new();
+        let a0 = if running.is_empty() {
+            self.on_primary(store, q, None, key, stats, t0)?
+        } else {
+            match self.watch(store, q, key, &mut running, &mut early, t0, stats)? {
+                Some(a0) => a0,
+                None => return Ok(self.early_answer(store, q, key, running, &early, t0, stats)),
+            }
+        };
+        let pf = &mut *self.portfolio;
+        let mut others = early;
+        others.extend(pf.collect(key, running, t0, t0.elapsed(), stats));
         let sat = others.iter().find(|x| x.1 == Answer::Sat).copied();
         let unsat = others.iter().find(|x| x.1 == Answer::Unsat).copied();
         match (a0, sat, unsat) {
@@ -803,6 +843,111 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
             _ => {}
         }
         Ok(a0)
+    }
+
+    /// Pose `q` to the first solver's own path, ahead (`MissPath::begin`), once its process
+    /// is up and free, and watch it and the others (`running`, posed at `t0`), moving the
+    /// others' definitive answers to `early`. The first solver's answer when it comes
+    /// first or nobody else is left; `None` when another's answer came first, the first
+    /// solver's solve (if it was posed) then left to finish in the background. Its start
+    /// counts in its time: a solver that takes long to load loses the queries that come
+    /// while it loads.
+    #[allow(clippy::too_many_arguments)]
+    fn watch(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        key: &ClassKey,
+        running: &mut Vec<usize>,
+        early: &mut Vec<Answered>,
+        t0: Instant,
+        stats: &mut Stats,
+    ) -> Result<Option<Answer>, DriverError> {
+        let mut ahead: Option<M::Ahead> = None;
+        let mut begun = false;
+        loop {
+            let alone = running.is_empty() && early.is_empty();
+            let deadline = self.portfolio.timeout.is_some_and(|t| t0.elapsed() >= t);
+            if !begun && (alone || deadline || self.primary.free(RACE_SLICE, stats)) {
+                begun = true;
+                ahead = self.primary.begin(store, q, stats);
+                if ahead.is_none() {
+                    // This path does not solve ahead now: it answers as it blocks.
+                    return self.on_primary(store, q, None, key, stats, t0).map(Some);
+                }
+            }
+            if let Some(a) = ahead.take() {
+                if alone || deadline || self.primary.ready(&a, RACE_SLICE) {
+                    // Its answer is there, or nothing else can come first: its path
+                    // finishes the solve (under its own deadline).
+                    return self.on_primary(store, q, Some(a), key, stats, t0).map(Some);
+                }
+                ahead = Some(a);
+            }
+            let pf = &mut *self.portfolio;
+            let mut i = 0;
+            while i < running.len() {
+                match pf.poll(key, running[i], t0, RACE_SLICE, false, stats) {
+                    Poll::Running => i += 1,
+                    Poll::Failed => {
+                        running.remove(i);
+                    }
+                    Poll::Answered(a, ms, g, stacked) => {
+                        let m = running.remove(i);
+                        early.push((m, a, ms, g, stacked));
+                    }
+                }
+            }
+            if !early.is_empty() {
+                let ran = t0.elapsed().as_secs_f64() * 1000.0;
+                if let Some(a) = ahead {
+                    self.primary.drop_ahead(a);
+                    pf.members[0].counts.checks += 1;
+                }
+                pf.learner.lost(key, 0, ran);
+                return Ok(None);
+            }
+        }
+    }
+
+    /// The answer of another member that came before the first solver's (`early`, see
+    /// `watch`): a `sat` before an `unsat` (cross-checked as in a race); the members
+    /// still running are stopped.
+    #[allow(clippy::too_many_arguments)]
+    fn early_answer(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        key: &ClassKey,
+        running: Vec<usize>,
+        early: &[Answered],
+        t0: Instant,
+        stats: &mut Stats,
+    ) -> Answer {
+        let pf = &mut *self.portfolio;
+        for m in running {
+            let ran = pf.ran_ms(m, t0);
+            pf.stop(m);
+            pf.members[m].counts.kills += 1;
+            pf.learner.lost(key, m, ran);
+        }
+        pf.busy += t0.elapsed();
+        let sat = early.iter().find(|x| x.1 == Answer::Sat).copied();
+        let unsat = early.iter().find(|x| x.1 == Answer::Unsat).copied();
+        let (m, a, _, g, stacked) = match (sat, unsat) {
+            (Some(s), Some(u)) => {
+                let holds = model_holds(store, q, |store, leaves| {
+                    pf.values(s.0, s.3, s.4, store, leaves).ok().flatten()
+                });
+                pf.disagree(s.0, holds, u.0, stats);
+                s
+            }
+            (Some(x), None) | (None, Some(x)) => x,
+            (None, None) => unreachable!("`watch` gives up the first solver only for an answer"),
+        };
+        pf.members[m].counts.wins += 1;
+        self.last = Last::Member(m, g, stacked);
+        a
     }
 }
 
@@ -860,7 +1005,9 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
         // class (`begin` only peeked), whoever answers it.
         let plan = self.portfolio.learner.plan(&key, &enabled, false);
         let ahead_at = match ahead {
-            Some(Ahead::Primary(a)) => return self.on_primary(store, q, Some(a), &key, stats),
+            Some(Ahead::Primary(a)) => {
+                return self.on_primary(store, q, Some(a), &key, stats, Instant::now())
+            }
             Some(Ahead::Member(m, t0)) => Some((m, t0)),
             None => None,
         };
@@ -873,7 +1020,7 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
             return self.answer(store, q, &key, &how, stats);
         }
         let (first, wait_all) = match plan {
-            Plan::Alone(0) => return self.on_primary(store, q, None, &key, stats),
+            Plan::Alone(0) => return self.on_primary(store, q, None, &key, stats, Instant::now()),
             Plan::Race {
                 first,
                 wait_all: true,

@@ -336,6 +336,17 @@ impl StackMirror {
         }
     }
 
+    /// Whether `begin` would find the backend free, waiting up to `wait`: no check of its
+    /// own is still running in it (a dropped speculation is read once it has answered).
+    pub fn idle(&mut self, h: &mut SolverHandle, wait: Duration, stats: &mut Stats) -> bool {
+        match self.pending {
+            Some(p) if p.generation == h.generation && h.is_running() => {
+                h.responses_ready(p.acks + 1, wait) && self.settle(h, stats)
+            }
+            _ => true,
+        }
+    }
+
     /// Make the backend free for a command of the client's own (set-option, get-info): a
     /// check still running in it (a dropped speculation, a race's loser) is waited for as
     /// `settle` does, else abandoned, so that the next response read is that command's.
@@ -673,6 +684,21 @@ impl StackMirror {
                     speculative: true,
                 });
             }
+        }
+    }
+
+    /// Whether the answer to `f` has come (waiting up to `wait`), so that `finish` would
+    /// not wait for the solver; nothing is read. True for an answer already known, or a
+    /// process that is not the one `f` went to (`finish` then says so at once).
+    pub fn ready(&mut self, main: &mut SolverHandle, f: &InFlight, wait: Duration) -> bool {
+        match *f {
+            InFlight::Done(_) => true,
+            InFlight::Sent {
+                generation, acks, ..
+            } if generation == main.generation && generation == self.generation => {
+                main.responses_ready(acks + 1, wait)
+            }
+            InFlight::Sent { .. } => true,
         }
     }
 

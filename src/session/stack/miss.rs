@@ -17,6 +17,7 @@ use crate::session::stats::Stats;
 use crate::session::vocab::{Answer, Query};
 use crate::smt2::printer::BackendNames;
 use crate::term::{TermId, TermStore};
+use std::time::Duration;
 
 /// The `hybrid` strategy's miss path: the incremental stack in `main`, raced against a
 /// fresh context in `aux` when `race`.
@@ -38,6 +39,18 @@ impl MissPath for StackMiss<'_> {
 
     fn drop_ahead(&mut self, ahead: InFlight) {
         self.stack.drop_inflight(ahead);
+    }
+
+    fn prestart(&mut self) {
+        self.main.prestart();
+    }
+
+    fn free(&mut self, wait: Duration, stats: &mut Stats) -> bool {
+        self.main.started(wait) && self.stack.idle(self.main, wait, stats)
+    }
+
+    fn ready(&mut self, ahead: &InFlight, wait: Duration) -> bool {
+        self.stack.ready(self.main, ahead, wait)
     }
 
     fn solve(
