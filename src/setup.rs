@@ -58,7 +58,7 @@ pub fn cache_config(args: &EngineArgs) -> Result<Option<CacheConfig>> {
     };
     let mut cfg = CacheConfig {
         mem_entries: args.cache_mem,
-        mem_bytes: 512 << 20,
+        mem_bytes: crate::cache::tiered::MEM_BYTES,
         disk: None,
         redis: None,
         disk_max_bytes: max_bytes(args)?,

@@ -85,6 +85,7 @@ impl Store for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::ENTRY_OVERHEAD;
 
     fn key(i: u32) -> Key {
         let mut k = [0u8; 16];
@@ -108,24 +109,24 @@ mod tests {
 
     #[test]
     fn memory_evicts_by_bytes() {
-        // Each entry: 16 + 84 = 100 bytes.
-        let e = Entry::sat(Some("x".repeat(84)));
-        let mut m = MemoryStore::new(1000, 350);
+        // Each entry: ENTRY_OVERHEAD + 88 = 200 bytes.
+        let e = Entry::sat(Some("x".repeat(200 - ENTRY_OVERHEAD)));
+        let mut m = MemoryStore::new(1000, 700);
         for i in 0..3 {
             m.put_entry(&key(i), &e);
         }
-        assert_eq!(m.bytes(), 300);
+        assert_eq!(m.bytes(), 600);
         m.put_entry(&key(3), &e);
         assert_eq!(m.len(), 3);
-        assert!(m.bytes() <= 350);
+        assert!(m.bytes() <= 700);
         assert!(!m.contains(&key(0)));
         // A big entry evicts several.
-        let big = Entry::sat(Some("y".repeat(300)));
+        let big = Entry::sat(Some("y".repeat(600 - ENTRY_OVERHEAD)));
         m.put_entry(&key(9), &big);
         assert_eq!(m.len(), 1);
         assert_eq!(m.get_entry(&key(9)), Some(big));
         // An entry larger than the budget is not stored.
-        let huge = Entry::sat(Some("z".repeat(400)));
+        let huge = Entry::sat(Some("z".repeat(700)));
         m.put_entry(&key(10), &huge);
         assert!(!m.contains(&key(10)));
         assert!(m.contains(&key(9)));
@@ -137,6 +138,6 @@ mod tests {
         m.put_entry(&key(1), &Entry::sat(Some("abc".into())));
         m.put_entry(&key(1), &Entry::sat(Some("abcdef".into())));
         assert_eq!(m.len(), 1);
-        assert_eq!(m.bytes(), 16 + 6);
+        assert_eq!(m.bytes(), ENTRY_OVERHEAD + 6);
     }
 }

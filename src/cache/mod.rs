@@ -67,6 +67,10 @@ pub const SCHEMA_VERSION: i64 = 2;
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Key(pub [u8; 16]);
 
+/// What an entry costs in the memory tier beside its model text (the 16-byte key, the
+/// entry, the LRU's linked node and its map slot, rounded to the allocator's classes).
+pub const ENTRY_OVERHEAD: usize = 112;
+
 impl Key {
     /// Lower-case hexadecimal, 32 characters.
     pub fn to_hex(&self) -> String {
@@ -302,9 +306,11 @@ impl Entry {
         (bytes.len() >= len).then(|| bytes.split_at(len))
     }
 
-    /// Approximate memory footprint used for byte budgets: key + model length.
+    /// Approximate heap bytes an entry holds in the memory tier, for its byte bound: the
+    /// model text, and [`ENTRY_OVERHEAD`] for the key, the entry and the LRU's node and map
+    /// slot around them.
     pub fn approx_size(&self) -> usize {
-        16 + self.model.as_ref().map_or(0, String::len)
+        ENTRY_OVERHEAD + self.model.as_ref().map_or(0, String::len)
     }
 }
 

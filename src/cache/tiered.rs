@@ -28,6 +28,13 @@ use rustc_hash::FxHashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+/// The memory tier's default bound in bytes (`Entry::approx_size`). It is a front for the
+/// disk and Redis tiers, which keep what it drops (and, without them, the session's only
+/// store of component results across term collections): at some 220 bytes an entry in a
+/// symbolic executor's session, about 75k entries. Part of what keeps a session of hours
+/// near the solver's own memory (`session::arena`).
+pub const MEM_BYTES: usize = 16 << 20;
+
 /// Misses remembered for costing the entries put after them.
 const MISSES_KEPT: usize = 4096;
 
@@ -48,11 +55,11 @@ pub struct CacheConfig {
 }
 
 impl Default for CacheConfig {
-    /// 100k entries / 64 MiB in memory, the default disk path, no Redis.
+    /// 100k entries / [`MEM_BYTES`] in memory, the default disk path, no Redis.
     fn default() -> Self {
         CacheConfig {
             mem_entries: 100_000,
-            mem_bytes: 64 << 20,
+            mem_bytes: MEM_BYTES,
             disk: super::disk::default_path(),
             redis: None,
             disk_max_bytes: Some(super::disk::DEFAULT_MAX_MB << 20),

@@ -53,11 +53,13 @@
 /// the heap held about 550 bytes per node at 404k nodes (heaptrack: the parse memo a
 /// quarter, the slicing memo, the store, the component models, the counterexample indexes,
 /// the symbol table and the exact-key digests most of the rest), so this bound is what
-/// keeps the session's peak near the solver's own: over the whole session (19,120
-/// queries) 2^17 nodes peaked at 148 MB resident where 2^19 peaked at 304 MB, and z3 alone
-/// at 110 MB; wall time within noise (a collection costs one restart of the stack backend,
-/// and under fresh names the memos it drops would not have hit again).
-pub const COLLECT_MIN_TERMS: usize = 1 << 17;
+/// keeps the session's peak near the solver's own. On a generated session of 19,000 resets
+/// with fresh names (`scripts/gen-session.py --queries 19000`, where z3 alone peaks at
+/// 48.6 MB), new store each time, two runs each: 2^15 nodes peaked at 75.0 MB in 11.7-11.9
+/// s (21 collections), 2^16 at 100-109 MB in 10.3-10.4 s, 2^17 at 153 MB; z3 took 55 s.
+/// A collection costs a restart of the stack backend and memos refilled, about 0.1 s each
+/// there; a warm store's run is the same either way (1.8 s).
+pub const COLLECT_MIN_TERMS: usize = 1 << 15;
 
 /// The bound a new engine starts with: `COLLECT_MIN_TERMS`, or the environment's
 /// `SMTPROXY_COLLECT_TERMS` (a number of nodes; 1 collects at every reset, which is how the

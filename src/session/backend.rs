@@ -298,15 +298,13 @@ impl SolverHandle {
 
     /// Whether the next `n` responses (a batch's acknowledgements and its check's answer)
     /// have all come, waiting up to `wait`; none is taken. True when there is no process
-    /// to wait for: reading then says why at once.
+    /// to wait for: reading then says why at once. A look, not counted in `busy`: the
+    /// caller that watches several solvers counts its own wait.
     pub fn responses_ready(&mut self, n: usize, wait: Duration) -> bool {
-        let t0 = Instant::now();
-        let ready = match self.solver.as_mut().map(|s| s.framed()) {
+        match self.solver.as_mut().map(|s| s.framed()) {
             Some(Ok(s)) => s.responses_ready(n, wait),
             _ => true,
-        };
-        self.busy += t0.elapsed();
-        ready
+        }
     }
 
     /// `cmds` and then the check-sat `check`, sent at once without waiting (see

@@ -207,7 +207,7 @@ impl CachePlanner {
     pub fn new(cfg: Option<&CacheConfig>, local: bool) -> Self {
         let cfg = cfg.cloned().unwrap_or(CacheConfig {
             mem_entries: 100_000,
-            mem_bytes: 256 << 20,
+            mem_bytes: crate::cache::tiered::MEM_BYTES,
             disk: None,
             redis: None,
             ..CacheConfig::default()

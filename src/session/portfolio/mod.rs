@@ -851,7 +851,8 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
     /// first or nobody else is left; `None` when another's answer came first, the first
     /// solver's solve (if it was posed) then left to finish in the background. Its start
     /// counts in its time: a solver that takes long to load loses the queries that come
-    /// while it loads.
+    /// while it loads. The time watched counts in the portfolio's `busy`; the first
+    /// solver's path counts its own solve in its handle's.
     #[allow(clippy::too_many_arguments)]
     fn watch(
         &mut self,
@@ -873,13 +874,15 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
                 ahead = self.primary.begin(store, q, stats);
                 if ahead.is_none() {
                     // This path does not solve ahead now: it answers as it blocks.
+                    self.portfolio.busy += t0.elapsed();
                     return self.on_primary(store, q, None, key, stats, t0).map(Some);
                 }
             }
             if let Some(a) = ahead.take() {
                 if alone || deadline || self.primary.ready(&a, RACE_SLICE) {
                     // Its answer is there, or nothing else can come first: its path
-                    // finishes the solve (under its own deadline).
+                    // finishes the solve (under its own deadline, in its own time).
+                    self.portfolio.busy += t0.elapsed();
                     return self.on_primary(store, q, Some(a), key, stats, t0).map(Some);
                 }
                 ahead = Some(a);
