@@ -7,6 +7,11 @@
 //! mode, driven through [`SolverHandle::lean_mut`]). A framed call while a lean process
 //! runs fails with a protocol error and sends nothing.
 //!
+//! A process may be started ahead of its first use (`prestart`: spawned, print-success sent,
+//! its `success` not yet read), so that several solvers load side by side; until that
+//! `success` is read (by `started`, or by any use, which reads it first) nothing else is
+//! read from the process or sent to it through the handle.
+//!
 //! A handle may carry one detached check (`send_detached`: a fresh context solved only to
 //! measure what it costs, while the caller goes on with the other backend). Its responses
 //! are read only by `detached_cost` or `detached_answer` (which also gives the answer: the
