@@ -1620,10 +1620,9 @@ impl Engine {
                             crate::smt2::echo::cvc5_term(src, &|n| self.client.label_text(n)).into()
                         }
                         // z3 echoes the client's text; yices re-prints the client's tokens,
-                        // laid out with the values by its pretty printer, and
-                        // `response::get_value` does both from this text
-                        // (`echo::yices_get_value`; lexing `echo::yices_term`'s one-line form
-                        // again would misread a string holding a `"`).
+                        // laid out with the values by its pretty printer, which
+                        // `response::get_value` does from this text (`echo::yices_get_value`:
+                        // a string's escapes are undone once, from the client's own text).
                         Dialect::Z3 | Dialect::Yices => src.as_str().into(),
                     })
                     .collect();

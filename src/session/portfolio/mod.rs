@@ -407,12 +407,7 @@ impl Portfolio {
                 break;
             }
         }
-        for m in running {
-            let ran = self.ran_ms(m, t0);
-            self.stop(m);
-            self.members[m].counts.kills += 1;
-            self.learner.lost(key, m, ran);
-        }
+        self.stop_losers(key, running, t0);
         if most > 1 {
             self.races += 1;
             stats.portfolio_races += 1;
@@ -425,25 +420,47 @@ impl Portfolio {
             stats.timeouts += 1;
             return Raced::TimedOut;
         }
+        match self.winner(store, q, &answers, stats) {
+            Some((m, a, _, g, stacked)) => Raced::Answered(a, m, g, stacked),
+            None => Raced::NoAnswer,
+        }
+    }
+
+    /// The checks of `running` (posed at `t0`) lost the race: each is stopped, and known
+    /// to take at least as long as it ran.
+    fn stop_losers(&mut self, key: &ClassKey, running: Vec<usize>, t0: Instant) {
+        for m in running {
+            let ran = self.ran_ms(m, t0);
+            self.stop(m);
+            self.members[m].counts.kills += 1;
+            self.learner.lost(key, m, ran);
+        }
+    }
+
+    /// Which of the racers' definitive `answers` (in the order they came) wins, counted as
+    /// its win: the first, unless a `sat` and an `unsat` are both there, which are
+    /// cross-checked (`disagree`) and the `sat` wins.
+    fn winner(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        answers: &[Answered],
+        stats: &mut Stats,
+    ) -> Option<Answered> {
         let sat = answers.iter().find(|x| x.1 == Answer::Sat).copied();
         let unsat = answers.iter().find(|x| x.1 == Answer::Unsat).copied();
-        let winner = match (sat, unsat) {
+        let w = match (sat, unsat) {
             (Some(s), Some(u)) => {
                 let holds = model_holds(store, q, |store, leaves| {
                     self.values(s.0, s.3, s.4, store, leaves).ok().flatten()
                 });
                 self.disagree(s.0, holds, u.0, stats);
-                Some(s)
+                s
             }
-            _ => answers.first().copied(),
+            _ => *answers.first()?,
         };
-        match winner {
-            Some((m, a, _, g, stacked)) => {
-                self.members[m].counts.wins += 1;
-                Raced::Answered(a, m, g, stacked)
-            }
-            None => Raced::NoAnswer,
-        }
+        self.members[w.0].counts.wins += 1;
+        Some(w)
     }
 
     /// Member `s` said sat and member `u` unsat on `q`; `holds`: smtproxy evaluated `s`'s
@@ -518,12 +535,7 @@ impl Portfolio {
             }
             before = false;
         }
-        for m in running {
-            let ran = self.ran_ms(m, t0);
-            self.stop(m);
-            self.members[m].counts.kills += 1;
-            self.learner.lost(key, m, ran);
-        }
+        self.stop_losers(key, running, t0);
         self.busy += t0.elapsed().saturating_sub(answered_at);
         out
     }
@@ -914,8 +926,7 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
     }
 
     /// The answer of another member that came before the first solver's (`early`, see
-    /// `watch`): a `sat` before an `unsat` (cross-checked as in a race); the members
-    /// still running are stopped.
+    /// `watch`), as a race's winner; the members still running are stopped.
     #[allow(clippy::too_many_arguments)]
     fn early_answer(
         &mut self,
@@ -928,27 +939,11 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
         stats: &mut Stats,
     ) -> Answer {
         let pf = &mut *self.portfolio;
-        for m in running {
-            let ran = pf.ran_ms(m, t0);
-            pf.stop(m);
-            pf.members[m].counts.kills += 1;
-            pf.learner.lost(key, m, ran);
-        }
+        pf.stop_losers(key, running, t0);
         pf.busy += t0.elapsed();
-        let sat = early.iter().find(|x| x.1 == Answer::Sat).copied();
-        let unsat = early.iter().find(|x| x.1 == Answer::Unsat).copied();
-        let (m, a, _, g, stacked) = match (sat, unsat) {
-            (Some(s), Some(u)) => {
-                let holds = model_holds(store, q, |store, leaves| {
-                    pf.values(s.0, s.3, s.4, store, leaves).ok().flatten()
-                });
-                pf.disagree(s.0, holds, u.0, stats);
-                s
-            }
-            (Some(x), None) | (None, Some(x)) => x,
-            (None, None) => unreachable!("`watch` gives up the first solver only for an answer"),
+        let Some((m, a, _, g, stacked)) = pf.winner(store, q, early, stats) else {
+            unreachable!("`watch` gives up the first solver only for an answer");
         };
-        pf.members[m].counts.wins += 1;
         self.last = Last::Member(m, g, stacked);
         a
     }
