@@ -62,6 +62,20 @@ fn arithmetic_script(ks: &[u32]) -> String {
     s
 }
 
+/// z3's check-sat answers to `script`, run directly.
+fn z3_verdicts(script: &str) -> Vec<String> {
+    check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str())
+}
+
+/// `arithmetic_script` of `n` queries, sat and unsat ones among them, and z3's answers.
+fn mixed_arithmetic(n: u32) -> (String, Vec<String>) {
+    let ks: Vec<u32> = (0..n).map(|i| 3 * i + 5 + (i % 2)).collect();
+    let script = arithmetic_script(&ks);
+    let z3 = z3_verdicts(&script);
+    assert!(z3.contains(&"sat".to_string()) && z3.contains(&"unsat".to_string()));
+    (script, z3)
+}
+
 #[test]
 fn answers_as_z3_on_klee_logs() {
     require_all();
@@ -148,7 +162,7 @@ fn a_member_killed_mid_session() {
     require_all();
     let ks = [15, 16, 33, 7, 300, 600, 9, 10, 45, 46];
     let script = arithmetic_script(&ks);
-    let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
+    let z3 = z3_verdicts(&script);
     let mut s = Session::start(&[
         "--solver",
         "z3,yices",
@@ -215,10 +229,7 @@ fn a_member_answers_from_its_own_stack() {
     require_all();
     let dir = tempfile::tempdir().unwrap();
     let (solvers, input, starts) = slow_z3_and_logged_yices(dir.path());
-    let ks: Vec<u32> = (0..24).map(|i| 3 * i + 5 + (i % 2)).collect();
-    let script = arithmetic_script(&ks);
-    let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
-    assert!(z3.contains(&"sat".to_string()) && z3.contains(&"unsat".to_string()));
+    let (script, z3) = mixed_arithmetic(24);
     let out = hybrid_portfolio(&solvers, &script);
     out.assert_no_panic_no_hang("slow z3, logged yices");
     let err = out.stderr_str();
@@ -253,10 +264,7 @@ fn a_first_solver_slow_to_start_is_not_waited_for() {
         "sleep 1
 exec z3 \"$@\"",
     );
-    let ks: Vec<u32> = (0..6).map(|i| 3 * i + 5 + (i % 2)).collect();
-    let script = arithmetic_script(&ks);
-    let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
-    assert!(z3.contains(&"sat".to_string()) && z3.contains(&"unsat".to_string()));
+    let (script, z3) = mixed_arithmetic(6);
     let solvers = format!("{},yices-smt2", slow_start.display());
     let out = hybrid_portfolio(&solvers, &script);
     out.assert_no_panic_no_hang("slow-starting z3, yices");
@@ -277,7 +285,7 @@ fn a_killed_member_is_rebuilt_from_the_mirror() {
     let (solvers, input, starts) = slow_z3_and_logged_yices(dir.path());
     let ks: Vec<u32> = (0..18).map(|i| 3 * i + 5 + (i % 2)).collect();
     let script = arithmetic_script(&ks);
-    let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
+    let z3 = z3_verdicts(&script);
     let mut s = Session::start(&[
         "--solver",
         &solvers,
@@ -410,7 +418,7 @@ fn a_lying_member_is_caught() {
         "(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-const x (_ BitVec 32))\n(declare-const y (_ BitVec 32))\n(assert (= (bvmul x y) #x0000ec4b))\n(assert (bvugt x #x00000001))\n(assert (bvugt y #x00000001))\n(assert (bvult x #x00010000))\n(assert (bvult y #x00010000))\n(check-sat)\n",
     );
     script.push_str(&arithmetic_script(&[15, 16, 33, 7]).replace("(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-const x (_ BitVec 32))\n(declare-const y (_ BitVec 32))\n", "(reset-assertions)\n"));
-    let z3 = check_sat_answers(&run_prog("z3", &["-in"], script.as_bytes(), T).stdout_str());
+    let z3 = z3_verdicts(&script);
     assert_eq!(z3[0], "sat");
     let store = dir.path().join("store.sqlite3");
     let store_s = store.to_string_lossy().into_owned();
