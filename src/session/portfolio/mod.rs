@@ -30,14 +30,15 @@
 //!   smtproxy from that model, in the first solver's dialect.
 //! * While a class is explored the first solver's own path and the others are posed the
 //!   query side by side, processes that are not running started together
-//!   (`SolverHandle::prestart`: none waits for another's start). Another member's
-//!   definitive answer that comes first is taken, as the first solver's own would be, and
-//!   the first solver's solve is left to finish in the background; when the first solver
-//!   answers first, the others are waited for (a bounded while) to be measured. Whenever
-//!   both are at hand, a sat whose model smtproxy evaluated true and an unsat for the same
-//!   query is a solver bug: it is reported on stderr, counted (`solver_disagreements`), the
-//!   sat is answered (the unsat is neither served nor stored), and the solver that said
-//!   unsat leaves the portfolio.
+//!   (`SolverHandle::prestart`: none waits for another's start). Another member's `sat`
+//!   that comes first is taken (it is served only with a model smtproxy evaluated), and the
+//!   first solver's solve is left to finish in the background; another's `unsat` waits
+//!   for the first solver's answer; when the first solver answers first, the others are
+//!   waited for (a bounded while) to be measured. Whenever both are at hand (always for
+//!   a member's `unsat` while exploring), a sat whose model smtproxy evaluated true and an
+//!   unsat for the same query is a solver bug: it is reported on stderr, counted
+//!   (`solver_disagreements`), the sat is answered (the unsat is neither served nor
+//!   stored), and the solver that said unsat leaves the portfolio.
 //! * A member that cannot be started leaves the portfolio with one warning; the first
 //!   solver never does (it is the client's).
 
@@ -764,10 +765,13 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
     /// cores, and all are watched.
     /// * The first solver answers first: the others are waited for (the exploring grace)
     ///   to be measured, and every answer is cross-checked against its own.
-    /// * Another answers first: that answer is taken at once, as the first solver's own
-    ///   would be (a `sat` is served only with a model the cache stage evaluated true); the
-    ///   first solver's solve is left to finish in the background (its path reads it at
-    ///   its next use) and counted as lost, its time bounded below by what it ran.
+    /// * Another answers `sat` first: that answer is taken at once (it is served only with
+    ///   a model the cache stage evaluated true); the first solver's solve is left to
+    ///   finish in the background (its path reads it at its next use) and counted as lost,
+    ///   its time bounded below by what it ran.
+    /// * Another answers `unsat` first: the first solver's answer is waited for and
+    ///   cross-checks it, as in the first case (an `unsat` cannot be checked by smtproxy
+    ///   itself, so one member's is never taken over the first solver's unseen).
     ///
     /// Where the first solver's path does not solve ahead, it answers as it blocks, and
     /// the others are waited for as in the first case.
@@ -860,8 +864,9 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
     /// Pose `q` to the first solver's own path, ahead (`MissPath::begin`), once its process
     /// is up and free, and watch it and the others (`running`, posed at `t0`), moving the
     /// others' definitive answers to `early`. The first solver's answer when it comes
-    /// first or nobody else is left; `None` when another's answer came first, the first
-    /// solver's solve (if it was posed) then left to finish in the background. Its start
+    /// before any other's `sat`, or nobody else is left; `None` when another's `sat` came
+    /// first, the first solver's solve (if it was posed) then left to finish in the
+    /// background. Its start
     /// counts in its time: a solver that takes long to load loses the queries that come
     /// while it loads. The time watched counts in the portfolio's `busy`; the first
     /// solver's path counts its own solve in its handle's.
@@ -879,7 +884,8 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
         let mut ahead: Option<M::Ahead> = None;
         let mut begun = false;
         loop {
-            let alone = running.is_empty() && early.is_empty();
+            // Nothing else can come that would be taken before the first solver's answer.
+            let alone = running.is_empty();
             let deadline = self.portfolio.timeout.is_some_and(|t| t0.elapsed() >= t);
             if !begun && (alone || deadline || self.primary.free(RACE_SLICE, stats)) {
                 begun = true;
@@ -913,7 +919,10 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
                     }
                 }
             }
-            if !early.is_empty() {
+            // A `sat` is taken at once (it is served only with a model the cache stage
+            // evaluated true); an `unsat` waits for the first solver, whose answer
+            // cross-checks it, as when the first solver answers first.
+            if early.iter().any(|x| x.1 == Answer::Sat) {
                 let ran = t0.elapsed().as_secs_f64() * 1000.0;
                 if let Some(a) = ahead {
                     self.primary.drop_ahead(a);
