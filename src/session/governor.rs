@@ -28,8 +28,10 @@
 //!   most [`EXPLORE_SHARE`] of the session's governed wall time more than the preferred
 //!   route would have (each probe's extra cost, measured, is summed; a probe is put off
 //!   while the next one, at the costs known and the last window's bytes per query, would
-//!   pass the share). A route several times
-//!   dearer than the other is therefore probed seldom, a close one as often as above.
+//!   pass the share; priced at most at what its early end below lets it cost, so one
+//!   window that stalled does not put the route's probes off for the session). A route
+//!   several times dearer than the other is therefore probed seldom, a close one as
+//!   often as above.
 //!   The first measurement of each route is not bounded.
 //! * Small sessions are never switched: the first [`WINDOW`] queries run modelled.
 //! * A probe ends early once it cannot change the decision: at once when it has cost
@@ -202,7 +204,7 @@ impl Governor {
                     self.exploit = (self.exploit * 2).min(EXPLOIT_MAX);
                     self.length = self.exploit;
                     self.preferred
-                } else if self.regret_ms + WINDOW as f64 * self.kib_per_query * (o - p).max(0.0)
+                } else if self.regret_ms + WINDOW as f64 * self.kib_per_query * probe_extra(p, o)
                     > EXPLORE_SHARE * wall.as_secs_f64() * 1e3
                 {
                     // A probe now would take exploration past its share of the time:
@@ -255,6 +257,16 @@ impl Governor {
             Route::Lean => &mut self.lean,
         }
     }
+}
+
+/// What a probe of a route measured at `o` ms per KiB may cost beyond the preferred route
+/// at `p`, per KiB of its window: no more than the probe's early end lets it
+/// ([`Governor::due`]: at [`HOPELESS`] times the preferred route's cost for a whole
+/// window), however dear the route once looked. One window that stalled (a solver's first
+/// start on a loaded machine) would otherwise put the route's next probe off for longer
+/// than the session.
+fn probe_extra(p: f64, o: f64) -> f64 {
+    (o - p).clamp(0.0, (HOPELESS - 1.0) * p)
 }
 
 fn flip(r: Route) -> Route {
@@ -391,6 +403,30 @@ mod tests {
                 "m {m} l {l}: probes cost {extra:.0} ms of {wall:.0}"
             );
         }
+    }
+
+    #[test]
+    fn one_stalled_window_does_not_decide_the_session() {
+        // The first modelled window stalls for 5 s (a solver's first start on a loaded
+        // machine, a store's first open); modelled is 0.4 ms per KiB after it, lean 2.5.
+        // The session is back on the modelled route within a few thousand queries.
+        let mut g = Governor::default();
+        let (mut wall, mut q, mut bytes, mut lean_q) = (0.0, 0u64, 0u64, 0u64);
+        while q < 19_000 {
+            let lean = g.route() == Route::Lean;
+            wall += if lean { 2.5 } else { 0.4 } * 1.2;
+            if q == 10 {
+                wall += 5000.0;
+            }
+            lean_q += lean as u64;
+            q += 1;
+            bytes += 1229;
+            if g.due(ms(wall), q, bytes) {
+                g.decide(ms(wall), q, bytes);
+            }
+        }
+        assert_eq!(g.route(), Route::Modelled);
+        assert!(lean_q < 3_000, "{lean_q} of 19000 queries ran lean");
     }
 
     #[test]
