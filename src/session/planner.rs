@@ -149,6 +149,15 @@ impl Planner {
         }
     }
 
+    /// The last check-sat's model as the text the cache stage made of it to keep it
+    /// (`cache_stage::model_to_text`, not read back), when it made one.
+    pub fn encoded_model_text(&self) -> Option<&str> {
+        match &self.model_at {
+            ModelAt::Own(_) => self.cached.as_ref()?.encoded_text(),
+            _ => None,
+        }
+    }
+
     /// Take `m`, a model smtproxy validated for the client's current query, as the last
     /// check-sat's (None: that check-sat has no model).
     pub fn hold(&mut self, m: Option<Model>) {

@@ -106,22 +106,24 @@ impl BlockHints {
     }
 
     /// Keep `m`, a model that satisfies the query of block `key`, for the next block with
-    /// that key. Returns the text kept when it is new here and at most `STORED_MAX` bytes
-    /// (for the result store).
+    /// that key. Returns the text made of `m` (None when the block has one kept already or
+    /// `m` has no text), and whether it is new here and at most `STORED_MAX` bytes (then
+    /// it is for the result store too).
     pub fn keep(
         &mut self,
         store: &mut TermStore,
         key: BlockKey,
         decls: &[Decl],
         m: &Model,
-    ) -> Option<String> {
+    ) -> Option<(String, bool)> {
         if self.map.contains(&key) {
             return None;
         }
         let order = constants(store, decls)?;
         let text = encode_model(store, m, &order)?;
-        let stored = (text.len() <= STORED_MAX).then(|| text.clone());
-        self.insert(key, text).then_some(stored).flatten()
+        let kept = self.insert(key, text.clone());
+        let stored = kept && text.len() <= STORED_MAX;
+        Some((text, stored))
     }
 
     /// Add `text` under `key` (false when it is too big to keep), dropping the least

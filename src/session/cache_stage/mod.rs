@@ -107,6 +107,9 @@ pub struct CachePlanner {
     /// The text of the block's model the last check-sat was answered with, when it came
     /// from `hints` (read back and evaluated true on that query).
     hinted: Option<Box<str>>,
+    /// The text `hints` made of the last check-sat's own model to keep it (as made, not
+    /// read back).
+    encoded: Option<Box<str>>,
     /// Each conjunct's digest for exact keys (`key::conjunct_digest`): a function of the
     /// term alone, like the term store it indexes, so `forget_session` keeps it (a second
     /// run of a tool computes each conjunct's once, as this run did).
@@ -233,6 +236,7 @@ impl CachePlanner {
             slice_memo: SliceMemo::default(),
             hints: BlockHints::default(),
             hinted: None,
+            encoded: None,
         }
     }
 
@@ -375,9 +379,16 @@ impl CachePlanner {
         self.hinted.as_deref()
     }
 
-    /// The last model is no longer the cache stage's (see `hinted_text`).
+    /// The text `hints` made of the last check-sat's model (not read back), when it made
+    /// one.
+    pub fn encoded_text(&self) -> Option<&str> {
+        self.encoded.as_deref()
+    }
+
+    /// The last model is no longer the cache stage's (see `hinted_text`, `encoded_text`).
     pub fn forget_hint(&mut self) {
         self.hinted = None;
+        self.encoded = None;
     }
 
     /// Answer `q` from what is known, solving what is not through `miss`: `Planned::Own`
@@ -394,6 +405,7 @@ impl CachePlanner {
         // this session (a KLEE log repeats many): no slicing, no per-component work. A
         // model is evaluated on the query again all the same.
         self.hinted = None;
+        self.encoded = None;
         let mut whole: Vec<TermId> = q.assertions.to_vec();
         whole.extend_from_slice(q.assumptions);
         whole.sort_unstable();
@@ -432,8 +444,11 @@ impl CachePlanner {
             miss.drop_ahead(f);
         }
         if let (Ok(Planned::Own(Answer::Sat, Some(m))), Some(key)) = (&r, q.block) {
-            if let Some(text) = self.hints.keep(store, key, q.decls, m) {
-                self.put(&Key(key), Verdict::Sat, Some(text));
+            if let Some((text, stored)) = self.hints.keep(store, key, q.decls, m) {
+                if stored {
+                    self.put(&Key(key), Verdict::Sat, Some(text.clone()));
+                }
+                self.encoded = Some(text.into());
             }
         }
         if let Ok(Planned::Own(a @ (Answer::Sat | Answer::Unsat), m)) = &r {

@@ -511,7 +511,10 @@ impl Engine {
         }
         let m = self.planner.own_model()?.clone();
         let decls: Vec<Decl> = self.client.decls().cloned().collect();
-        let text = model_to_text(&mut self.store, &decls, &m)?;
+        let text = match self.planner.encoded_model_text() {
+            Some(t) => t.to_string(),
+            None => model_to_text(&mut self.store, &decls, &m)?,
+        };
         let back = model_from_text(&mut self.store, &decls, &text)?;
         if back == m {
             return Some(text);
