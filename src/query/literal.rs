@@ -7,14 +7,85 @@
 //! The text is scanned by the lexical rules of `crate::smt2::lex` (white space and comments
 //! between tokens, tokens ending at delimiters), as the term path scans it.
 //!
-//! Invariant: `parse` returns either `None` (the text is not of that form, or not of the
+//! `write` is the other way: a value of those forms as text, exactly as `Value::to_term`
+//! and the backend printer write it, without interning the term first.
+//!
+//! Invariants: `parse` returns either `None` (the text is not of that form, or not of the
 //! sort asked: the caller parses it as a term instead, `Value::from_term`) or the value
-//! `Value::from_term` gives for the same text and sort. A unit test compares the two on
-//! random values.
+//! `Value::from_term` gives for the same text and sort. `write` writes either nothing and
+//! says so (the caller prints the term, `Value::to_term`) or the very text printing that
+//! term gives. Unit tests compare each with the term path on random values.
 
-use super::value::{ArrayVal, Value};
+use super::value::{ArrayVal, BvVal, Value};
 use crate::smt2::lex::{self, Tok};
+use crate::smt2::printer::bv_u64;
 use crate::term::{Sort, SortId, SortStore};
+
+/// Append `v`, of sort `sort`, to `out` as `print_term(v.to_term(sort))` with the backend's
+/// names writes it, when it is one of the forms `parse` reads (a Bool, a bit-vector of 1
+/// to 64 bits, an array of those of sort `sort`); false, with nothing written, otherwise.
+pub fn write(v: &Value, sort: SortId, sorts: &SortStore, out: &mut String) -> bool {
+    match (v, sorts.get(sort)) {
+        (Value::Array(a), Sort::Array(i, e)) => {
+            let (i, e) = (*i, *e);
+            let scalars = std::iter::once((a.default_value(), e))
+                .chain(a.entries().iter().flat_map(|(k, x)| [(k, i), (x, e)]))
+                .all(|(x, s)| writable_scalar(x, s, sorts));
+            // `to_term` prints the array under `sort` only where it conforms to it.
+            if !scalars || v.conform(sorts, sort).is_none() {
+                return false;
+            }
+            for _ in 0..a.entries().len() {
+                out.push_str("(store ");
+            }
+            out.push_str("((as const ");
+            out.push_str(sorts.text(sort));
+            out.push_str(") ");
+            write_scalar(a.default_value(), out);
+            out.push(')');
+            for (k, x) in a.entries() {
+                out.push(' ');
+                write_scalar(k, out);
+                out.push(' ');
+                write_scalar(x, out);
+                out.push(')');
+            }
+            true
+        }
+        _ if writable_scalar(v, sort, sorts) => {
+            write_scalar(v, out);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// A Bool, or a bit-vector of 1 to 64 bits, of sort `sort`.
+fn writable_scalar(v: &Value, sort: SortId, sorts: &SortStore) -> bool {
+    match (v, sorts.get(sort)) {
+        (Value::Bool(_), Sort::Bool) => true,
+        (
+            Value::Bv {
+                width,
+                v: BvVal::Small(_),
+            },
+            Sort::BitVec(w),
+        ) => width == w && (1..=64).contains(w),
+        _ => false,
+    }
+}
+
+/// A value `writable_scalar` allows.
+fn write_scalar(v: &Value, out: &mut String) {
+    match v {
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Bv {
+            width,
+            v: BvVal::Small(x),
+        } => bv_u64(*x, *width, out),
+        _ => unreachable!("only values writable_scalar allows are written"),
+    }
+}
 
 /// The value of sort `sort` that `text` writes, or `None` when it is not one of the forms
 /// above (see the module doc).
@@ -156,6 +227,76 @@ mod tests {
     fn by_term(store: &mut TermStore, text: &str, sort: SortId) -> Option<Value> {
         let t = parse_term(store, &Signature::default(), text).ok()?;
         Value::from_term(store, t).filter(|v| v.has_sort(&store.sorts, sort))
+    }
+
+    /// Random values of every kind, each written under its own sort or another one:
+    /// `write` writes the text the term path prints, or nothing.
+    #[test]
+    fn writes_what_the_term_path_prints() {
+        use num_bigint::{BigInt, BigUint};
+        use num_rational::BigRational;
+        let mut store = TermStore::new();
+        let widths = [1u32, 3, 8, 32, 64, 65];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| crate::test_rng::xorshift(&mut seed) % n;
+        let (mut written, mut arrays) = (0, 0);
+        for round in 0..4000 {
+            let w = widths[next(widths.len() as u64) as usize];
+            let ew = widths[next(widths.len() as u64) as usize];
+            let bv = store.sorts.bv(w);
+            let ebv = store.sorts.bv(ew);
+            let scalar = |k: u64, w: u32, x: u64| match k {
+                0 => Value::Bool(x % 2 == 1),
+                1 => Value::Int(BigInt::from(x as i64 - 8)),
+                2 => Value::Real(BigRational::new(
+                    BigInt::from(x as i64 - 8),
+                    BigInt::from(3),
+                )),
+                _ if w > 64 => Value::bv_big(w, BigUint::from(x)),
+                _ => Value::bv_u64(w, x),
+            };
+            let (sort, v) = match next(6) {
+                0 => (SortStore::BOOL, Value::Bool(next(2) == 1)),
+                1 => (SortStore::INT, scalar(1, 0, next(16))),
+                2 => (SortStore::REAL, scalar(next(3), 0, next(16))),
+                3 => (bv, scalar(3, w, next(u64::MAX))),
+                _ => {
+                    // Mostly bit-vector arrays; now and then Int elements, or a sort the
+                    // value does not have.
+                    let (ek, esort) = match next(8) {
+                        0 => (1, SortStore::INT),
+                        _ => (3, ebv),
+                    };
+                    let mut a = ArrayVal::constant(scalar(ek, ew, next(4)));
+                    for _ in 0..next(20) {
+                        a.store(scalar(3, w, next(16)), scalar(ek, ew, next(4)));
+                    }
+                    if !a.normalise_finite(&store.sorts, bv) {
+                        continue;
+                    }
+                    arrays += 1;
+                    let s = match next(8) {
+                        0 => store.sorts.array(SortStore::INT, esort),
+                        1 => bv,
+                        _ => store.sorts.array(bv, esort),
+                    };
+                    (s, Value::Array(a))
+                }
+            };
+            let mut text = String::new();
+            let t = v.to_term(&mut store, sort);
+            let printed = print_term(&store, t, &BackendNames);
+            if write(&v, sort, &store.sorts, &mut text) {
+                assert_eq!(text, printed, "round {round}");
+                written += 1;
+            } else {
+                assert!(text.is_empty(), "round {round}");
+            }
+        }
+        assert!(
+            written > 1500 && arrays > 1000,
+            "{written} written, {arrays} arrays"
+        );
     }
 
     /// Random Bool, bit-vector and array values, printed as the store prints them: read

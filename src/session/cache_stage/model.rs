@@ -101,8 +101,11 @@ pub(super) fn encode_model(
             Some(v) => v.clone(),
             None => Value::default_of(&store.sorts, sort)?,
         };
-        let t = v.to_term(store, sort);
-        s.push_str(&print_term(store, t, &BackendNames));
+        // The usual values without interning a term to print (`literal::write`).
+        if !crate::query::literal::write(&v, sort, &store.sorts, &mut s) {
+            let t = v.to_term(store, sort);
+            s.push_str(&print_term(store, t, &BackendNames));
+        }
         s.push('\n');
     }
     Some(s)
