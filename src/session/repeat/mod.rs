@@ -438,7 +438,7 @@ impl Engine {
                     self.repeats.terms.declared(constant);
                 } else if head == "assert" && self.client.top_assertions() == asserted + 1 {
                     if let Some(t) = self.client.last_assertion() {
-                        self.repeats.terms.record(&mut self.store, n, t);
+                        self.repeats.terms.record(n, t);
                     }
                 }
                 self.walk = Some(walk);
@@ -563,7 +563,7 @@ impl Engine {
                             if self.said == said
                                 && self.client.top_assertions() == asserted + 1 =>
                         {
-                            self.repeats.terms.record(&mut self.store, d.node, t);
+                            self.repeats.terms.record(d.node, t);
                         }
                         _ => {}
                     }

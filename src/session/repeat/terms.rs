@@ -12,49 +12,61 @@
 //! meet: it refuses binders).
 //!
 //! Invariants:
-//! * An entry maps a node to its assertion's term in canonical form: every constant the
-//!   block declared replaced by a placeholder for its ordinal and sort (a constant whose
-//!   name starts with NUL, which no client symbol can contain). The term handed out is the
-//!   canonical one with each placeholder replaced by this block's constant of that ordinal.
-//!   Only blocks whose every declaration so far is a constant (`declare-const`, a
-//!   `declare-fun` of no parameters) record or rename: a declared function would be an
-//!   operator, which renaming terms cannot reach, and would take an ordinal.
+//! * An entry maps a node to its assertion's term as the block that parsed it built it,
+//!   with that block's declared constants by ordinal.
+//!   The term handed out is that term with each of those constants replaced by this
+//!   block's constant of the same ordinal and sort; it is made only when asked for, so a
+//!   node whose term no later block needs costs nothing but its entry (KLEE's logs keep
+//!   their names, so there the renaming interns nothing either). Only blocks whose every
+//!   declaration so far is a constant (`declare-const`, a `declare-fun` of no parameters)
+//!   record or rename: a declared function would be an operator, which renaming terms
+//!   cannot reach, and would take an ordinal.
 //! * Every id held is of the current term store: the table is emptied when the store is
 //!   collected (`Engine::collect_terms`), and with the trie (whose node numbers it uses).
-//! * The rename gives up (None: the caller parses, and nothing is recorded) on any term
-//!   that holds a binder, an operator or attribute kept as text (`Other`, `Annot`: text
-//!   that could hold a name), or a constant the map does not rename (one declared outside
-//!   the block, or a placeholder for an ordinal this block has not declared yet).
-//! * Memory is bounded: past `TERM_TABLE_BYTES` of entries the table is emptied at the
-//!   next block; the two flat maps hold one slot per id of the term store (which is
-//!   collected past its own bound), and are emptied with it.
+//! * The rename gives up (None: the caller parses) on any term that holds a binder, an
+//!   operator or attribute kept as text (`Other`, `Annot`: text that could hold a name),
+//!   or a constant it does not rename: one declared outside the recording block, one
+//!   this block has not declared yet, or one whose counterpart here has another sort.
+//! * Memory is bounded: past `TERM_TABLE_BYTES` of entries and constant lists the table
+//!   is emptied at the next block; the flat map holds one slot per id of the term store
+//!   (which is collected past its own bound), and is emptied with it.
 
-use crate::term::{Op, Sym, TermId, TermStore};
+use crate::term::{Op, TermId, TermStore};
 use rustc_hash::FxHashMap;
 
 /// Bound on the bytes the table holds.
 const TERM_TABLE_BYTES: usize = 8 << 20;
 
-#[derive(Default)]
-pub struct TermTable {
-    /// A node's assertion, in canonical form.
-    terms: FxHashMap<u32, TermId>,
-    /// The placeholders' symbols, by ordinal.
-    placeholders: Vec<Sym>,
-    bytes: usize,
-    /// The current block's declared constants by ordinal; None once it declared anything
-    /// else.
-    consts: Option<Vec<TermId>>,
-    /// How many of `consts` the two maps hold.
-    mapped: usize,
-    /// The block's terms to canonical form: its constants, then the terms renamed.
-    to_canon: TermMap,
-    /// Canonical terms to the block's: the placeholders, then the terms renamed.
-    from_canon: TermMap,
+/// A node's assertion as a block parsed it.
+#[derive(Clone, Copy)]
+struct Recorded {
+    term: TermId,
+    /// The recording block (an index into `TermTable::blocks`).
+    block: u32,
 }
 
-/// A map of terms, flat by id: emptied in one step (a new epoch) at every block, and read
-/// without hashing (a renaming looks up every node it meets).
+#[derive(Default)]
+pub struct TermTable {
+    terms: FxHashMap<u32, Recorded>,
+    /// The declared constants of each block that recorded a term, by ordinal; the current
+    /// block's are `consts` until it ends.
+    blocks: Vec<Box<[TermId]>>,
+    bytes: usize,
+    /// The current block's declared constants by ordinal.
+    consts: Vec<TermId>,
+    /// Whether every declaration of the current block so far is a constant.
+    constant_only: bool,
+    /// The current block's index in `blocks` once it has recorded a term.
+    recording: Option<u32>,
+    /// The renaming of the block last renamed from (`from`) to the current block: its
+    /// constants, then the terms renamed; `mapped` of its constants are in it.
+    map: TermMap,
+    from: Option<u32>,
+    mapped: usize,
+}
+
+/// A map of terms, flat by id: emptied in one step (a new epoch), and read without
+/// hashing (a renaming looks up every node it meets).
 #[derive(Default)]
 struct TermMap {
     /// The epoch each id's entry was written in; an entry of another epoch is absent.
@@ -101,52 +113,55 @@ impl TermTable {
 
     /// A new block begins. The table is emptied first past its bound.
     pub fn open(&mut self) {
+        self.close();
         if self.bytes > TERM_TABLE_BYTES {
             self.clear();
         }
-        self.consts = Some(Vec::new());
+        self.consts.clear();
+        self.constant_only = true;
+        self.map.clear();
+        self.from = None;
         self.mapped = 0;
-        self.to_canon.clear();
-        self.from_canon.clear();
+    }
+
+    /// The current block ends: its constants are kept if it recorded a term.
+    fn close(&mut self) {
+        if let Some(b) = self.recording.take() {
+            let consts: Box<[TermId]> = self.consts.as_slice().into();
+            self.bytes += 4 * consts.len();
+            if let Some(slot) = self.blocks.get_mut(b as usize) {
+                *slot = consts;
+            }
+        }
     }
 
     /// The block declared a constant (`Some`, its term) or something else (None: the block
     /// records and renames nothing from here on).
     pub fn declared(&mut self, constant: Option<TermId>) {
-        match (self.consts.as_mut(), constant) {
-            (Some(consts), Some(c)) => consts.push(c),
-            _ => self.consts = None,
+        match constant {
+            Some(c) if self.constant_only => self.consts.push(c),
+            _ => self.constant_only = false,
         }
-    }
-
-    /// Both maps extended to every constant declared so far; false when the block
-    /// declared something else.
-    fn map_constants(&mut self, store: &mut TermStore) -> bool {
-        let Some(consts) = self.consts.as_ref() else {
-            return false;
-        };
-        for (k, &c) in consts.iter().enumerate().skip(self.mapped) {
-            while self.placeholders.len() <= k {
-                let n = self.placeholders.len();
-                self.placeholders.push(store.sym(&format!("\0ord{n}")));
-            }
-            let p = store.mk_sym_app(self.placeholders[k], Vec::new(), store.sort(c));
-            self.to_canon.insert(c, p);
-            self.from_canon.insert(p, c);
-        }
-        self.mapped = consts.len();
-        true
     }
 
     /// Keep `term`, parsed from node `node`'s assertion in this block.
-    pub fn record(&mut self, store: &mut TermStore, node: u32, term: TermId) {
-        if self.terms.contains_key(&node) || !self.map_constants(store) {
+    pub fn record(&mut self, node: u32, term: TermId) {
+        if self.terms.contains_key(&node) || !self.constant_only {
             return;
         }
-        if let Some(canon) = rename(store, term, &mut self.to_canon) {
-            self.terms.insert(node, canon);
-            self.bytes += 16;
-        }
+        let block = match self.recording {
+            Some(b) => b,
+            None => {
+                let Ok(b) = u32::try_from(self.blocks.len()) else {
+                    return;
+                };
+                self.blocks.push(Box::default());
+                self.recording = Some(b);
+                b
+            }
+        };
+        self.terms.insert(node, Recorded { term, block });
+        self.bytes += 16;
     }
 
     /// Whether node `node`'s assertion has a term kept.
@@ -158,11 +173,30 @@ impl TermTable {
     /// The term of node `node`'s assertion in this block: the kept term with this block's
     /// constants. None when there is none, or it cannot be renamed.
     pub fn renamed(&mut self, store: &mut TermStore, node: u32) -> Option<TermId> {
-        let &canon = self.terms.get(&node)?;
-        if !self.map_constants(store) {
+        let r = *self.terms.get(&node)?;
+        if !self.constant_only {
             return None;
         }
-        rename(store, canon, &mut self.from_canon)
+        if self.recording == Some(r.block) {
+            // Recorded by this very block.
+            return Some(r.term);
+        }
+        let old = self.blocks.get(r.block as usize)?;
+        if self.from != Some(r.block) {
+            self.map.clear();
+            self.from = Some(r.block);
+            self.mapped = 0;
+        }
+        // The recording block's constants to this block's of the same ordinal and sort.
+        let n = old.len().min(self.consts.len());
+        for k in self.mapped..n {
+            let (o, c) = (old[k], self.consts[k]);
+            if store.sort(o) == store.sort(c) {
+                self.map.insert(o, c);
+            }
+        }
+        self.mapped = self.mapped.max(n);
+        rename(store, r.term, &mut self.map)
     }
 }
 
@@ -223,7 +257,7 @@ mod tests {
         table.open();
         table.declared(Some(a1));
         table.declared(Some(a2));
-        table.record(&mut s, 7, t);
+        table.record(7, t);
         assert_eq!(table.renamed(&mut s, 7), Some(t));
         table.open();
         table.declared(Some(a3));
@@ -241,7 +275,7 @@ mod tests {
         // A block that declared a function renames and records nothing.
         table.open();
         table.declared(None);
-        table.record(&mut s, 8, t);
+        table.record(8, t);
         assert!(!table.has(8));
         assert_eq!(table.renamed(&mut s, 7), None);
     }
@@ -255,16 +289,14 @@ mod tests {
         let mut table = TermTable::default();
         table.open();
         table.declared(Some(a1));
-        table.record(&mut s, 1, t);
+        table.record(1, t);
         let other = s.mk_other("(_ as-array a_1)", vec![], bv8);
         let t2 = s.mk_eq(other, a1).unwrap();
-        table.record(&mut s, 2, t2);
-        assert!(!table.has(2));
+        table.record(2, t2);
         // A constant declared outside the block is not renamed either.
         let g = s.mk_const("g", bv8);
         let t3 = s.mk_eq(g, a1).unwrap();
-        table.record(&mut s, 3, t3);
-        assert!(!table.has(3));
+        table.record(3, t3);
         table.open();
         table.declared(Some(b1));
         assert_eq!(table.renamed(&mut s, 1), None);
@@ -273,5 +305,12 @@ mod tests {
         table.declared(Some(a2));
         let want = s.mk_eq(a2, a2).unwrap();
         assert_eq!(table.renamed(&mut s, 1), Some(want));
+        assert_eq!(table.renamed(&mut s, 2), None);
+        assert_eq!(table.renamed(&mut s, 3), None);
+        // Under the recording block's own names, a term is handed out as it was built.
+        table.open();
+        table.declared(Some(a1));
+        assert_eq!(table.renamed(&mut s, 1), Some(t));
+        assert_eq!(table.renamed(&mut s, 3), None);
     }
 }
