@@ -266,7 +266,8 @@ impl Governor {
 /// start on a loaded machine) would otherwise put the route's next probe off for longer
 /// than the session.
 fn probe_extra(p: f64, o: f64) -> f64 {
-    (o - p).clamp(0.0, (HOPELESS - 1.0) * p)
+    // Not `clamp`: it panics on bounds out of order, and this must not.
+    (o - p).max(0.0).min((HOPELESS - 1.0) * p)
 }
 
 fn flip(r: Route) -> Route {

@@ -128,7 +128,7 @@ impl TermTable {
     fn close(&mut self) {
         if let Some(b) = self.recording.take() {
             let consts: Box<[TermId]> = self.consts.as_slice().into();
-            self.bytes += 4 * consts.len();
+            self.bytes += 4 * consts.len() + 16;
             if let Some(slot) = self.blocks.get_mut(b as usize) {
                 *slot = consts;
             }
