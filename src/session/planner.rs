@@ -7,7 +7,7 @@
 //! around the strategy's own miss path; everything else stays with the first solver.
 
 use super::backend::SolverHandle;
-use super::cache_stage::{CachePlanner, Planned};
+use super::cache_stage::{BlockText, CachePlanner, Planned};
 use super::client::Decl;
 use super::config::Config;
 use super::fresh::{fresh_check, get_value_text, FreshMiss};
@@ -140,20 +140,11 @@ impl Planner {
         }
     }
 
-    /// The last check-sat's model as a block's model text (`cache_stage::model_to_text`)
-    /// when the cache stage read it from that text and evaluated it true on the query.
-    pub fn checked_model_text(&self) -> Option<&str> {
+    /// The last check-sat's model as a block's model text (`cache_stage::model_to_text`),
+    /// when the cache stage has one for the model smtproxy holds.
+    pub fn model_block_text(&self) -> Option<&BlockText> {
         match &self.model_at {
-            ModelAt::Own(_) => self.cached.as_ref()?.hinted_text(),
-            _ => None,
-        }
-    }
-
-    /// The last check-sat's model as the text the cache stage made of it to keep it
-    /// (`cache_stage::model_to_text`, not read back), when it made one.
-    pub fn encoded_model_text(&self) -> Option<&str> {
-        match &self.model_at {
-            ModelAt::Own(_) => self.cached.as_ref()?.encoded_text(),
+            ModelAt::Own(_) => self.cached.as_ref()?.block_text(),
             _ => None,
         }
     }

@@ -73,6 +73,15 @@ const CEX_MAX_SETS: usize = 50_000;
 /// exceeded.
 const DIGESTS_MAX: usize = 1 << 20;
 
+/// A block's model text (`hints`) for the last check-sat's model.
+#[derive(Debug)]
+pub enum BlockText {
+    /// The text the model was read back from and evaluated true on that query.
+    Checked(Box<str>),
+    /// The text `hints` made of the model to keep it (not read back).
+    Made(Box<str>),
+}
+
 pub struct CachePlanner {
     store_tiers: Option<TieredCache>,
     /// Without a configured store, a memory tier of this run only.
@@ -104,12 +113,8 @@ pub struct CachePlanner {
     slice_memo: SliceMemo,
     /// The model of each block of commands answered sat, by its name-free key (`hints`).
     hints: BlockHints,
-    /// The text of the block's model the last check-sat was answered with, when it came
-    /// from `hints` (read back and evaluated true on that query).
-    hinted: Option<Box<str>>,
-    /// The text `hints` made of the last check-sat's own model to keep it (as made, not
-    /// read back).
-    encoded: Option<Box<str>>,
+    /// The last check-sat's model as a block's text (`hints`), when there is one.
+    block_text: Option<BlockText>,
     /// Each conjunct's digest for exact keys (`key::conjunct_digest`): a function of the
     /// term alone, like the term store it indexes, so `forget_session` keeps it (a second
     /// run of a tool computes each conjunct's once, as this run did).
@@ -235,8 +240,7 @@ impl CachePlanner {
             warned: false,
             slice_memo: SliceMemo::default(),
             hints: BlockHints::default(),
-            hinted: None,
-            encoded: None,
+            block_text: None,
         }
     }
 
@@ -373,22 +377,14 @@ impl CachePlanner {
         self.warned = true;
     }
 
-    /// The model text of the last check-sat when it was a block's (`hints`), evaluated
-    /// true on that query as read back from the text.
-    pub fn hinted_text(&self) -> Option<&str> {
-        self.hinted.as_deref()
+    /// The last check-sat's model as a block's text (`hints`), when there is one.
+    pub fn block_text(&self) -> Option<&BlockText> {
+        self.block_text.as_ref()
     }
 
-    /// The text `hints` made of the last check-sat's model (not read back), when it made
-    /// one.
-    pub fn encoded_text(&self) -> Option<&str> {
-        self.encoded.as_deref()
-    }
-
-    /// The last model is no longer the cache stage's (see `hinted_text`, `encoded_text`).
+    /// The last model is no longer the cache stage's (see `block_text`).
     pub fn forget_hint(&mut self) {
-        self.hinted = None;
-        self.encoded = None;
+        self.block_text = None;
     }
 
     /// Answer `q` from what is known, solving what is not through `miss`: `Planned::Own`
@@ -404,8 +400,7 @@ impl CachePlanner {
         // The very same query (assertions and assumptions, as terms) answered before in
         // this session (a KLEE log repeats many): no slicing, no per-component work. A
         // model is evaluated on the query again all the same.
-        self.hinted = None;
-        self.encoded = None;
+        self.block_text = None;
         let mut whole: Vec<TermId> = q.assertions.to_vec();
         whole.extend_from_slice(q.assumptions);
         whole.sort_unstable();
@@ -433,7 +428,7 @@ impl CachePlanner {
                 if let Some((m, text)) = self.hints.find(store, key, q.decls, &whole, from_store) {
                     stats.model_hits += 1;
                     stats.block_hints += 1;
-                    self.hinted = Some(text);
+                    self.block_text = Some(BlockText::Checked(text));
                     return Ok(Planned::Own(Answer::Sat, Some(m)));
                 }
             }
@@ -448,7 +443,7 @@ impl CachePlanner {
                 if stored {
                     self.put(&Key(key), Verdict::Sat, Some(text.clone()));
                 }
-                self.encoded = Some(text.into());
+                self.block_text = Some(BlockText::Made(text.into()));
             }
         }
         if let Ok(Planned::Own(a @ (Answer::Sat | Answer::Unsat), m)) = &r {

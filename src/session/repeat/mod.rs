@@ -42,7 +42,7 @@
 mod persist;
 mod terms;
 
-use super::cache_stage::{model_from_text, model_satisfies, model_to_text};
+use super::cache_stage::{model_from_text, model_satisfies, model_to_text, BlockText};
 use super::client::Decl;
 use super::vocab::{Answer, Outcome};
 use super::{Engine, Last, Mode};
@@ -506,13 +506,15 @@ impl Engine {
     /// second evaluation (most do: 888 of 914 on a KLEE log, every one on others); one that
     /// reads back otherwise (a value the text does not carry as it was) is evaluated.
     fn model_text_to_keep(&mut self) -> Option<String> {
-        if let Some(text) = self.planner.checked_model_text() {
-            return Some(text.to_string());
-        }
+        let made = match self.planner.model_block_text() {
+            Some(BlockText::Checked(text)) => return Some(text.to_string()),
+            Some(BlockText::Made(text)) => Some(text.to_string()),
+            None => None,
+        };
         let m = self.planner.own_model()?.clone();
         let decls: Vec<Decl> = self.client.decls().cloned().collect();
-        let text = match self.planner.encoded_model_text() {
-            Some(t) => t.to_string(),
+        let text = match made {
+            Some(t) => t,
             None => model_to_text(&mut self.store, &decls, &m)?,
         };
         let back = model_from_text(&mut self.store, &decls, &text)?;
