@@ -108,21 +108,19 @@ pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) 
         for round in 0..opts.rounds {
             for (i, (s, solver, vargs)) in variants.iter().enumerate() {
                 let s = *s;
-                let mut cache = cache_config(vargs)?;
-                if let Some(c) = cache.as_mut() {
-                    if !opts.warm {
-                        c.disk = Some(
-                            tmp.join(format!("store-{i}-{round}-{}.sqlite3", short_name(path))),
-                        );
-                        c.redis = None;
-                    }
+                let mut c = cache_config(vargs)?;
+                // `--cache none` stays storeless; any other store is a new file per run.
+                if !opts.warm && (c.disk.is_some() || c.redis.is_some()) {
+                    c.disk =
+                        Some(tmp.join(format!("store-{i}-{round}-{}.sqlite3", short_name(path))));
+                    c.redis = None;
                 }
                 let mut label = format!("{} {}", short_name(path), row_name(s, solver));
                 if opts.rounds > 1 {
                     label.push_str(&format!(" {}/{}", round + 1, opts.rounds));
                 }
                 let (mut sum, answers) =
-                    run_one(vargs, s, cache, &log, &label, fresh_answers.as_deref())?;
+                    run_one(vargs, s, Some(c), &log, &label, fresh_answers.as_deref())?;
                 if s == Strategy::Fresh && fresh_answers.is_none() {
                     fresh_answers = Some(answers);
                 }

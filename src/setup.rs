@@ -49,8 +49,9 @@ pub fn secret(args: &EngineArgs) -> Result<Option<FleetSecret>> {
     Ok(FleetSecret::from_args(args.cache_secret_file.as_deref())?)
 }
 
-/// The cache configuration from `--cache` and its bounds (None: no store at all).
-pub fn cache_config(args: &EngineArgs) -> Result<Option<CacheConfig>> {
+/// The cache configuration from `--cache` and its bounds. `--cache none` keeps only the
+/// memory tier (sized by `--cache-mem`): no file, no Redis, nothing outlives the process.
+pub fn cache_config(args: &EngineArgs) -> Result<CacheConfig> {
     let ttl = match args.cache_ttl_days {
         Some(d) if !d.is_finite() || d <= 0.0 => bail!("--cache-ttl-days must be > 0"),
         Some(d) => Some((d * 86400.0).ceil() as u64),
@@ -66,7 +67,7 @@ pub fn cache_config(args: &EngineArgs) -> Result<Option<CacheConfig>> {
         redis_ttl_secs: ttl,
     };
     match args.cache.as_deref() {
-        Some("none") => return Ok(None),
+        Some("none") => {}
         Some(s) if s.starts_with("redis://") => {
             cfg.redis = Some(s.to_string());
             cfg.disk = crate::cache::disk::default_path();
@@ -74,7 +75,7 @@ pub fn cache_config(args: &EngineArgs) -> Result<Option<CacheConfig>> {
         Some(path) => cfg.disk = Some(PathBuf::from(path)),
         None => cfg.disk = crate::cache::disk::default_path(),
     }
-    Ok(Some(cfg))
+    Ok(cfg)
 }
 
 /// The solvers `--solver` names: the first (client-facing) one, which must be there, and
@@ -119,4 +120,40 @@ pub fn make_engine(
         },
         out,
     )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{parse, Invocation};
+
+    fn engine_args(args: &[&str]) -> EngineArgs {
+        match parse(args.iter().map(|s| s.to_string()).collect()) {
+            Ok(Invocation::Run(c)) => c.engine,
+            other => panic!("expected a run, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn cache_none_keeps_a_memory_tier_of_the_size_asked() {
+        let c = cache_config(&engine_args(&[
+            "smtproxy",
+            "--cache",
+            "none",
+            "--cache-mem",
+            "7",
+        ]))
+        .unwrap();
+        assert_eq!(c.mem_entries, 7);
+        assert!(c.disk.is_none() && c.redis.is_none());
+        let c = cache_config(&engine_args(&[
+            "smtproxy",
+            "--cache",
+            "/x/s.db",
+            "--cache-mem",
+            "9",
+        ]))
+        .unwrap();
+        assert_eq!((c.mem_entries, c.disk), (9, Some(PathBuf::from("/x/s.db"))));
+    }
 }
