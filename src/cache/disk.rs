@@ -53,7 +53,13 @@
 //!   [`DEFAULT_BATCH`] are pending, when the oldest pending entry is older than
 //!   [`FLUSH_INTERVAL`], on [`Store::flush`], and on drop, so nothing is lost at a
 //!   normal exit (a crash can lose at most the unflushed batch). `get` sees buffered
-//!   entries too. On SIGINT/SIGTERM the signal thread writes the buffer through a
+//!   entries too, until they are committed. A write is at most [`DEFAULT_BATCH`]
+//!   entries per transaction, the bound kept after each.
+//! * Writes behind ([`DiskStore::write_behind`], the engine's store): the writes run on
+//!   a thread of their own ([`super::behind`]) with a connection of their own, so the
+//!   engine does not wait for commits, checkpoints and evictions; a failed write reaches
+//!   the next `put` or `flush`, and past [`BEHIND_MAX`] buffered entries a `put` waits
+//!   for the writer. Everything else above holds alike. On SIGINT/SIGTERM the signal thread writes the buffer through a
 //!   connection of its own ([`crate::signals::ExitFlush`]), so an interrupted run keeps
 //!   every result it computed; the buffer is shared under a mutex that is only ever held
 //!   for in-memory work, so that flush never waits on the engine thread's SQLite calls.
@@ -66,6 +72,7 @@
 //!   header), a read-only file or directory, a lock held through [`BUSY_ATTEMPTS`]
 //!   writes, a full disk: all are [`CacheError`]s, never panics.
 
+use super::behind::Behind;
 use super::{
     CacheError, Entry, Key, Store, COMPACT_FORMAT_VERSION, FORMAT_VERSION, SCHEMA_VERSION,
 };
@@ -73,6 +80,7 @@ use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Tran
 use rustc_hash::FxHashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -88,6 +96,9 @@ pub const DEFAULT_BATCH: usize = 64;
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 /// Write attempts in a row that may find the file locked before the tier is given up.
 pub const BUSY_ATTEMPTS: u32 = 3;
+/// Buffered entries past which a `put` waits for the writer thread (a disk slower than
+/// the engine's puts); about a MiB of entries.
+pub const BEHIND_MAX: usize = 16_384;
 /// The default bound on the file's size (`--cache-max-mb`).
 pub const DEFAULT_MAX_MB: u64 = 1024;
 /// The largest write-ahead log a close leaves in place (see the module doc).
@@ -141,29 +152,48 @@ pub fn unix_now() -> i64 {
 }
 
 pub struct DiskStore {
+    /// Reads, and writes unless they are behind.
     conn: Connection,
     path: PathBuf,
     buffer: Arc<Buffered>,
     batch: usize,
+    busy_timeout: Duration,
+    /// The bound on the file's size in bytes (None: unbounded).
+    max_bytes: Option<u64>,
+    /// [`MEAN_COST_SQL`] and when it was read.
+    mean_cost: Option<(u64, Instant)>,
+    /// The entry format this file holds (`format_version` in `meta`): what `put` writes.
+    format: u8,
+    writes: Writes,
+}
+
+/// Who writes the buffer: the caller of `put`, through `conn`, or a thread of its own
+/// with a connection of its own ([`DiskStore::write_behind`]).
+enum Writes {
+    Inline(WriteState),
+    Behind(Behind<CacheError>),
+}
+
+/// What the writer of the buffer keeps between writes.
+#[derive(Default)]
+struct WriteState {
     /// Write attempts in a row that found the file locked, and when the next may be made.
     busy_failures: u32,
     retry_at: Option<Instant>,
     /// The bound on the file's size in bytes (None: unbounded).
     max_bytes: Option<u64>,
-    /// Entries deleted by the bound since open.
-    evicted: u64,
     /// The file's size after the last eviction (see [`enforce_bound`]).
     bound_floor: u64,
-    /// [`MEAN_COST_SQL`] and when it was read.
-    mean_cost: Option<(u64, Instant)>,
-    /// The entry format this file holds (`format_version` in `meta`): what `put` writes.
-    format: u8,
+    /// The most entries one transaction writes.
+    batch: usize,
 }
 
-/// Encoded entries not yet written, shared with the exit flush.
+/// Encoded entries not yet written, shared with the exit flush (and the writer thread).
 struct Buffered {
     path: PathBuf,
     pending: Mutex<Pending>,
+    /// Entries deleted by the bound since open.
+    evicted: AtomicU64,
 }
 
 #[derive(Default)]
@@ -395,6 +425,7 @@ impl DiskStore {
         let buffer = Arc::new(Buffered {
             path: path.clone(),
             pending: Mutex::new(Pending::default()),
+            evicted: AtomicU64::new(0),
         });
         let weak = Arc::downgrade(&buffer);
         crate::signals::on_exit_flush(weak);
@@ -403,45 +434,74 @@ impl DiskStore {
             path,
             buffer,
             batch: batch.max(1),
-            busy_failures: 0,
-            retry_at: None,
+            busy_timeout,
             max_bytes: None,
-            evicted: 0,
-            bound_floor: 0,
             mean_cost: None,
             format,
+            writes: Writes::Inline(WriteState {
+                batch: batch.max(1),
+                ..WriteState::default()
+            }),
         })
     }
 
-    /// Bounds the file to `max` bytes (None: unbounded), evicting at once if it is over.
-    pub fn with_max_bytes(mut self, max: Option<u64>) -> Result<DiskStore, CacheError> {
-        self.max_bytes = max;
-        if let Some(m) = max {
-            // The log is checkpointed, and kept, at a tenth of the bound.
-            let page: i64 = self.conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
-            let pages = (m / page.max(512) as u64 / 10).clamp(16, 1000);
-            self.conn
-                .query_row(&format!("PRAGMA wal_autocheckpoint = {pages}"), [], |_| {
-                    Ok(())
-                })?;
-            self.conn.query_row(
-                &format!("PRAGMA journal_size_limit = {}", (m / 10).max(65536)),
-                [],
-                |_| Ok(()),
-            )?;
-            self.evict(m)?;
+    /// Writes from now on go through a thread of their own, with a connection of its own:
+    /// `put` hands the buffer over and returns, where an inline write would wait for
+    /// SQLite's commit, checkpoints and eviction. Buffered entries stay readable (`get`)
+    /// until they are committed. A write that fails reaches the caller at its next `put`
+    /// or `flush`; `flush` and the drop wait for the writes. Past [`BEHIND_MAX`]
+    /// buffered entries a `put` waits for the writer, so a slow disk bounds the buffer.
+    /// Set the bound ([`DiskStore::with_max_bytes`]) first.
+    pub fn write_behind(mut self) -> Result<DiskStore, CacheError> {
+        let Writes::Inline(state) = &mut self.writes else {
+            return Ok(self);
+        };
+        let mut st = std::mem::take(state);
+        let mut conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(self.busy_timeout)?;
+        conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
+        if let Some(m) = st.max_bytes {
+            log_bounds(&conn, m)?;
+        }
+        let buffer = self.buffer.clone();
+        let behind = Behind::spawn("store-write", move |flush| {
+            if flush {
+                write_pending(&mut conn, &buffer, &mut st)
+            } else if st.retry_at.is_none_or(|t| Instant::now() >= t) {
+                write_or_defer(&mut conn, &buffer, &mut st)
+            } else {
+                Ok(())
+            }
+        });
+        match behind {
+            Ok(b) => self.writes = Writes::Behind(b),
+            // No thread: the writes stay inline (the state was not moved anywhere).
+            Err(e) => {
+                eprintln!("smtproxy: warning: store writes stay inline ({e})");
+            }
         }
         Ok(self)
     }
 
-    /// [`enforce_bound`], remembering the file's size after an eviction.
-    fn evict(&mut self, max: u64) -> Result<(), CacheError> {
-        let n = enforce_bound(&self.conn, max, self.bound_floor)?;
-        if n > 0 {
-            self.evicted += n;
-            self.bound_floor = file_bytes(&self.conn)?;
+    /// Bounds the file to `max` bytes (None: unbounded), evicting at once if it is over.
+    /// (Before [`DiskStore::write_behind`]: the writer thread keeps the bound it was
+    /// given.)
+    pub fn with_max_bytes(mut self, max: Option<u64>) -> Result<DiskStore, CacheError> {
+        let Writes::Inline(st) = &mut self.writes else {
+            return Err(CacheError::Unavailable(
+                "the bound is set before writes go behind".into(),
+            ));
+        };
+        self.max_bytes = max;
+        st.max_bytes = max;
+        if let Some(m) = max {
+            log_bounds(&self.conn, m)?;
+            evict(&self.conn, &self.buffer, st, m)?;
         }
-        Ok(())
+        Ok(self)
     }
 
     /// The entry format this file holds and `put` writes ([`FORMAT_VERSION`] for a file
@@ -452,7 +512,7 @@ impl DiskStore {
 
     /// Entries deleted by the bound since open.
     pub fn evicted(&self) -> u64 {
-        self.evicted
+        self.buffer.evicted.load(Ordering::Relaxed)
     }
 
     /// The connection (for [`super::admin`]).
@@ -536,8 +596,22 @@ impl DiskStore {
             (p.entries.len(), *p.since.get_or_insert_with(Instant::now))
         };
         let due = n >= self.batch || since.elapsed() >= FLUSH_INTERVAL;
-        if due && self.retry_at.is_none_or(|t| Instant::now() >= t) {
-            self.write_or_defer()?;
+        match &mut self.writes {
+            Writes::Inline(st) => {
+                if due && st.retry_at.is_none_or(|t| Instant::now() >= t) {
+                    write_or_defer(&mut self.conn, &self.buffer, st)?;
+                }
+            }
+            Writes::Behind(b) => {
+                if let Some(e) = b.take_error() {
+                    return Err(e);
+                }
+                if n >= BEHIND_MAX {
+                    b.wait()?;
+                } else if due {
+                    b.ask();
+                }
+            }
         }
         Ok(())
     }
@@ -557,68 +631,126 @@ impl DiskStore {
             .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
         Ok(())
     }
+}
 
-    fn write_pending(&mut self) -> Result<(), CacheError> {
-        // Copied out so the lock is not held across SQLite calls (only this thread adds
-        // entries, so clearing afterwards loses nothing).
-        let (rows, hits): (Vec<Row>, Vec<(Key, u32)>) = {
-            let p = self.buffer.lock();
-            (
-                p.entries
-                    .iter()
-                    .map(|(k, (v, ms, twin, hits))| (*k, v.clone(), *ms, *twin, *hits))
-                    .collect(),
-                p.hits.iter().map(|(k, n)| (*k, *n)).collect(),
-            )
-        };
-        if rows.is_empty() && hits.is_empty() {
-            return Ok(());
+/// The write-ahead log is checkpointed, and kept, at a tenth of the bound `max`.
+fn log_bounds(conn: &Connection, max: u64) -> Result<(), CacheError> {
+    let page: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+    let pages = (max / page.max(512) as u64 / 10).clamp(16, 1000);
+    conn.query_row(&format!("PRAGMA wal_autocheckpoint = {pages}"), [], |_| {
+        Ok(())
+    })?;
+    conn.query_row(
+        &format!("PRAGMA journal_size_limit = {}", (max / 10).max(65536)),
+        [],
+        |_| Ok(()),
+    )?;
+    Ok(())
+}
+
+/// [`enforce_bound`] through `conn`, remembering the file's size after an eviction.
+fn evict(
+    conn: &Connection,
+    buf: &Buffered,
+    st: &mut WriteState,
+    max: u64,
+) -> Result<(), CacheError> {
+    let n = enforce_bound(conn, max, st.bound_floor)?;
+    if n > 0 {
+        buf.evicted.fetch_add(n, Ordering::Relaxed);
+        st.bound_floor = file_bytes(conn)?;
+    }
+    Ok(())
+}
+
+/// Writes the buffered entries and hit counts through `conn`, at most a batch of
+/// entries per transaction in key order, keeping the bound after each (so that a file
+/// passes its bound by at most one batch, however many entries waited). Entries stay in
+/// the buffer (and readable) until their transaction commits; then they leave it.
+/// Entries put meanwhile (by the engine, while a writer thread writes) stay for the next
+/// write, as do those of a transaction that failed.
+fn write_pending(
+    conn: &mut Connection,
+    buf: &Buffered,
+    st: &mut WriteState,
+) -> Result<(), CacheError> {
+    // Copied out so the lock is not held across SQLite calls.
+    let (mut rows, hits): (Vec<Row>, Vec<(Key, u32)>) = {
+        let p = buf.lock();
+        (
+            p.entries
+                .iter()
+                .map(|(k, (v, ms, twin, hits))| (*k, v.clone(), *ms, *twin, *hits))
+                .collect(),
+            p.hits.iter().map(|(k, n)| (*k, *n)).collect(),
+        )
+    };
+    if rows.is_empty() && hits.is_empty() {
+        return Ok(());
+    }
+    if rows.is_empty() {
+        // Hit counts alone are bookkeeping for the bound, not results: a session that
+        // only reads (the file locked by another process, or read-only) loses them
+        // without a warning rather than giving the tier up.
+        let r = insert_rows(conn, &[], &hits);
+        forget_hits(&mut buf.lock(), &hits);
+        if r.is_ok() {
+            st.busy_failures = 0;
+            st.retry_at = None;
         }
-        if rows.is_empty() {
-            // Hit counts alone are bookkeeping for the bound, not results: a session that
-            // only reads (the file locked by another process, or read-only) loses them
-            // without a warning rather than giving the tier up.
-            let r = insert_rows(&mut self.conn, &rows, &hits);
-            self.buffer.lock().hits.clear();
-            if r.is_ok() {
-                self.busy_failures = 0;
-                self.retry_at = None;
-            }
-            return Ok(());
+        return Ok(());
+    }
+    rows.sort_unstable_by_key(|r| r.0);
+    for (i, chunk) in rows.chunks(st.batch.max(1)).enumerate() {
+        let counted: &[(Key, u32)] = if i == 0 { &hits } else { &[] };
+        insert_rows(conn, chunk, counted)?;
+        let mut p = buf.lock();
+        forget_hits(&mut p, counted);
+        for row in chunk {
+            p.entries.remove(&row.0);
         }
-        insert_rows(&mut self.conn, &rows, &hits)?;
-        let mut p = self.buffer.lock();
-        p.entries.clear();
-        p.hits.clear();
-        p.since = None;
+        p.since = (!p.entries.is_empty()).then(Instant::now);
         drop(p);
-        self.busy_failures = 0;
-        self.retry_at = None;
-        if let (Some(m), false) = (self.max_bytes, rows.is_empty()) {
-            self.evict(m)?;
+        st.busy_failures = 0;
+        st.retry_at = None;
+        if let Some(m) = st.max_bytes {
+            evict(conn, buf, st, m)?;
             // The log counts against the bound too: past a tenth of it (an eviction or a
             // checkpoint that ran while the log was growing), truncate it now.
-            if log_bytes(&self.path) > (m / 10).max(65536) {
-                let _ = self
-                    .conn
-                    .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+            if log_bytes(&buf.path) > (m / 10).max(65536) {
+                let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
             }
         }
-        Ok(())
     }
+    Ok(())
+}
 
-    /// [`DiskStore::write_pending`], except that a locked file defers the write (see the
-    /// module doc) until the [`BUSY_ATTEMPTS`]th failure in a row.
-    fn write_or_defer(&mut self) -> Result<(), CacheError> {
-        match self.write_pending() {
-            Err(e) if is_busy(&e) && self.busy_failures + 1 < BUSY_ATTEMPTS => {
-                self.busy_failures += 1;
-                self.retry_at =
-                    Some(Instant::now() + FLUSH_INTERVAL * (1 << (self.busy_failures - 1)));
-                Ok(())
+/// Takes the hit counts `written` off the buffer's (hits counted meanwhile stay).
+fn forget_hits(p: &mut Pending, written: &[(Key, u32)]) {
+    for (k, n) in written {
+        if let Some(h) = p.hits.get_mut(k) {
+            *h = h.saturating_sub(*n);
+            if *h == 0 {
+                p.hits.remove(k);
             }
-            r => r,
         }
+    }
+}
+
+/// [`write_pending`], except that a locked file defers the write (see the module doc)
+/// until the [`BUSY_ATTEMPTS`]th failure in a row.
+fn write_or_defer(
+    conn: &mut Connection,
+    buf: &Buffered,
+    st: &mut WriteState,
+) -> Result<(), CacheError> {
+    match write_pending(conn, buf, st) {
+        Err(e) if is_busy(&e) && st.busy_failures + 1 < BUSY_ATTEMPTS => {
+            st.busy_failures += 1;
+            st.retry_at = Some(Instant::now() + FLUSH_INTERVAL * (1 << (st.busy_failures - 1)));
+            Ok(())
+        }
+        r => r,
     }
 }
 
@@ -887,14 +1019,23 @@ impl Store for DiskStore {
     }
 
     fn flush(&mut self) -> Result<(), CacheError> {
-        self.write_pending()
+        match &mut self.writes {
+            Writes::Inline(st) => write_pending(&mut self.conn, &self.buffer, st),
+            Writes::Behind(b) => b.wait(),
+        }
     }
 }
 
 impl Drop for DiskStore {
     fn drop(&mut self) {
         let n = self.pending();
-        if let Err(e) = self.write_pending() {
+        // The writer thread's connection closes first: this one, the last, checkpoints.
+        let written =
+            match std::mem::replace(&mut self.writes, Writes::Inline(WriteState::default())) {
+                Writes::Inline(mut st) => write_pending(&mut self.conn, &self.buffer, &mut st),
+                Writes::Behind(b) => b.finish(),
+            };
+        if let Err(e) = written {
             eprintln!(
                 "smtproxy: warning: disk cache at {}: {n} entries not saved ({e})",
                 self.path.display()
@@ -983,7 +1124,10 @@ mod tests {
         other.execute_batch("BEGIN IMMEDIATE;").unwrap();
         let mut results = Vec::new();
         for i in 0..BUSY_ATTEMPTS {
-            if let Some(t) = s.retry_at {
+            if let Writes::Inline(WriteState {
+                retry_at: Some(t), ..
+            }) = s.writes
+            {
                 std::thread::sleep(t.saturating_duration_since(Instant::now()));
             }
             results.push(s.put(&key(10 + i), &Entry::unsat()).is_ok());
@@ -993,6 +1137,88 @@ mod tests {
         other.execute_batch("COMMIT;").unwrap();
         s.flush().unwrap();
         assert_eq!(s.stored_len().unwrap(), 3 + u64::from(BUSY_ATTEMPTS));
+    }
+
+    #[test]
+    fn writes_behind_keep_every_entry_readable_and_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("results.sqlite3");
+        {
+            let mut s = DiskStore::open_with(&p, DEFAULT_BUSY_TIMEOUT, 8)
+                .unwrap()
+                .write_behind()
+                .unwrap();
+            for i in 0..2000 {
+                s.put(&key(i), &Entry::sat(Some(format!("((x #x{:04x}))", i))))
+                    .unwrap();
+                // Every entry put so far is served, written or not.
+                if i % 97 == 0 {
+                    for j in (0..=i).step_by(13) {
+                        let want = Entry::sat(Some(format!("((x #x{:04x}))", j)));
+                        assert_eq!(s.get(&key(j)).unwrap(), Some(want), "entry {j} at {i}");
+                    }
+                }
+            }
+            s.flush().unwrap();
+            assert_eq!((s.pending(), s.stored_len().unwrap()), (0, 2000));
+            for i in 2000..2100 {
+                s.put(&key(i), &Entry::unsat()).unwrap();
+            }
+        } // the drop writes the rest
+        let s = DiskStore::open(&p).unwrap();
+        assert_eq!(s.stored_len().unwrap(), 2100);
+    }
+
+    #[test]
+    fn a_locked_file_does_not_hold_up_puts_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("results.sqlite3");
+        let mut s = DiskStore::open_with(&p, Duration::from_secs(2), 1)
+            .unwrap()
+            .write_behind()
+            .unwrap();
+        let other = Connection::open(&p).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE;").unwrap();
+        // Inline, the first put would wait out the 2 s busy timeout.
+        let t = Instant::now();
+        for i in 0..5 {
+            s.put(&key(i), &Entry::unsat()).unwrap();
+        }
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        assert_eq!(s.get(&key(4)).unwrap(), Some(Entry::unsat()));
+        other.execute_batch("COMMIT;").unwrap();
+        s.flush().unwrap();
+        assert_eq!((s.pending(), s.stored_len().unwrap()), (0, 5));
+    }
+
+    #[test]
+    fn a_write_behind_that_keeps_failing_reaches_a_later_put() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("results.sqlite3");
+        let mut s = DiskStore::open_with(&p, Duration::from_millis(20), 1)
+            .unwrap()
+            .write_behind()
+            .unwrap();
+        let other = Connection::open(&p).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE;").unwrap();
+        // Deferred BUSY_ATTEMPTS - 1 times (after FLUSH_INTERVAL, then twice that), then
+        // an error that the next put returns; the entries are still held.
+        let t = Instant::now();
+        let mut failed = None;
+        for i in 0..400 {
+            if let Err(e) = s.put(&key(i), &Entry::unsat()) {
+                failed = Some(e);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        let e = failed.expect("the lock was never reported");
+        assert!(is_busy(&e), "{e}");
+        assert!(t.elapsed() >= FLUSH_INTERVAL * 3, "{:?}", t.elapsed());
+        assert!(s.pending() > 0);
+        other.execute_batch("COMMIT;").unwrap();
+        s.flush().unwrap();
+        assert_eq!(s.pending(), 0);
     }
 
     /// Milliseconds the schema's transaction holds the write lock before its commit, as a

@@ -30,6 +30,7 @@
 //!   [`sidecar`] file beside the disk store, under its own header and checksum.
 
 pub mod admin;
+pub mod behind;
 pub mod cex;
 pub mod compact;
 pub mod disk;

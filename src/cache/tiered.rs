@@ -142,7 +142,12 @@ impl TieredCache {
         if let Some(p) = &cfg.disk {
             c.disk_label = format!("disk cache at {}", p.display());
             let (path, max) = (p.clone(), cfg.disk_max_bytes);
-            let open = move || DiskStore::open(&path).and_then(|d| d.with_max_bytes(max));
+            // Writes behind: the engine does not wait for SQLite's commits.
+            let open = move || {
+                DiskStore::open(&path)
+                    .and_then(|d| d.with_max_bytes(max))
+                    .and_then(DiskStore::write_behind)
+            };
             match std::thread::Builder::new()
                 .name("store-open".into())
                 .spawn(open)
@@ -379,6 +384,12 @@ impl TieredCache {
     /// `disk::WORTH_SQL`), so whichever key a workload's repeats come under is kept.
     pub fn put_twin(&mut self, k: &Key, e: &Entry) {
         self.put_as(k, e, true)
+    }
+
+    /// `put` into the memory tier alone: an entry that pays within this run only.
+    pub fn put_memory(&mut self, k: &Key, e: &Entry) {
+        self.stats.puts += 1;
+        self.mem.put_entry(k, e);
     }
 
     fn put_as(&mut self, k: &Key, e: &Entry, twin: bool) {

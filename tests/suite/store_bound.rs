@@ -46,6 +46,17 @@ fn wal_len(p: &Path) -> u64 {
 /// kept are the expensive ones, and every kept entry is served intact.
 #[test]
 fn capped_store_stays_within_its_bound() {
+    capped_store(false);
+}
+
+/// The same with the writes on a thread of their own (as the engine's store writes),
+/// the file checked from this thread whenever a batch was put.
+#[test]
+fn capped_store_stays_within_its_bound_with_writes_behind() {
+    capped_store(true);
+}
+
+fn capped_store(behind: bool) {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("capped.sqlite3");
     let cap: u64 = 1 << 20;
@@ -57,6 +68,9 @@ fn capped_store_stays_within_its_bound() {
             .unwrap()
             .with_max_bytes(Some(cap))
             .unwrap();
+        if behind {
+            s = s.write_behind().unwrap();
+        }
         for i in 0..n {
             // Every tenth entry took a second to compute; the rest a millisecond.
             let ms = if i % 10 == 0 { 1000 } else { 1 };

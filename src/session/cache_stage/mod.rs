@@ -6,8 +6,9 @@
 //! exact key (as the client wrote it: a lookup per conjunct, `key::exact_key`), then its
 //! canonical key (a walk of the whole component, found under other names too) in the
 //! tiered store; a backend. Results of the backend feed the store under both keys; a
-//! canonical hit, and a component a recent model answered, are stored under the exact
-//! key, so the next run finds it at once even where its own models go another way.
+//! canonical hit is stored under the exact key, so the next run finds it at once; a
+//! component a recent model answered goes under the exact key in the memory tier only
+//! (a later run meets it through its own models).
 //! Under `hybrid` the backend is the incremental stack, and a component that got past the
 //! memo and the unsat index is sent to it ahead of need while at least half such
 //! components have ended up there: the solver works on the other core while models are
@@ -664,10 +665,12 @@ impl CachePlanner {
     }
 
     /// Stage 3, models: a model of a stored superset, or a recent model, that satisfies the
-    /// component (cheaper than canonicalising). Stored under the exact key (cheap: no
-    /// canonical form), so that a later run finds it even where its own models go another
-    /// way (a model another process stored first for an earlier component leads
-    /// elsewhere). True when it answered the component.
+    /// component (cheaper than canonicalising). Kept under the exact key in the memory
+    /// tier (cheap: no canonical form), so that later in the run it is found where the
+    /// recent models have moved on. Not written to disk or Redis: such entries were three
+    /// quarters of what a fresh-name session wrote there, and a later run (or another log
+    /// of the same program) meets them through its own models first; without them those
+    /// runs made the same solver checks. True when it answered the component.
     fn model_stage(&mut self, store: &mut TermStore, c: &Comp, t: &mut Tally) -> bool {
         let found = self.find_model(store, &c.ids, c.conj);
         self.model_tries.note(found.is_some());
@@ -675,7 +678,15 @@ impl CachePlanner {
         t.used_model = true;
         if let Some((xk, xorder)) = &c.xkey {
             let text = encode_model(store, &m, xorder);
-            self.put(xk, Verdict::Sat, text);
+            if let Some(t) = self.store_tiers.as_mut() {
+                t.put_memory(
+                    xk,
+                    &Entry {
+                        verdict: Verdict::Sat,
+                        model: text,
+                    },
+                );
+            }
         }
         self.satisfied(store, c, m, t);
         true
