@@ -41,7 +41,10 @@
 //!   times the preferred route's. It is then measured as it stands (the first lean window
 //!   of a session whose cache answers nearly everything costs a solver call per query,
 //!   ten times the modelled route's). The rest of the schedule is the same as for a probe
-//!   that ran its whole window.
+//!   that ran its whole window. A probe of the lean route keeps at most [`PROBE_MIN`]
+//!   check-sats in flight (the engine caps its pipeline), so that work already sent
+//!   cannot outrun the early end: uncapped, a pipe full of KLEE queries (about 200) went
+//!   to z3 before the first answer came back, 400 ms of a 700 ms session.
 
 use std::time::Duration;
 
@@ -136,6 +139,11 @@ impl Default for Governor {
 impl Governor {
     pub fn route(&self) -> Route {
         self.route
+    }
+
+    /// Whether the current window is a probe of the route not preferred.
+    pub fn probing(&self) -> bool {
+        self.route != self.preferred
     }
 
     /// Whether the current window is over at `wall` (the engine's wall time so far) after

@@ -1821,6 +1821,12 @@ impl Engine {
             }
         }
         let mut outs = before;
+        // A probe of the lean route keeps few check-sats in flight, so that it can end
+        // early (`governor`).
+        let probing =
+            self.mode == Mode::ByCost && self.governor.as_ref().is_some_and(|g| g.probing());
+        self.lean
+            .limit_checks(probing.then_some(governor::PROBE_MIN as usize));
         outs.extend(self.with_lean(|p, e| p.command(e, text, (line, col), gap, ps_after, more)));
         outs
     }

@@ -8,7 +8,8 @@
 //! least one route switch, a lean window's worth of queries answered by the lean route
 //! where the solver is cheaper than smtproxy's own work (yices), and at least one where a
 //! probe of the lean route may end early as hopeless (z3, cvc5); a named strategy
-//! (`--strategy hybrid`) is never governed.
+//! (`--strategy hybrid`) is never governed; a lean probe on input that is all there at
+//! once ends after a few queries.
 
 use crate::common;
 
@@ -70,4 +71,29 @@ fn governed_z3_answers_as_z3() {
 #[test]
 fn governed_cvc5_answers_as_cvc5() {
     governed_matches_solver("cvc5", "cvc5", &["--incremental"], 1);
+}
+
+/// A stream the cache answers almost entirely (KLEE's regexp, 17,958 queries, none of
+/// which hybrid sends to z3), fed whole as from a file: the first probe of the lean route
+/// ends early, with at most `PROBE_MIN` check-sats in flight when it does, instead of a
+/// whole pipe of queries already sent to z3 (it was 197 of them, 400 ms of z3's time).
+#[test]
+fn a_lean_probe_ends_after_a_few_queries_however_much_input_is_ready() {
+    require("z3");
+    let input = common::klee_stream("klee/regexp/all-queries.smt2.gz");
+    let out = run_prog(
+        bin(),
+        &["--solver", "z3", "--cache", "none", "--stats", "-in"],
+        &input,
+        Duration::from_secs(300),
+    );
+    out.assert_no_panic_no_hang("smtproxy");
+    let s = summary(&out.stderr_str());
+    assert_eq!(field(&s, "queries"), 17958);
+    let lean = field(&s, "lean_queries");
+    let probe_min = smtproxy::session::governor::PROBE_MIN;
+    assert!(
+        (1..=2 * probe_min).contains(&lean),
+        "{lean} queries on the lean route: {s}"
+    );
 }

@@ -21,7 +21,8 @@
 //! smtproxy answers itself (`echo`, `exit`, input it cannot frame), after
 //! [`frame::GROUP_MAX`] commands, and around any command whose output is not known in
 //! shape. At most [`frame::PIPELINE_MAX`] commands are in flight; then the oldest batch is
-//! waited for. Commands are buffered and reach the solver's pipe when a batch is closed.
+//! waited for (a governor's probe of this route: at most a few check-sats, see
+//! `Passthrough::limit_checks`). Commands are buffered and reach the solver's pipe when a batch is closed.
 //! While the client is not waiting (it has sent more, or its input has ended) the solver's
 //! output is read [`LAZY_READ`] apart and passed on in large writes: a wake-up per answer
 //! the solver writes costs the solver time on a busy machine (yices writes a get-value
@@ -191,6 +192,9 @@ pub struct Passthrough {
     ended: Option<i32>,
     /// The client's solver goes on after a syntax error (`going_on_after_errors`).
     goes_on: bool,
+    /// At most this many check-sats in flight (a governor's probe); None: only
+    /// [`PIPELINE_MAX`] commands bound the pipeline.
+    checks_max: Option<usize>,
 }
 
 impl Passthrough {
@@ -336,8 +340,31 @@ impl Passthrough {
         } else if self.inflight.len() >= PIPELINE_MAX {
             let keep = self.batches.len().saturating_sub(1);
             outs.extend(self.drain(host, keep, true));
+        } else if self
+            .checks_max
+            .is_some_and(|m| self.checks_in_flight() >= m)
+        {
+            outs.extend(self.sync(host));
         }
         outs
+    }
+
+    /// Keep at most `max` check-sats in flight from the next command on (None: no bound
+    /// but [`PIPELINE_MAX`] commands).
+    pub fn limit_checks(&mut self, max: Option<usize>) {
+        self.checks_max = max;
+    }
+
+    fn checks_in_flight(&self) -> usize {
+        self.inflight
+            .iter()
+            .filter(|c| {
+                matches!(
+                    command_head(&c.text),
+                    Some("check-sat" | "check-sat-assuming")
+                )
+            })
+            .count()
     }
 
     /// Answer everything in flight (`lazy`: at the end of the client's input).
