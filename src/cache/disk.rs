@@ -54,15 +54,16 @@
 //!   [`FLUSH_INTERVAL`], on [`Store::flush`], and on drop, so nothing is lost at a
 //!   normal exit (a crash can lose at most the unflushed batch). `get` sees buffered
 //!   entries too, until they are committed. A write is at most [`DEFAULT_BATCH`]
-//!   entries per transaction, the bound kept after each.
+//!   entries per transaction, the bound kept after each. On SIGINT/SIGTERM the signal
+//!   thread writes the buffer through a connection of its own
+//!   ([`crate::signals::ExitFlush`]), so an interrupted run keeps every result it
+//!   computed; the buffer is shared under a mutex that is only ever held for in-memory
+//!   work, so that flush never waits on the engine thread's SQLite calls.
 //! * Writes behind ([`DiskStore::write_behind`], the engine's store): the writes run on
 //!   a thread of their own ([`super::behind`]) with a connection of their own, so the
 //!   engine does not wait for commits, checkpoints and evictions; a failed write reaches
 //!   the next `put` or `flush`, and past [`BEHIND_MAX`] buffered entries a `put` waits
-//!   for the writer. Everything else above holds alike. On SIGINT/SIGTERM the signal thread writes the buffer through a
-//!   connection of its own ([`crate::signals::ExitFlush`]), so an interrupted run keeps
-//!   every result it computed; the buffer is shared under a mutex that is only ever held
-//!   for in-memory work, so that flush never waits on the engine thread's SQLite calls.
+//!   for the writer. Everything else here holds alike.
 //! * Contention: a write that finds the file locked past the busy timeout keeps its
 //!   entries buffered (still served by `get`) and is tried again later, after
 //!   [`FLUSH_INTERVAL`] and then twice that; only the [`BUSY_ATTEMPTS`]th such failure in
@@ -97,7 +98,8 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 /// Write attempts in a row that may find the file locked before the tier is given up.
 pub const BUSY_ATTEMPTS: u32 = 3;
 /// Buffered entries past which a `put` waits for the writer thread (a disk slower than
-/// the engine's puts); about a MiB of entries.
+/// the engine's puts): 2-6 MiB of entries (100 bytes each for a packed KLEE model and
+/// its map slot, about 350 for a large one).
 pub const BEHIND_MAX: usize = 16_384;
 /// The default bound on the file's size (`--cache-max-mb`).
 pub const DEFAULT_MAX_MB: u64 = 1024;
@@ -175,7 +177,7 @@ enum Writes {
 }
 
 /// What the writer of the buffer keeps between writes.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct WriteState {
     /// Write attempts in a row that found the file locked, and when the next may be made.
     busy_failures: u32,
@@ -453,10 +455,10 @@ impl DiskStore {
     /// buffered entries a `put` waits for the writer, so a slow disk bounds the buffer.
     /// Set the bound ([`DiskStore::with_max_bytes`]) first.
     pub fn write_behind(mut self) -> Result<DiskStore, CacheError> {
-        let Writes::Inline(state) = &mut self.writes else {
+        let Writes::Inline(state) = &self.writes else {
             return Ok(self);
         };
-        let mut st = std::mem::take(state);
+        let mut st = state.clone();
         let mut conn = Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -478,7 +480,7 @@ impl DiskStore {
         });
         match behind {
             Ok(b) => self.writes = Writes::Behind(b),
-            // No thread: the writes stay inline (the state was not moved anywhere).
+            // No thread: the writes stay inline, with the state they had.
             Err(e) => {
                 eprintln!("smtproxy: warning: store writes stay inline ({e})");
             }
