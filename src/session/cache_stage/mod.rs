@@ -678,8 +678,8 @@ impl CachePlanner {
         t.used_model = true;
         if let Some((xk, xorder)) = &c.xkey {
             let text = encode_model(store, &m, xorder);
-            if let Some(t) = self.store_tiers.as_mut() {
-                t.put_memory(
+            if let Some(tiers) = self.store_tiers.as_mut() {
+                tiers.put_memory(
                     xk,
                     &Entry {
                         verdict: Verdict::Sat,

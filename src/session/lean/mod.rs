@@ -22,7 +22,8 @@
 //! [`frame::GROUP_MAX`] commands, and around any command whose output is not known in
 //! shape. At most [`frame::PIPELINE_MAX`] commands are in flight; then the oldest batch is
 //! waited for (a governor's probe of this route: at most a few check-sats, see
-//! `Passthrough::limit_checks`). Commands are buffered and reach the solver's pipe when a batch is closed.
+//! `Passthrough::limit_checks`). Commands are buffered and reach the solver's pipe when a
+//! batch is closed.
 //! While the client is not waiting (it has sent more, or its input has ended) the solver's
 //! output is read [`LAZY_READ`] apart and passed on in large writes: a wake-up per answer
 //! the solver writes costs the solver time on a busy machine (yices writes a get-value
