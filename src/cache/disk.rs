@@ -1171,16 +1171,23 @@ mod tests {
         assert_eq!(s.stored_len().unwrap(), 2100);
     }
 
-    #[test]
-    fn a_locked_file_does_not_hold_up_puts_behind() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("results.sqlite3");
-        let mut s = DiskStore::open_with(&p, Duration::from_secs(2), 1)
+    /// A store writing behind, a batch of one, in `dir`, and another connection that
+    /// holds its write lock.
+    fn behind_and_locked(dir: &Path, busy: Duration) -> (DiskStore, Connection) {
+        let p = dir.join("results.sqlite3");
+        let s = DiskStore::open_with(&p, busy, 1)
             .unwrap()
             .write_behind()
             .unwrap();
         let other = Connection::open(&p).unwrap();
         other.execute_batch("BEGIN IMMEDIATE;").unwrap();
+        (s, other)
+    }
+
+    #[test]
+    fn a_locked_file_does_not_hold_up_puts_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut s, other) = behind_and_locked(dir.path(), Duration::from_secs(2));
         // Inline, the first put would wait out the 2 s busy timeout.
         let t = Instant::now();
         for i in 0..5 {
@@ -1196,13 +1203,7 @@ mod tests {
     #[test]
     fn a_write_behind_that_keeps_failing_reaches_a_later_put() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("results.sqlite3");
-        let mut s = DiskStore::open_with(&p, Duration::from_millis(20), 1)
-            .unwrap()
-            .write_behind()
-            .unwrap();
-        let other = Connection::open(&p).unwrap();
-        other.execute_batch("BEGIN IMMEDIATE;").unwrap();
+        let (mut s, other) = behind_and_locked(dir.path(), Duration::from_millis(20));
         // Deferred BUSY_ATTEMPTS - 1 times (after FLUSH_INTERVAL, then twice that), then
         // an error that the next put returns; the entries are still held.
         let t = Instant::now();
