@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # How much of the store's reuse a bounded store keeps: replays the shipped KLEE corpus twice
 # through an unbounded store, then twice through one capped at a quarter of the first one's
-# size, and compares the second runs' store hits (disk_hits: component lookups the file
-# answered) and the solver checks they needed.
+# size (its SQLite file), and compares the solver checks the second runs still needed (and
+# their store hits: disk_hits, component lookups the file answered).
 #
 #   bash scripts/store-bound.sh            [FRACTION (default 0.25)] [LOG ...]
 #
@@ -49,7 +49,11 @@ capped = os.path.getsize(os.path.join(tmp, "c.sqlite3"))
 print(f"unbounded store: {size} bytes; capped at {cap:.4f} MiB = {int(cap * 1048576)} bytes, file {capped} bytes")
 print(f"second run, unbounded: disk_hits {u2['disk_hits']}, solver_checks {u2['solver_checks']} (first run {u1['solver_checks']})")
 print(f"second run, capped:    disk_hits {c2['disk_hits']}, solver_checks {c2['solver_checks']} (first run {c1['solver_checks']})")
-print(f"hits kept: {c2['disk_hits'] / max(1, u2['disk_hits']):.1%}; solver checks saved kept: "
-      f"{(c1['solver_checks'] - c2['solver_checks']) / max(1, u1['solver_checks'] - u2['solver_checks']):.1%}")
+# The reuse a bound keeps is the solver checks the second run still saves. Store hits alone do
+# not measure it: the trie file beside the store (its share of the bound is a twentieth)
+# answers most of an uncapped second run without a lookup, and a capped one looks up more.
+print(f"solver checks saved kept: "
+      f"{(c1['solver_checks'] - c2['solver_checks']) / max(1, u1['solver_checks'] - u2['solver_checks']):.1%}; "
+      f"store hits capped/uncapped: {c2['disk_hits'] / max(1, u2['disk_hits']):.1%}")
 print(f"mismatches: {sum(r['expected_mismatches'] for r in (u1, u2, c1, c2))}")
 PY
