@@ -108,6 +108,10 @@ pub struct CachePlanner {
     enumerations: Gate,
     guesses: Gate,
     searches: Gate,
+    /// Reads of a block's model from the result store (a model another run stored): a
+    /// lookup per new block, which on a store no earlier run of this client filled is
+    /// a miss each time (regexp/all: 10,000 of them, most of the store's cost there).
+    block_reads: Gate,
     /// What the backend stage has been taking per component (`BackendCost`).
     backend_cost: BackendCost,
     /// What each conjunct seen reads and which symbols it needs declared (`SliceMemo`).
@@ -235,6 +239,7 @@ impl CachePlanner {
             enumerations: Gate::default(),
             guesses: Gate::default(),
             searches: Gate::default(),
+            block_reads: Gate::default(),
             backend_cost: BackendCost::default(),
             exact: FxHashMap::default(),
             whole: FxHashMap::default(),
@@ -421,10 +426,15 @@ impl CachePlanner {
             // The same block of commands under other names: its model, evaluated here.
             if let Some(key) = &q.block {
                 let tiers = &mut self.store_tiers;
+                let reads = &mut self.block_reads;
+                // Asked while it finds something (the `Gate`: the first 16, then while 1 in
+                // 8 finds; else 1 in 16, so that a store another process fills is noticed).
                 let from_store = || {
-                    let e = tiers.as_mut()?.get(&Key(*key))?;
-                    // A block's entry is only ever a sat with its model.
-                    (e.verdict == Verdict::Sat).then_some(e.model).flatten()
+                    reads.timed(None, || {
+                        let e = tiers.as_mut()?.get(&Key(*key))?;
+                        // A block's entry is only ever a sat with its model.
+                        (e.verdict == Verdict::Sat).then_some(e.model).flatten()
+                    })
                 };
                 if let Some((m, text)) = self.hints.find(store, key, q.decls, &whole, from_store) {
                     stats.model_hits += 1;
