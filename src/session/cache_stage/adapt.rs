@@ -120,7 +120,8 @@ impl CoreTrial {
 }
 
 /// Whether a way of deciding components locally pays on this log, from how often it has
-/// found something and what it cost against what the backend takes for a component.
+/// found something and what it cost against what the backend takes for a component. (The
+/// same count, without the backend's cost, gates reads of blocks' models from the store.)
 /// Hybrid's guesses of wide components cost a few evaluations each, its local searches up
 /// to a few milliseconds when they find nothing, as they mostly do on logs whose components
 /// are unsat or need arithmetic (cyphert-sprs: 13 guessed of 710, 3 found by a search in
