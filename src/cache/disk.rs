@@ -158,6 +158,8 @@ pub struct DiskStore {
     conn: Connection,
     path: PathBuf,
     buffer: Arc<Buffered>,
+    /// Buffered entries that make a write due. The writer's `WriteState` holds the same
+    /// value and `max_bytes` too: a writer thread takes its state away with it.
     batch: usize,
     busy_timeout: Duration,
     /// The bound on the file's size in bytes (None: unbounded).

@@ -353,6 +353,13 @@ impl CachePlanner {
         }
     }
 
+    /// `put` into the memory tier alone (an entry that pays within this run only).
+    fn put_memory(&mut self, k: &Key, verdict: Verdict, model: Option<String>) {
+        if let Some(t) = self.store_tiers.as_mut() {
+            t.put_memory(k, &Entry { verdict, model });
+        }
+    }
+
     /// The exact key of a result just stored under its canonical key: the store keeps it
     /// as a twin, valued by the hits twins get in that store (not evicted before the
     /// canonical entry: where repeats come under the client's names the exact key takes
@@ -688,15 +695,7 @@ impl CachePlanner {
         t.used_model = true;
         if let Some((xk, xorder)) = &c.xkey {
             let text = encode_model(store, &m, xorder);
-            if let Some(tiers) = self.store_tiers.as_mut() {
-                tiers.put_memory(
-                    xk,
-                    &Entry {
-                        verdict: Verdict::Sat,
-                        model: text,
-                    },
-                );
-            }
+            self.put_memory(xk, Verdict::Sat, text);
         }
         self.satisfied(store, c, m, t);
         true
