@@ -202,12 +202,14 @@ struct Buffered {
 
 #[derive(Default)]
 struct Pending {
-    /// Encoded entry, the milliseconds it took to compute, whether it is a twin, and the
-    /// hits it starts with.
-    entries: FxHashMap<Key, (Vec<u8>, u64, bool, u32)>,
+    /// Encoded entry, the milliseconds it took to compute, whether it is a twin, the hits
+    /// it starts with, and its place in the order of puts.
+    entries: FxHashMap<Key, (Vec<u8>, u64, bool, u32, u64)>,
     /// Hits on written entries not yet counted in the file.
     hits: FxHashMap<Key, u32>,
     since: Option<Instant>,
+    /// The next entry's place in the order of puts.
+    next: u64,
 }
 
 impl Buffered {
@@ -223,7 +225,7 @@ impl crate::signals::ExitFlush for Buffered {
             .lock()
             .entries
             .iter()
-            .map(|(k, (v, ms, twin, hits))| (*k, v.clone(), *ms, *twin, *hits))
+            .map(|(k, (v, ms, twin, hits, _))| (*k, v.clone(), *ms, *twin, *hits))
             .collect();
         if rows.is_empty() {
             return;
@@ -594,9 +596,11 @@ impl DiskStore {
     ) -> Result<(), CacheError> {
         let (n, since) = {
             let mut p = self.buffer.lock();
-            p.entries
-                .entry(*k)
-                .or_insert_with(|| (e.encode_as(k, self.format), solve_ms, twin, hits));
+            let at = p.next;
+            if let std::collections::hash_map::Entry::Vacant(v) = p.entries.entry(*k) {
+                v.insert((e.encode_as(k, self.format), solve_ms, twin, hits, at));
+                p.next += 1;
+            }
             (p.entries.len(), *p.since.get_or_insert_with(Instant::now))
         };
         let due = n >= self.batch || since.elapsed() >= FLUSH_INTERVAL;
@@ -668,8 +672,9 @@ fn evict(
 }
 
 /// Writes the buffered entries and hit counts through `conn`, at most a batch of
-/// entries per transaction in key order, keeping the bound after each (so that a file
-/// passes its bound by at most one batch, however many entries waited). Entries stay in
+/// entries per transaction in the order they were put, keeping the bound after each (so
+/// that a file passes its bound by at most one batch, however many entries waited).
+/// Entries stay in
 /// the buffer (and readable) until their transaction commits; then they leave it.
 /// Entries put meanwhile (by the engine, while a writer thread writes) stay for the next
 /// write, as do those of a transaction that failed.
@@ -678,13 +683,17 @@ fn write_pending(
     buf: &Buffered,
     st: &mut WriteState,
 ) -> Result<(), CacheError> {
-    // Copied out so the lock is not held across SQLite calls.
-    let (mut rows, hits): (Vec<Row>, Vec<(Key, u32)>) = {
+    // Copied out so the lock is not held across SQLite calls, oldest put first: a write
+    // cut short (a full disk) keeps what was put first, a result's keys together as they
+    // were put (its canonical key, then its exact key).
+    let (rows, hits): (Vec<Row>, Vec<(Key, u32)>) = {
         let p = buf.lock();
+        let mut by_age: Vec<_> = p.entries.iter().collect();
+        by_age.sort_unstable_by_key(|(_, e)| e.4);
         (
-            p.entries
-                .iter()
-                .map(|(k, (v, ms, twin, hits))| (*k, v.clone(), *ms, *twin, *hits))
+            by_age
+                .into_iter()
+                .map(|(k, (v, ms, twin, hits, _))| (*k, v.clone(), *ms, *twin, *hits))
                 .collect(),
             p.hits.iter().map(|(k, n)| (*k, *n)).collect(),
         )
@@ -704,7 +713,6 @@ fn write_pending(
         }
         return Ok(());
     }
-    rows.sort_unstable_by_key(|r| r.0);
     for (i, chunk) in rows.chunks(st.batch.max(1)).enumerate() {
         let counted: &[(Key, u32)] = if i == 0 { &hits } else { &[] };
         insert_rows(conn, chunk, counted)?;
@@ -997,7 +1005,7 @@ fn check_header(path: &Path) -> Result<(), CacheError> {
 
 impl Store for DiskStore {
     fn get(&mut self, k: &Key) -> Result<Option<Entry>, CacheError> {
-        if let Some((v, _, _, _)) = self.buffer.lock().entries.get(k) {
+        if let Some((v, ..)) = self.buffer.lock().entries.get(k) {
             return Entry::decode(k, v).map(Some);
         }
         let mut stmt = self
@@ -1032,14 +1040,17 @@ impl Store for DiskStore {
 
 impl Drop for DiskStore {
     fn drop(&mut self) {
-        let n = self.pending();
         // The writer thread's connection closes first: this one, the last, checkpoints.
         let written =
             match std::mem::replace(&mut self.writes, Writes::Inline(WriteState::default())) {
                 Writes::Inline(mut st) => write_pending(&mut self.conn, &self.buffer, &mut st),
                 Writes::Behind(b) => b.finish(),
             };
-        if let Err(e) = written {
+        // Entries still buffered are the ones lost. A writer thread may report a write
+        // that failed before the caller gave the tier up and discarded its entries (its
+        // warning said so): with nothing left, nothing is lost.
+        let n = self.pending();
+        if let (Err(e), true) = (written, n > 0) {
             eprintln!(
                 "smtproxy: warning: disk cache at {}: {n} entries not saved ({e})",
                 self.path.display()
@@ -1200,6 +1211,45 @@ mod tests {
         other.execute_batch("COMMIT;").unwrap();
         s.flush().unwrap();
         assert_eq!((s.pending(), s.stored_len().unwrap()), (0, 5));
+    }
+
+    /// Entries that waited are written oldest first, a batch per transaction: a disk that
+    /// fills part way keeps the entries put first (a result's canonical key, put just
+    /// before its exact key, is not kept without it but at the cut).
+    #[test]
+    fn a_write_cut_short_keeps_the_entries_put_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("results.sqlite3");
+        let mut s = DiskStore::open_with(&p, Duration::from_millis(20), 8).unwrap();
+        let other = Connection::open(&p).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE;").unwrap();
+        // Put order is the reverse of key order; the lock keeps all 40 waiting.
+        let put: Vec<Key> = (0..40u32).map(|i| key(39 - i)).collect();
+        for k in &put {
+            s.put(k, &Entry::sat(Some(format!("((x {}))", "#x5a".repeat(80)))))
+                .unwrap();
+        }
+        assert_eq!(s.pending(), 40);
+        other.execute_batch("COMMIT;").unwrap();
+        let pages: u32 = s
+            .conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .unwrap();
+        s.set_max_page_count(pages + 12).unwrap();
+        assert!(s.flush().is_err(), "the disk should fill part way");
+        let kept = s.stored_len().unwrap() as usize;
+        assert!(kept > 0 && kept < 40, "{kept} kept");
+        for (n, k) in put.iter().enumerate() {
+            let stored: Option<i64> = s
+                .conn
+                .query_row("SELECT 1 FROM results WHERE key = ?1", [&k.0[..]], |r| {
+                    r.get(0)
+                })
+                .optional()
+                .unwrap();
+            assert_eq!(stored.is_some(), n < kept, "entry put {n}th, {kept} kept");
+        }
+        s.discard_pending();
     }
 
     #[test]
