@@ -5,6 +5,7 @@
 use crate::cache::admin;
 use crate::cli::{CacheAction, Cli, EngineArgs, Sub};
 use crate::corpus;
+use crate::driver::process::default_signals;
 use crate::driver::DriverError;
 use crate::driver::SolverSpec;
 use crate::replay;
@@ -92,7 +93,9 @@ pub fn solver_error(e: &anyhow::Error) -> Option<i32> {
 /// arguments on smtproxy's own stdin, stdout and stderr; its exit code is the answer.
 pub fn solver_info(solver: Option<&str>, args: &[String]) -> Result<i32> {
     let spec = SolverSpec::resolve(solver).map_err(crate::error::Error::from)?;
-    let status = std::process::Command::new(&spec.program)
+    let mut cmd = std::process::Command::new(&spec.program);
+    default_signals(&mut cmd);
+    let status = cmd
         .args(args)
         .status()
         .with_context(|| format!("cannot run {}", spec.program.display()))?;
@@ -104,7 +107,9 @@ pub fn solver_info(solver: Option<&str>, args: &[String]) -> Result<i32> {
 /// exit code: the solver runs once more on an empty input and, if it fails, what it
 /// printed is relayed. None when it starts fine that way (the failure was smtproxy's).
 fn relay_refusal(spec: &SolverSpec) -> Option<i32> {
-    let out = std::process::Command::new(&spec.program)
+    let mut cmd = std::process::Command::new(&spec.program);
+    default_signals(&mut cmd);
+    let out = cmd
         .args(&spec.args)
         .stdin(std::process::Stdio::null())
         .output()

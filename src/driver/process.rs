@@ -12,6 +12,8 @@
 //! * [`Proc::input_pending`] (bytes queued or still in the stdin pipe, by FIONREAD) and
 //!   [`Proc::sched`] (`/proc/PID/stat`: state and CPU ticks) only observe; they never
 //!   block or signal;
+//! * a solver starts with no signal blocked and SIGXFSZ at its default action, whatever
+//!   smtproxy's own threads block or ignore, so that the SIGTERM of a kill ends it;
 //! * a solver outlives no smtproxy: it is started with the parent-death signal set to
 //!   SIGKILL (Linux), so even a smtproxy killed with SIGKILL leaves no solver running.
 //!
@@ -75,6 +77,7 @@ impl Proc {
             // Own process group (pgid = pid): the group can be signalled as a
             // whole and a Ctrl-C on the client's terminal does not reach it.
             .process_group(0);
+        default_signals(&mut cmd);
         die_with_parent(&mut cmd);
         let spawned = crate::signals::spawn_group(|| cmd.spawn(), |c: &Child| c.id());
         let mut child = match spawned {
@@ -408,6 +411,33 @@ impl Proc {
 impl Drop for Proc {
     fn drop(&mut self) {
         self.kill(KILL_GRACE);
+    }
+}
+
+/// A solver starts with the signal handling a shell would give it: an empty signal mask
+/// and SIGXFSZ at its default action. smtproxy blocks SIGINT and SIGTERM in every thread
+/// (`signals` takes them on a thread of its own) and ignores SIGXFSZ, and a child keeps
+/// both across exec: a solver with SIGTERM blocked ignores the one `Proc::kill` sends, so
+/// every kill of a busy solver waited out [`KILL_GRACE`] before its SIGKILL.
+pub fn default_signals(cmd: &mut Command) {
+    // SAFETY: the closure runs in the child between fork and exec and calls only
+    // async-signal-safe functions (sigemptyset, sigprocmask, sigaction) on values it owns;
+    // it allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            if libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let mut dfl: libc::sigaction = std::mem::zeroed();
+            dfl.sa_sigaction = libc::SIG_DFL;
+            libc::sigemptyset(&mut dfl.sa_mask);
+            if libc::sigaction(libc::SIGXFSZ, &dfl, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
 }
 

@@ -301,6 +301,57 @@ fn sigterm_ignoring_solver_is_killed() {
     assert_gone(pid);
 }
 
+/// The signal mask in `/proc/PID/status`'s `field` line (`SigBlk`, `SigIgn`), as bits.
+fn signal_bits(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let hex = status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .unwrap_or_else(|| panic!("no {field} in {status}"));
+    u64::from_str_radix(hex.trim(), 16).expect("hex mask")
+}
+
+#[test]
+fn a_solver_starts_with_no_signal_blocked_or_ignored_by_smtproxy() {
+    // smtproxy's main blocks SIGINT and SIGTERM in every thread and ignores SIGXFSZ
+    // (`signals::install`); a solver that inherited the mask would ignore the SIGTERM of
+    // a kill and die only by the SIGKILL after the grace.
+    let bit = |sig: libc::c_int| 1u64 << (sig - 1);
+    let pid = std::thread::spawn(move || {
+        // SAFETY: plain libc signal-mask and disposition calls on a zeroed sigset_t.
+        unsafe {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        }
+        let mut s = start("z3");
+        assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
+        let pid = s.pid();
+        let blocked = signal_bits(pid, "SigBlk");
+        assert_eq!(
+            blocked & (bit(libc::SIGINT) | bit(libc::SIGTERM)),
+            0,
+            "{blocked:x}"
+        );
+        let ignored = signal_bits(pid, "SigIgn");
+        assert_eq!(ignored & bit(libc::SIGXFSZ), 0, "{ignored:x}");
+        // SAFETY: kill(2) on our own child.
+        assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) }, 0);
+        let t0 = Instant::now();
+        while s.is_alive() && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!s.is_alive(), "z3 outlived a SIGTERM");
+        pid
+    })
+    .join()
+    .expect("the thread that started z3");
+    assert_gone(pid);
+}
+
 #[test]
 fn killed_solver_reports_died() {
     let mut s = start("z3");
