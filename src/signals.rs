@@ -1,7 +1,8 @@
 //! SIGINT and SIGTERM: a dedicated thread waits for them (they are blocked in every other
 //! thread), sets the stop flag, sends SIGTERM to every solver process group smtproxy
 //! started, runs the registered exit flushes (results the stores still buffer), sends
-//! SIGKILL to the groups and exits with the conventional code 128 + signal number.
+//! SIGKILL to the groups whose leader has not exited within a grace, and exits with the
+//! conventional code 128 + signal number.
 //!
 //! * Solver process groups are registered here when the driver starts one
 //!   ([`spawn_group`]) and removed when it reaps the group's leader; once the stop flag
@@ -26,7 +27,7 @@ static FLUSHES: Mutex<Vec<Weak<dyn ExitFlush>>> = Mutex::new(Vec::new());
 
 /// How long the exit flushes may take together.
 pub const EXIT_FLUSH_LIMIT: Duration = Duration::from_millis(1500);
-/// Time between SIGTERM and SIGKILL for the solver groups at a signal.
+/// At most this long between SIGTERM and SIGKILL for the solver groups at a signal.
 const GRACE: Duration = Duration::from_millis(200);
 
 /// Something to make durable before the process exits on a signal.
@@ -121,9 +122,10 @@ pub fn run_exit_flushes() {
     }
 }
 
-/// Block SIGINT/SIGTERM in this thread (and so in every thread it spawns later) and start
-/// the thread that handles them. Call first thing in `main`.
-pub fn install() {
+/// Ignore SIGXFSZ and block SIGINT and SIGTERM in the calling thread, and so in every
+/// thread it spawns later (see the module doc); returns the set blocked. A solver started
+/// from such a thread is given its default signals back (`driver::process::default_signals`).
+pub fn block_stop_signals() -> libc::sigset_t {
     // SAFETY: plain libc signal-mask and disposition calls on a zeroed sigset_t.
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
@@ -132,6 +134,41 @@ pub fn install() {
         libc::sigaddset(&mut set, libc::SIGINT);
         libc::sigaddset(&mut set, libc::SIGTERM);
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    }
+}
+
+/// `waitid(P_PID, pid, WEXITED | WNOHANG | WNOWAIT)`: true if the child `pid` has
+/// terminated (it stays a zombie until reaped by `Child::wait`), or is not a child of this
+/// process any more (already reaped). Any thread may ask: the children of every thread are
+/// the process's.
+pub fn leader_exited(pid: u32) -> bool {
+    let id: libc::id_t = pid;
+    // SAFETY: siginfo_t is plain old data; zeroed is a valid value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer to a siginfo_t we own.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            id,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    if r != 0 {
+        // ECHILD: already reaped (or not our child): treat as exited.
+        return true;
+    }
+    // SAFETY: si_pid is valid to read after a successful waitid.
+    unsafe { info.si_pid() != 0 }
+}
+
+/// Block SIGINT/SIGTERM in this thread (and so in every thread it spawns later) and start
+/// the thread that handles them. Call first thing in `main`.
+pub fn install() {
+    let set = block_stop_signals();
+    // SAFETY: sigwait on the set this thread blocked, and kill(2) on process groups.
+    unsafe {
         let _ = std::thread::Builder::new()
             .name("signals".into())
             .spawn(move || {
@@ -149,8 +186,10 @@ pub fn install() {
                         libc::kill(-pg, libc::SIGTERM);
                     }
                     run_exit_flushes();
-                    if let Some(left) = GRACE.checked_sub(t0.elapsed()) {
-                        std::thread::sleep(left);
+                    // The grace ends early once every group's leader has exited.
+                    while t0.elapsed() < GRACE && groups.iter().any(|&pg| !leader_exited(pg as u32))
+                    {
+                        std::thread::sleep(Duration::from_millis(2));
                     }
                     // Only groups still registered: one whose leader was reaped meanwhile
                     // is gone, and its id may already belong to someone else.

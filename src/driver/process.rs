@@ -378,7 +378,7 @@ impl Proc {
         if self.status.is_some() {
             return true;
         }
-        leader_exited_nowait(self.pid)
+        crate::signals::leader_exited(self.pid)
     }
 
     /// SIGTERM the group, wait up to `grace` for the leader, SIGKILL the group,
@@ -389,7 +389,7 @@ impl Proc {
         }
         // Closing stdin lets well-behaved solvers exit on their own, too.
         self.stdin = None;
-        if !leader_exited_nowait(self.pid) {
+        if !crate::signals::leader_exited(self.pid) {
             let _ = signal_group(self.pid, libc::SIGTERM);
             wait_leader_exit(self.pid, grace);
         }
@@ -495,8 +495,6 @@ fn signal_group(pgid: u32, sig: libc::c_int) -> std::io::Result<()> {
     }
 }
 
-/// `waitid(P_PID, pid, WEXITED | WNOHANG | WNOWAIT)`: true if the child has
-/// terminated (it stays a zombie until reaped by `Child::wait`).
 /// Waits until the group leader `pid` (our unreaped child) has exited, or `grace` has
 /// passed. A pidfd (Linux 5.3) wakes the wait the moment it exits; without one the leader
 /// is looked at often at first (solvers exit within a few milliseconds of SIGTERM).
@@ -534,29 +532,8 @@ fn wait_leader_exit(pid: u32, grace: Duration) {
     }
     let until = Instant::now() + grace;
     let mut nap = Duration::from_micros(100);
-    while Instant::now() < until && !leader_exited_nowait(pid) {
+    while Instant::now() < until && !crate::signals::leader_exited(pid) {
         thread::sleep(nap);
         nap = (nap * 2).min(Duration::from_millis(5));
     }
-}
-
-fn leader_exited_nowait(pid: u32) -> bool {
-    let id: libc::id_t = pid;
-    // SAFETY: siginfo_t is plain old data; zeroed is a valid value.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointer to a siginfo_t we own.
-    let r = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            id,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        )
-    };
-    if r != 0 {
-        // ECHILD: already reaped (or not our child): treat as exited.
-        return true;
-    }
-    // SAFETY: si_pid is valid to read after a successful waitid.
-    unsafe { info.si_pid() != 0 }
 }

@@ -314,19 +314,11 @@ fn signal_bits(pid: u32, field: &str) -> u64 {
 #[test]
 fn a_solver_starts_with_no_signal_blocked_or_ignored_by_smtproxy() {
     // smtproxy's main blocks SIGINT and SIGTERM in every thread and ignores SIGXFSZ
-    // (`signals::install`); a solver that inherited the mask would ignore the SIGTERM of
+    // (`signals::install`, as this test's thread does); a solver that inherited the mask would ignore the SIGTERM of
     // a kill and die only by the SIGKILL after the grace.
     let bit = |sig: libc::c_int| 1u64 << (sig - 1);
     let pid = std::thread::spawn(move || {
-        // SAFETY: plain libc signal-mask and disposition calls on a zeroed sigset_t.
-        unsafe {
-            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGINT);
-            libc::sigaddset(&mut set, libc::SIGTERM);
-            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        }
+        smtproxy::signals::block_stop_signals();
         let mut s = start("z3");
         assert_eq!(cmd(&mut s, "(declare-fun x () Int)"), Response::Success);
         let pid = s.pid();
