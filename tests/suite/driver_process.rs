@@ -314,8 +314,8 @@ fn signal_bits(pid: u32, field: &str) -> u64 {
 #[test]
 fn a_solver_starts_with_no_signal_blocked_or_ignored_by_smtproxy() {
     // smtproxy's main blocks SIGINT and SIGTERM in every thread and ignores SIGXFSZ
-    // (`signals::install`, as this test's thread does); a solver that inherited the mask would ignore the SIGTERM of
-    // a kill and die only by the SIGKILL after the grace.
+    // (`signals::install`, as this test's thread does); a solver that inherited the mask
+    // would ignore the SIGTERM of a kill and die only by the SIGKILL after the grace.
     let bit = |sig: libc::c_int| 1u64 << (sig - 1);
     let pid = std::thread::spawn(move || {
         smtproxy::signals::block_stop_signals();
