@@ -1119,10 +1119,7 @@ mod tests {
     #[test]
     fn locked_writes_are_deferred_then_given_up() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("results.sqlite3");
-        let mut s = DiskStore::open_with(&p, Duration::from_millis(20), 1).unwrap();
-        let other = Connection::open(&p).unwrap();
-        other.execute_batch("BEGIN IMMEDIATE;").unwrap();
+        let (mut s, other) = locked(dir.path(), Duration::from_millis(20), 1);
         // Locked: the write is deferred, the entry kept and served.
         s.put(&key(1), &Entry::unsat()).unwrap();
         assert_eq!(s.pending(), 1);
@@ -1184,17 +1181,20 @@ mod tests {
         assert_eq!(s.stored_len().unwrap(), 2100);
     }
 
-    /// A store writing behind, a batch of one, in `dir`, and another connection that
+    /// A store in `dir` writing inline, batches of `batch`, and another connection that
     /// holds its write lock.
-    fn behind_and_locked(dir: &Path, busy: Duration) -> (DiskStore, Connection) {
+    fn locked(dir: &Path, busy: Duration, batch: usize) -> (DiskStore, Connection) {
         let p = dir.join("results.sqlite3");
-        let s = DiskStore::open_with(&p, busy, 1)
-            .unwrap()
-            .write_behind()
-            .unwrap();
+        let s = DiskStore::open_with(&p, busy, batch).unwrap();
         let other = Connection::open(&p).unwrap();
         other.execute_batch("BEGIN IMMEDIATE;").unwrap();
         (s, other)
+    }
+
+    /// As `locked`, a batch of one, the store writing behind.
+    fn behind_and_locked(dir: &Path, busy: Duration) -> (DiskStore, Connection) {
+        let (s, other) = locked(dir, busy, 1);
+        (s.write_behind().unwrap(), other)
     }
 
     #[test]
@@ -1219,10 +1219,7 @@ mod tests {
     #[test]
     fn a_write_cut_short_keeps_the_entries_put_first() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("results.sqlite3");
-        let mut s = DiskStore::open_with(&p, Duration::from_millis(20), 8).unwrap();
-        let other = Connection::open(&p).unwrap();
-        other.execute_batch("BEGIN IMMEDIATE;").unwrap();
+        let (mut s, other) = locked(dir.path(), Duration::from_millis(20), 8);
         // Put order is the reverse of key order; the lock keeps all 40 waiting.
         let put: Vec<Key> = (0..40u32).map(|i| key(39 - i)).collect();
         for k in &put {
