@@ -212,6 +212,18 @@ struct Pending {
     next: u64,
 }
 
+impl Pending {
+    /// The buffered entries as rows to write, oldest put first.
+    fn rows(&self) -> Vec<Row> {
+        let mut by_age: Vec<_> = self.entries.iter().collect();
+        by_age.sort_unstable_by_key(|(_, e)| e.4);
+        by_age
+            .into_iter()
+            .map(|(k, (v, ms, twin, hits, _))| (*k, v.clone(), *ms, *twin, *hits))
+            .collect()
+    }
+}
+
 impl Buffered {
     fn lock(&self) -> MutexGuard<'_, Pending> {
         // Only in-memory work happens under this lock: a poisoned one is still consistent.
@@ -221,12 +233,7 @@ impl Buffered {
 
 impl crate::signals::ExitFlush for Buffered {
     fn flush_at_exit(&self, deadline: Instant) {
-        let rows: Vec<Row> = self
-            .lock()
-            .entries
-            .iter()
-            .map(|(k, (v, ms, twin, hits, _))| (*k, v.clone(), *ms, *twin, *hits))
-            .collect();
+        let rows = self.lock().rows();
         if rows.is_empty() {
             return;
         }
@@ -674,8 +681,8 @@ fn evict(
 /// Writes the buffered entries and hit counts through `conn`, at most a batch of
 /// entries per transaction in the order they were put, keeping the bound after each (so
 /// that a file passes its bound by at most one batch, however many entries waited).
-/// Entries stay in
-/// the buffer (and readable) until their transaction commits; then they leave it.
+/// Entries stay in the buffer (and readable) until their transaction commits; then they
+/// leave it.
 /// Entries put meanwhile (by the engine, while a writer thread writes) stay for the next
 /// write, as do those of a transaction that failed.
 fn write_pending(
@@ -688,15 +695,7 @@ fn write_pending(
     // were put (its canonical key, then its exact key).
     let (rows, hits): (Vec<Row>, Vec<(Key, u32)>) = {
         let p = buf.lock();
-        let mut by_age: Vec<_> = p.entries.iter().collect();
-        by_age.sort_unstable_by_key(|(_, e)| e.4);
-        (
-            by_age
-                .into_iter()
-                .map(|(k, (v, ms, twin, hits, _))| (*k, v.clone(), *ms, *twin, *hits))
-                .collect(),
-            p.hits.iter().map(|(k, n)| (*k, *n)).collect(),
-        )
+        (p.rows(), p.hits.iter().map(|(k, n)| (*k, *n)).collect())
     };
     if rows.is_empty() && hits.is_empty() {
         return Ok(());
