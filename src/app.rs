@@ -167,7 +167,7 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
         arm_run_limit(limit);
     }
     let out: Box<dyn Write + Send> = Box::new(std::io::stdout());
-    let mut engine = make_engine(args, strat, out, Some(cache_config(args)?))?;
+    let mut engine = make_engine(args, strat, out, cache_config(args)?)?;
     engine.set_governed(governed(args));
     if starts_at_once(engine.backend_spec(), strat) {
         if let Err(e) = engine.start_backend() {
@@ -273,7 +273,7 @@ fn replay_cmd(
         } else {
             Box::new(std::io::stdout())
         };
-        let mut engine = make_engine(args, strat, out, Some(cache_config(args)?))?;
+        let mut engine = make_engine(args, strat, out, cache_config(args)?)?;
         engine.start_backend().map_err(crate::error::Error::from)?;
         let bar = crate::replay::progress_bar(replay::count_checks(&log) as u64, &log.path);
         let res = replay::replay(&log, &mut engine, |n| {

@@ -120,7 +120,7 @@ pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) 
                     label.push_str(&format!(" {}/{}", round + 1, opts.rounds));
                 }
                 let (mut sum, answers) =
-                    run_one(vargs, s, Some(c), &log, &label, fresh_answers.as_deref())?;
+                    run_one(vargs, s, c, &log, &label, fresh_answers.as_deref())?;
                 if s == Strategy::Fresh && fresh_answers.is_none() {
                     fresh_answers = Some(answers);
                 }
@@ -276,7 +276,7 @@ fn parse_strategies(list: Option<&str>) -> Result<Vec<Strategy>> {
 fn run_one(
     args: &EngineArgs,
     s: Strategy,
-    cache: Option<crate::cache::CacheConfig>,
+    cache: crate::cache::CacheConfig,
     log: &corpus::Log,
     label: &str,
     fresh: Option<&[Answer]>,

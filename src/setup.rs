@@ -101,7 +101,7 @@ pub fn make_engine(
     args: &EngineArgs,
     strategy: Strategy,
     out: Box<dyn Write + Send>,
-    cache: Option<CacheConfig>,
+    cache: CacheConfig,
 ) -> Result<Engine> {
     let timeout = args.timeout_ms.map(Duration::from_millis);
     let (mut solver, portfolio) = solvers(args.solver.as_deref())?;
@@ -114,7 +114,7 @@ pub fn make_engine(
             solver,
             portfolio,
             timeout,
-            cache,
+            cache: Some(cache),
             jobs: args.jobs.max(1),
             client: args.solver_flags.client.clone(),
         },
