@@ -214,12 +214,8 @@ impl Planner {
                 Planned::NotModelled => {}
             }
         }
-        let use_stack = matches!(
-            self.strategy,
-            Strategy::Stack | Strategy::StackCse | Strategy::Hybrid
-        );
         let r = match self.strategy {
-            _ if use_stack && q.defs.is_empty() => {
+            Strategy::Stack | Strategy::StackCse | Strategy::Hybrid => {
                 let (a, via) =
                     self.stack
                         .check(&mut self.main, &mut self.aux, self.race, store, q, stats)?;
@@ -230,10 +226,6 @@ impl Planner {
                 Ok(a)
             }
             _ => {
-                if use_stack {
-                    // `main` holds the stack's state; this query does not fit the stack.
-                    self.stack.abandon(&mut self.main);
-                }
                 let a = fresh_check(&mut self.main, store, q, stats)?;
                 self.model_at = ModelAt::Main(self.main.generation);
                 Ok(a)

@@ -263,7 +263,7 @@ impl Portfolio {
         self.settle(m);
         let member = &mut self.members[m];
         let sent = match member.stack.as_mut() {
-            Some(s) if q.defs.is_empty() => match s.send_raced(&mut member.h, store, q, stats) {
+            Some(s) => match s.send_raced(&mut member.h, store, q, stats) {
                 Ok(f) => {
                     // (`send_raced` counted the solver check.)
                     member.sent = Some(f);

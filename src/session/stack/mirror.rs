@@ -15,7 +15,9 @@
 //!   when that keeps happening.
 //! * The backend runs with `:global-declarations true` (a client's own setting of it is
 //!   not passed on): declarations and CSE macros live at the base level and survive pops,
-//!   so a query only ever pushes assertions (see `names`, `cse`).
+//!   so a query only ever pushes assertions (see `names`, `cse`). So do the client's
+//!   definitions (declare-sort, datatypes, define-fun-rec: `defs`), each sent once; a
+//!   query whose definitions do not extend those the backend holds starts it over.
 //! * An incremental solve past its bail-out deadline (see `costs`) is raced against a
 //!   fresh context on the auxiliary backend (`--jobs` >= 2; with one job it is killed
 //!   instead). If the fresh context wins, the incremental solve finishes in the
@@ -141,6 +143,10 @@ pub struct StackMirror {
     naming: bool,
     generation: u64,
     names: StackNames,
+    /// The client's definitions (declare-sort, datatypes, define-fun-rec: `Query::defs`)
+    /// sent to this generation, in order. Global like the declarations; a query whose
+    /// definitions do not begin with these starts a new generation.
+    defs: Vec<String>,
     preamble: Vec<String>,
     /// When each conjunct was first seen (the order of pushes).
     sightings: Sightings,
@@ -172,6 +178,7 @@ impl StackMirror {
             naming: false,
             generation: u64::MAX,
             names: StackNames::default(),
+            defs: Vec::new(),
             preamble: Vec::new(),
             sightings: Sightings::default(),
             pushes: 0,
@@ -217,6 +224,7 @@ impl StackMirror {
         self.base_named = true;
         self.generation = u64::MAX;
         self.names = StackNames::default();
+        self.defs.clear();
         self.cores.clear();
         self.pushes = 0;
     }
@@ -727,7 +735,19 @@ impl StackMirror {
         if base_gone {
             self.base_drops += 1;
         }
-        let rebuild = self.too_large() || base_gone || self.rebuild_due;
+        // Definitions stay for the life of the process, as declarations do (one the client
+        // popped is harmless there). A new one goes after those the backend holds only when
+        // it extends them and no declaration is renamed here (its text names the client's
+        // symbols as written); otherwise the backend starts over.
+        let common = q
+            .defs
+            .iter()
+            .zip(&self.defs)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let defs_gone =
+            common < q.defs.len() && (common < self.defs.len() || self.names.renames_any());
+        let rebuild = self.too_large() || base_gone || defs_gone || self.rebuild_due;
         if rebuild
             || (h.is_running() && self.generation == h.generation && options != self.preamble)
         {
@@ -809,7 +829,11 @@ impl StackMirror {
             .filter(|c| !kept.contains(c))
             .collect();
         self.sightings.oldest_first(&mut new);
-        // Declarations (global).
+        // Definitions, then declarations (global), in the order a fresh context has them.
+        if let Some(more) = q.defs.get(self.defs.len()..) {
+            cmds.extend(more.iter().cloned());
+            self.defs.extend(more.iter().cloned());
+        }
         for d in q.decls {
             if let Some(text) = self.names.declare(store, d, &mut self.rename_counter) {
                 cmds.push(text);
