@@ -3,8 +3,8 @@
 
     python3 scripts/vs-solver.py [--solvers z3,yices,cvc5] [--limit 60] [--repeat N] [--proxy-args '...'] [LOG...]
 
-For each log (default: smt2-corpus/klee/*/{solver,all}-queries.smt2.gz, smt2-corpus/external/*.smt2.gz
-and the shared corpus' domain.smt2 when present) the stream is the log with every `(exit)` line
+For each log (default: smt2-corpus/klee/*/{solver,all}-queries.smt2.gz, smt2-corpus/external/*.smt2.gz,
+the recorded client sessions smt2-corpus/sessions/*.smt2.gz and the shared corpus' domain.smt2 when present) the stream is the log with every `(exit)` line
 replaced by `(reset)` (as scripts/z3-direct.sh feeds z3), written once to a temporary file. For each
 solver S, one run each, back to back (the same binary: smtproxy resolves pyenv shims itself):
 
@@ -12,7 +12,8 @@ solver S, one run each, back to back (the same binary: smtproxy resolves pyenv s
     proxy:  smtproxy --solver S <S's flags> < stream  (an empty result store in a temporary directory, made
             by a run on empty input first: creating the SQLite file costs ~60 ms, once per machine)
 
-Both runs' stdout is kept and the check-sat answers are compared (`diff` column: answers that differ).
+A recorded client session (first line `;; argv: CMD ...`) runs only with the solver it was recorded
+with. Both runs' stdout is kept and the check-sat answers are compared (`diff` column: answers that differ).
 A direct run that takes longer than --limit seconds (default 60) is stopped, and the proxy run on that
 log is skipped (the row says so); a proxy run is stopped after 4 times that. The solver binary is the real one behind pyenv's shim (a shim costs ~50 ms
 per start), the same for both sides. Prints one row per (log, solver): seconds direct, seconds proxy,
@@ -55,8 +56,20 @@ def default_logs():
     logs = sorted(glob.glob(os.path.join(ROOT, "smt2-corpus/klee/*/solver-queries.smt2.gz")))
     logs += sorted(glob.glob(os.path.join(ROOT, "smt2-corpus/klee/*/all-queries.smt2.gz")))
     logs += sorted(glob.glob(os.path.join(ROOT, "smt2-corpus/external/*.smt2.gz")))
+    logs += sorted(glob.glob(os.path.join(ROOT, "smt2-corpus/sessions/*.smt2.gz")))
     logs += sorted(glob.glob(os.path.join(ROOT, "../shared/corpus/external/smtlib-benchmark-submission-2022/incremental/*/*/*.smt2")))
     return logs
+
+
+def recorded_for(data):
+    """The solver a recorded client session was sent to (its first line, `;; argv: CMD ...`,
+    see scripts/record-session.sh), or None: a client's stream is written for its solver
+    (z3's options, say), so a session is run only in front of that one."""
+    first = data.split(b"\n", 1)[0].decode(errors="replace")
+    if not first.startswith(";; argv: "):
+        return None
+    prog = os.path.basename(first[len(";; argv: "):].split()[0]) if first[len(";; argv: "):].split() else ""
+    return next((s for s, b in BINARY.items() if b == prog), None)
 
 
 def answers(out):
@@ -109,6 +122,8 @@ def main():
             if "/external/" in log and "klee" not in log:
                 name = "external/" + os.path.basename(log).split(".")[0]
             for s in solvers:
+                if recorded_for(data) not in (None, s):
+                    continue
                 limit = a.limit
                 d, dc, dout = run([bins[s]] + FLAGS[s], stream, limit)
                 if d is None:
