@@ -116,6 +116,7 @@ pub fn make_engine(
             timeout,
             cache: Some(cache),
             jobs: args.jobs.max(1),
+            first_answer_wins: args.first_answer_wins,
             client: args.solver_flags.client.clone(),
         },
         out,

@@ -152,6 +152,7 @@ fn fuzz_engine(
         timeout: Some(timeout),
         cache,
         jobs: smtproxy::session::DEFAULT_JOBS,
+        first_answer_wins: false,
         client: Default::default(),
     };
     Engine::new(cfg, Box::new(out)).ok()

@@ -75,6 +75,11 @@ pub struct EngineArgs {
     /// runs far past its usual time is raced against a fresh context.
     #[arg(long, global = true, default_value_t = crate::session::DEFAULT_JOBS)]
     pub jobs: usize,
+    /// Portfolio: another solver's unsat that comes before the first solver's answer is
+    /// taken at once, as its sat is (by default it waits for the first solver's answer,
+    /// which cross-checks it, while a kind of query is explored)
+    #[arg(long, global = true)]
+    pub first_answer_wins: bool,
     /// The solver's own flags from the command line (see [`solver_flags`]).
     #[arg(skip)]
     pub solver_flags: SolverFlags,
@@ -177,7 +182,12 @@ const OWN_VALUED: &[&str] = &[
     "--jobs",
 ];
 /// smtproxy's own options without a value.
-const OWN_FLAGS: &[&str] = &["--stats", "--proxy-version", "--help"];
+const OWN_FLAGS: &[&str] = &[
+    "--stats",
+    "--proxy-version",
+    "--first-answer-wins",
+    "--help",
+];
 
 /// The solver a program name stands for (`z3`, `cvc5`, `yices-smt2`), when smtproxy
 /// runs under it.

@@ -25,6 +25,10 @@ pub struct Config {
     /// Backend processes that may solve at once (>= 2: a slow incremental solve is raced
     /// against a fresh context).
     pub jobs: usize,
+    /// Portfolio: another solver's `unsat` that comes first while a query class is
+    /// explored is taken at once, not held for the first solver's cross-check
+    /// (`--first-answer-wins`).
+    pub first_answer_wins: bool,
     /// What the solver's command-line flags say the client sees (initial options, models
     /// and statistics printed unasked).
     pub client: ClientFlags,

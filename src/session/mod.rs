@@ -2027,6 +2027,7 @@ pub fn engine_for(
             timeout,
             cache,
             jobs: DEFAULT_JOBS,
+            first_answer_wins: false,
             client: ClientFlags::default(),
         },
         out,

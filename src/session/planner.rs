@@ -92,7 +92,8 @@ impl Planner {
                     specs.extend(cfg.portfolio.iter().cloned());
                     // Under hybrid every other solver keeps an incremental stack of its own.
                     let stacks = cfg.strategy == Strategy::Hybrid;
-                    Some(Portfolio::new(&specs, cfg.jobs, cfg.timeout, stacks))
+                    let p = Portfolio::new(&specs, cfg.jobs, cfg.timeout, stacks);
+                    Some(p.with_first_answer_wins(cfg.first_answer_wins))
                 }
                 _ => None,
             },

@@ -282,6 +282,56 @@ exec z3 \"$@\"",
     assert!(v["solver_ms"].as_f64().unwrap() < 900.0, "{v}");
 }
 
+/// The same slow-starting z3 with yices, on queries that are all unsat. By default
+/// yices' first `unsat` waits for z3's answer, which cross-checks it (z3 wins that race,
+/// after its second of loading); with `--first-answer-wins` it is taken at once and z3's
+/// start is waited for by nothing.
+#[test]
+fn an_unsat_first_waits_for_the_first_solver_unless_the_first_answer_wins() {
+    require_all();
+    let dir = tempfile::tempdir().unwrap();
+    let slow_start = wrapper(
+        dir.path(),
+        "z3-slow-start",
+        "sleep 1
+exec z3 \"$@\"",
+    );
+    let ks: Vec<u32> = (1..=6).map(|i| 3 * i + 31).collect();
+    let script = arithmetic_script(&ks);
+    let z3 = z3_verdicts(&script);
+    assert!(z3.iter().all(|a| a == "unsat"), "{z3:?}");
+    let solvers = format!("{},yices-smt2", slow_start.display());
+    for first_wins in [false, true] {
+        let mut args = vec![
+            "--solver",
+            &solvers,
+            "--cache",
+            "none",
+            "--strategy",
+            "hybrid",
+            "--stats",
+        ];
+        if first_wins {
+            args.push("--first-answer-wins");
+        }
+        let out = run(&args, script.as_bytes(), T);
+        out.assert_no_panic_no_hang("slow-starting z3, yices");
+        let err = out.stderr_str();
+        assert_eq!(check_sat_answers(&out.stdout_str()), z3, "{err}");
+        let v = summary(&err);
+        let members = v["solvers"].as_array().unwrap();
+        let z3_wins = members[0]["wins"].as_u64().unwrap();
+        if first_wins {
+            assert_eq!(z3_wins, 0, "{v}");
+            assert!(members[1]["wins"].as_u64().unwrap() >= 1, "{v}");
+            assert!(v["solver_ms"].as_f64().unwrap() < 900.0, "{v}");
+        } else {
+            assert!(z3_wins >= 1, "yices' unsat held for z3's: {v}");
+            assert!(v["solver_ms"].as_f64().unwrap() >= 900.0, "{v}");
+        }
+    }
+}
+
 #[test]
 fn a_killed_member_is_rebuilt_from_the_mirror() {
     require_all();

@@ -33,9 +33,11 @@
 //!   (`SolverHandle::prestart`: none waits for another's start). Another member's `sat`
 //!   that comes first is taken (it is served only with a model smtproxy evaluated), and the
 //!   first solver's solve is left to finish in the background; another's `unsat` waits
-//!   for the first solver's answer; when the first solver answers first, the others are
-//!   waited for (a bounded while) to be measured. Whenever both are at hand (always for
-//!   a member's `unsat` while exploring), a sat whose model smtproxy evaluated true and an
+//!   for the first solver's answer (with `--first-answer-wins` it is taken as a `sat`
+//!   is, and trusted as a member's answer is once its class is explored); when the first
+//!   solver answers first, the others are waited for (a bounded while) to be measured.
+//!   Whenever both are at hand (always for a member's `unsat` while exploring, unless the
+//!   first answer wins), a sat whose model smtproxy evaluated true and an
 //!   unsat for the same query is a solver bug: it is reported on stderr, counted
 //!   (`solver_disagreements`), the sat is answered (the unsat is neither served nor
 //!   stored), and the solver that said unsat leaves the portfolio.
@@ -131,6 +133,10 @@ pub struct Portfolio {
     learner: Learner,
     jobs: usize,
     timeout: Option<Duration>,
+    /// Another member's `unsat` that comes before the first solver's answer while a class
+    /// is explored is taken at once (`--first-answer-wins`), else held for the first
+    /// solver's answer, which cross-checks it.
+    first_answer_wins: bool,
     /// Wall time spent racing (what the solvers cost the client).
     pub busy: Duration,
     pub disagreements: u64,
@@ -138,6 +144,13 @@ pub struct Portfolio {
 }
 
 impl Portfolio {
+    /// Take another member's `unsat` that comes first while exploring at once
+    /// (`--first-answer-wins`).
+    pub fn with_first_answer_wins(mut self, on: bool) -> Self {
+        self.first_answer_wins = on;
+        self
+    }
+
     /// Give every member `d` as its deadline for the check-sats that follow.
     pub fn set_deadline(&mut self, d: Option<Duration>) {
         self.timeout = d;
@@ -178,6 +191,7 @@ impl Portfolio {
             members,
             jobs: jobs.max(1),
             timeout,
+            first_answer_wins: false,
             busy: Duration::ZERO,
             disagreements: 0,
             races: 0,
@@ -771,7 +785,8 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
     ///   its time bounded below by what it ran.
     /// * Another answers `unsat` first: the first solver's answer is waited for and
     ///   cross-checks it, as in the first case (an `unsat` cannot be checked by smtproxy
-    ///   itself, so one member's is never taken over the first solver's unseen).
+    ///   itself, so one member's is never taken over the first solver's unseen), unless
+    ///   the first answer wins (`--first-answer-wins`): then it is taken as a `sat` is.
     ///
     /// Where the first solver's path does not solve ahead, it answers as it blocks, and
     /// the others are waited for as in the first case.
@@ -921,8 +936,14 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
             }
             // A `sat` is taken at once (it is served only with a model the cache stage
             // evaluated true); an `unsat` waits for the first solver, whose answer
-            // cross-checks it, as when the first solver answers first.
-            if early.iter().any(|x| x.1 == Answer::Sat) {
+            // cross-checks it, as when the first solver answers first, unless the first
+            // answer wins (then it is trusted as it is once the class is explored).
+            let take = if pf.first_answer_wins {
+                !early.is_empty()
+            } else {
+                early.iter().any(|x| x.1 == Answer::Sat)
+            };
+            if take {
                 let ran = t0.elapsed().as_secs_f64() * 1000.0;
                 if let Some(a) = ahead {
                     self.primary.drop_ahead(a);
