@@ -1,7 +1,8 @@
 ; declare-sort and declare-datatypes under push/pop: a bounded model checker's stream (a
 ; state sort, signals as functions of it, each step's transition at the base level and
 ; each step's property checked in a scope of its own), then a sort and a datatype
-; declared in a scope, popped, and declared again otherwise under the same name
+; declared in a scope, popped, and declared again otherwise under the same name, and names a
+; popped datatype or declaration left free taken by a declaration or a datatype
 (set-logic ALL)
 (declare-sort S 0)
 (declare-fun v (S) (_ BitVec 4))
@@ -57,6 +58,33 @@
 (declare-const u T)
 (assert (not (= u one)))
 (assert (not (= u two)))
+(set-info :status unsat)
+(check-sat)
+(pop 1)
+(push 1)
+(declare-datatypes ((R 0)) (((pair (left (_ BitVec 8)) (right (_ BitVec 8))))))
+(declare-const r R)
+(assert (bvugt (left r) (right r)))
+(set-info :status sat)
+(check-sat)
+(pop 1)
+(push 1)
+(declare-fun left () (_ BitVec 8))
+(assert (bvugt left #x02))
+(set-info :status sat)
+(check-sat)
+(pop 1)
+(push 1)
+(declare-fun other () Bool)
+(assert other)
+(set-info :status sat)
+(check-sat)
+(pop 1)
+(push 1)
+(declare-datatypes ((Q 0)) (((mk2) (other))))
+(declare-const qq Q)
+(assert (not (= qq mk2)))
+(assert (not (= qq other)))
 (set-info :status unsat)
 (check-sat)
 (pop 1)

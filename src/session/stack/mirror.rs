@@ -15,9 +15,9 @@
 //!   when that keeps happening.
 //! * The backend runs with `:global-declarations true` (a client's own setting of it is
 //!   not passed on): declarations and CSE macros live at the base level and survive pops,
-//!   so a query only ever pushes assertions (see `names`, `cse`). So do the client's
-//!   definitions (declare-sort, datatypes, define-fun-rec: `defs`), each sent once; a
-//!   query whose definitions do not extend those the backend holds starts it over.
+//!   so a query only ever pushes assertions (see `names`, `cse`). The client's
+//!   definitions (declare-sort, datatypes, define-fun-rec: `defs`) go to a backend at its
+//!   start, before any declaration; a query with other definitions starts it over.
 //! * An incremental solve past its bail-out deadline (see `costs`) is raced against a
 //!   fresh context on the auxiliary backend (`--jobs` >= 2; with one job it is killed
 //!   instead). If the fresh context wins, the incremental solve finishes in the
@@ -144,8 +144,8 @@ pub struct StackMirror {
     generation: u64,
     names: StackNames,
     /// The client's definitions (declare-sort, datatypes, define-fun-rec: `Query::defs`)
-    /// sent to this generation, in order. Global like the declarations; a query whose
-    /// definitions do not begin with these starts a new generation.
+    /// sent to this generation at its start, in order; a query with other definitions
+    /// starts a new generation.
     defs: Vec<String>,
     preamble: Vec<String>,
     /// When each conjunct was first seen (the order of pushes).
@@ -735,19 +735,13 @@ impl StackMirror {
         if base_gone {
             self.base_drops += 1;
         }
-        // Definitions stay for the life of the process, as declarations do (one the client
-        // popped is harmless there). A new one goes after those the backend holds only when
-        // it extends them and no declaration is renamed here (its text names the client's
-        // symbols as written); otherwise the backend starts over.
-        let common = q
-            .defs
-            .iter()
-            .zip(&self.defs)
-            .take_while(|(a, b)| a == b)
-            .count();
-        let defs_gone =
-            common < q.defs.len() && (common < self.defs.len() || self.names.renames_any());
-        let rebuild = self.too_large() || base_gone || defs_gone || self.rebuild_due;
+        // Definitions go to a backend at its start only, before any declaration: the
+        // client's text names its symbols as written, and a name a popped definition or
+        // declaration left in the backend could clash with it. A query whose definitions
+        // are not those the backend started with starts it over.
+        let live = h.is_running() && self.generation == h.generation;
+        let defs_changed = live && q.defs != self.defs.as_slice();
+        let rebuild = self.too_large() || base_gone || defs_changed || self.rebuild_due;
         if rebuild
             || (h.is_running() && self.generation == h.generation && options != self.preamble)
         {
@@ -769,6 +763,8 @@ impl StackMirror {
                 cmds.push("(set-option :produce-unsat-cores true)".into());
             }
             cmds.extend(options.iter().cloned());
+            cmds.extend(q.defs.iter().cloned());
+            self.defs = q.defs.to_vec();
         }
         self.sightings.bound(conjuncts.len());
         if let Some(cse) = self.cse.as_mut() {
@@ -829,11 +825,7 @@ impl StackMirror {
             .filter(|c| !kept.contains(c))
             .collect();
         self.sightings.oldest_first(&mut new);
-        // Definitions, then declarations (global), in the order a fresh context has them.
-        if let Some(more) = q.defs.get(self.defs.len()..) {
-            cmds.extend(more.iter().cloned());
-            self.defs.extend(more.iter().cloned());
-        }
+        // Declarations (global).
         for d in q.decls {
             if let Some(text) = self.names.declare(store, d, &mut self.rename_counter) {
                 cmds.push(text);

@@ -65,11 +65,6 @@ impl StackNames {
         Some(text)
     }
 
-    /// Whether some client declaration has a reserved name here.
-    pub(super) fn renames_any(&self) -> bool {
-        !self.renamed.is_empty()
-    }
-
     /// Whether the backend knows `d` under its client name (not renamed), by the
     /// declaration `text`.
     pub(super) fn holds_as_declared(&self, d: &Decl, text: &str) -> bool {
