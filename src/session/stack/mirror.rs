@@ -17,7 +17,8 @@
 //!   not passed on): declarations and CSE macros live at the base level and survive pops,
 //!   so a query only ever pushes assertions (see `names`, `cse`). The client's
 //!   definitions (declare-sort, datatypes, define-fun-rec: `defs`) go to a backend at its
-//!   start, before any declaration; a query with other definitions starts it over.
+//!   start, before any declaration; a query with other definitions starts it over, or
+//!   goes to a fresh context while such restarts have been frequent (`defs_detour`).
 //! * An incremental solve past its bail-out deadline (see `costs`) is raced against a
 //!   fresh context on the auxiliary backend (`--jobs` >= 2; with one job it is killed
 //!   instead). If the fresh context wins, the incremental solve finishes in the
@@ -123,6 +124,8 @@ pub struct StackMirror {
     base: Vec<TermId>,
     /// Backends restarted because a base conjunct was no longer wanted.
     base_drops: u64,
+    /// Backends restarted because a query's definitions were not those they started with.
+    defs_drops: u64,
     /// The client's own text of a base assertion may be sent (`verbatim`): true until the
     /// backend refuses a command of a batch that held one.
     verbatim: bool,
@@ -171,6 +174,7 @@ impl StackMirror {
             one_scope,
             base: Vec::new(),
             base_drops: 0,
+            defs_drops: 0,
             pending: None,
             frames: Vec::new(),
             frames_named: Vec::new(),
@@ -249,7 +253,7 @@ impl StackMirror {
             }
             return self.fresh(aux, store, q, stats);
         }
-        if self.costs.backing_off(self.costs.queries) {
+        if self.costs.backing_off(self.costs.queries) || self.defs_detour(main, q) {
             stats.stack_detours += 1;
             return self.fresh(aux, store, q, stats);
         }
@@ -548,7 +552,11 @@ impl StackMirror {
         stats: &mut Stats,
     ) -> Option<InFlight> {
         let next = self.costs.queries + 1;
-        if !self.settle(main, stats) || self.costs.backing_off(next) || self.costs.probe_due(next) {
+        if !self.settle(main, stats)
+            || self.costs.backing_off(next)
+            || self.costs.probe_due(next)
+            || self.defs_detour(main, q)
+        {
             return None;
         }
         self.costs.queries = next;
@@ -739,8 +747,10 @@ impl StackMirror {
         // client's text names its symbols as written, and a name a popped definition or
         // declaration left in the backend could clash with it. A query whose definitions
         // are not those the backend started with starts it over.
-        let live = h.is_running() && self.generation == h.generation;
-        let defs_changed = live && q.defs != self.defs.as_slice();
+        let defs_changed = self.defs_changed(h, q);
+        if defs_changed {
+            self.defs_drops += 1;
+        }
         let rebuild = self.too_large() || base_gone || defs_changed || self.rebuild_due;
         if rebuild
             || (h.is_running() && self.generation == h.generation && options != self.preamble)
@@ -1133,6 +1143,18 @@ impl StackMirror {
     /// Base-level assertions are used unless dropping them (a restart each time) has been
     /// frequent: more than one drop per 16 queries, as when the components of a sliced
     /// query take turns on the backend.
+    /// Whether `q`'s definitions are not those the running backend started with.
+    fn defs_changed(&self, h: &SolverHandle, q: &Query) -> bool {
+        h.is_running() && self.generation == h.generation && q.defs != self.defs.as_slice()
+    }
+
+    /// Whether `q` goes to a fresh context rather than restart the backend for its
+    /// definitions: when such restarts have been frequent (a client that declares a sort
+    /// or datatype in the scope of each query), each would cost a solver's start.
+    fn defs_detour(&self, h: &SolverHandle, q: &Query) -> bool {
+        self.defs_changed(h, q) && self.defs_drops > self.costs.queries / 8
+    }
+
     fn base_allowed(&self) -> bool {
         self.base_drops <= self.costs.queries / 16
     }
