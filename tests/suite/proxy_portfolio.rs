@@ -30,26 +30,55 @@ fn wrapper(dir: &Path, name: &str, body: &str) -> PathBuf {
     p
 }
 
-/// Queries that need a solver (32-bit arithmetic no local search decides, unsat ones
-/// among them): `3 * x = k` with `x < 256`, sat exactly when `k` is 3 times a small number.
 /// `script` through smtproxy under hybrid with the portfolio `solvers`, no store, and the
 /// JSON summary on stderr.
 fn hybrid_portfolio(solvers: &str, script: &str) -> common::Out {
-    run(
-        &[
-            "--solver",
-            solvers,
-            "--cache",
-            "none",
-            "--strategy",
-            "hybrid",
-            "--stats",
-        ],
-        script.as_bytes(),
-        T,
+    hybrid_portfolio_with(solvers, script, &[])
+}
+
+/// As `hybrid_portfolio`, with smtproxy options `extra` as well.
+fn hybrid_portfolio_with(solvers: &str, script: &str, extra: &[&str]) -> common::Out {
+    let mut args = vec![
+        "--solver",
+        solvers,
+        "--cache",
+        "none",
+        "--strategy",
+        "hybrid",
+        "--stats",
+    ];
+    args.extend_from_slice(extra);
+    run(&args, script.as_bytes(), T)
+}
+
+/// z3 behind a wrapper that takes a second to start (as a solver loading a large library
+/// does, only longer).
+fn slow_starting_z3(dir: &Path) -> PathBuf {
+    wrapper(
+        dir,
+        "z3-slow-start",
+        "sleep 1
+exec z3 \"$@\"",
     )
 }
 
+/// `script` through the portfolio `solvers` (`extra`: more smtproxy options): its
+/// check-sat answers must be z3's; its JSON summary.
+fn portfolio_summary(
+    solvers: &str,
+    script: &str,
+    extra: &[&str],
+    z3: &[String],
+) -> serde_json::Value {
+    let out = hybrid_portfolio_with(solvers, script, extra);
+    out.assert_no_panic_no_hang(solvers);
+    let err = out.stderr_str();
+    assert_eq!(check_sat_answers(&out.stdout_str()), z3, "{err}");
+    summary(&err)
+}
+
+/// Queries that need a solver (32-bit arithmetic no local search decides, unsat ones
+/// among them): `3 * x = k` with `x < 256`, sat exactly when `k` is 3 times a small number.
 fn arithmetic_script(ks: &[u32]) -> String {
     let mut s = String::from(
         "(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-const x (_ BitVec 32))\n(declare-const y (_ BitVec 32))\n",
@@ -250,31 +279,20 @@ fn a_member_answers_from_its_own_stack() {
     assert!(count("(declare-fun x ") <= nstarts, "{sent}");
 }
 
-/// z3 behind a wrapper that takes a second to start (as a solver loading a large library
-/// does, only longer): while it loads, yices (started beside it, not after it) answers the
-/// queries, all sat (an `unsat` of another member waits for the first solver's, which
+/// z3 slow to start (`slow_starting_z3`): while it loads, yices (started beside it, not
+/// after it) answers the queries, all sat (an `unsat` of another member waits for the first solver's, which
 /// cross-checks it), and nothing waits for z3's start. Fails when exploring waits for the
 /// first solver's own answer (z3 then wins, after a second).
 #[test]
 fn a_first_solver_slow_to_start_is_not_waited_for() {
     require_all();
     let dir = tempfile::tempdir().unwrap();
-    let slow_start = wrapper(
-        dir.path(),
-        "z3-slow-start",
-        "sleep 1
-exec z3 \"$@\"",
-    );
     let ks: Vec<u32> = (1..=6).map(|i| 3 * i + 30).collect();
     let script = arithmetic_script(&ks);
     let z3 = z3_verdicts(&script);
     assert!(z3.iter().all(|a| a == "sat"), "{z3:?}");
-    let solvers = format!("{},yices-smt2", slow_start.display());
-    let out = hybrid_portfolio(&solvers, &script);
-    out.assert_no_panic_no_hang("slow-starting z3, yices");
-    let err = out.stderr_str();
-    assert_eq!(check_sat_answers(&out.stdout_str()), z3, "{err}");
-    let v = summary(&err);
+    let solvers = format!("{},yices-smt2", slow_starting_z3(dir.path()).display());
+    let v = portfolio_summary(&solvers, &script, &[], &z3);
     let members = v["solvers"].as_array().unwrap();
     assert_eq!(members[0]["wins"].as_u64(), Some(0), "{v}");
     assert!(members[1]["wins"].as_u64().unwrap() >= 1, "{v}");
@@ -290,35 +308,18 @@ exec z3 \"$@\"",
 fn an_unsat_first_waits_for_the_first_solver_unless_the_first_answer_wins() {
     require_all();
     let dir = tempfile::tempdir().unwrap();
-    let slow_start = wrapper(
-        dir.path(),
-        "z3-slow-start",
-        "sleep 1
-exec z3 \"$@\"",
-    );
     let ks: Vec<u32> = (1..=6).map(|i| 3 * i + 31).collect();
     let script = arithmetic_script(&ks);
     let z3 = z3_verdicts(&script);
     assert!(z3.iter().all(|a| a == "unsat"), "{z3:?}");
-    let solvers = format!("{},yices-smt2", slow_start.display());
+    let solvers = format!("{},yices-smt2", slow_starting_z3(dir.path()).display());
     for first_wins in [false, true] {
-        let mut args = vec![
-            "--solver",
-            &solvers,
-            "--cache",
-            "none",
-            "--strategy",
-            "hybrid",
-            "--stats",
-        ];
-        if first_wins {
-            args.push("--first-answer-wins");
-        }
-        let out = run(&args, script.as_bytes(), T);
-        out.assert_no_panic_no_hang("slow-starting z3, yices");
-        let err = out.stderr_str();
-        assert_eq!(check_sat_answers(&out.stdout_str()), z3, "{err}");
-        let v = summary(&err);
+        let extra: &[&str] = if first_wins {
+            &["--first-answer-wins"]
+        } else {
+            &[]
+        };
+        let v = portfolio_summary(&solvers, &script, extra, &z3);
         let members = v["solvers"].as_array().unwrap();
         let z3_wins = members[0]["wins"].as_u64().unwrap();
         if first_wins {
