@@ -1140,9 +1140,6 @@ impl StackMirror {
         (!core.is_empty()).then_some(core)
     }
 
-    /// Base-level assertions are used unless dropping them (a restart each time) has been
-    /// frequent: more than one drop per 16 queries, as when the components of a sliced
-    /// query take turns on the backend.
     /// Whether `q`'s definitions are not those the running backend started with.
     fn defs_changed(&self, h: &SolverHandle, q: &Query) -> bool {
         h.is_running() && self.generation == h.generation && q.defs != self.defs.as_slice()
@@ -1155,6 +1152,9 @@ impl StackMirror {
         self.defs_changed(h, q) && self.defs_drops > self.costs.queries / 8
     }
 
+    /// Base-level assertions are used unless dropping them (a restart each time) has been
+    /// frequent: more than one drop per 16 queries, as when the components of a sliced
+    /// query take turns on the backend.
     fn base_allowed(&self) -> bool {
         self.base_drops <= self.costs.queries / 16
     }
