@@ -77,7 +77,7 @@ pub struct EngineArgs {
     pub jobs: usize,
     /// Portfolio: another solver's unsat that comes before the first solver's answer is
     /// taken at once, as its sat is (by default it waits for the first solver's answer,
-    /// which cross-checks it, while a kind of query is explored)
+    /// which cross-checks it, while a kind of query is explored).
     #[arg(long, global = true)]
     pub first_answer_wins: bool,
     /// The solver's own flags from the command line (see [`solver_flags`]).
