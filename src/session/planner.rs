@@ -220,7 +220,10 @@ impl Planner {
                 let (a, via) =
                     self.stack
                         .check(&mut self.main, &mut self.aux, self.race, store, q, stats)?;
+                // An unsat leaves no model to keep (and a fresh context's process is free
+                // again, for `solver_verdict`).
                 self.model_at = match via {
+                    _ if a == Answer::Unsat => ModelAt::None,
                     Via::Incremental => ModelAt::Main(self.main.generation),
                     Via::Fresh => ModelAt::Aux(self.aux.generation),
                 };

@@ -171,6 +171,26 @@ fn takes_what_yices_takes() {
     );
 }
 
+/// `hand/scoped-sorts.smt2` (declared sorts and datatypes under push/pop: the stack takes
+/// them, started over when they change) gives each solver's own output byte for byte
+/// under the strategies that keep a stack (yices stops at the datatype, as it does alone).
+#[test]
+fn scoped_sorts_and_datatypes_as_each_solver_answers_them() {
+    let script = std::fs::read_to_string(common::corpus("hand/scoped-sorts.smt2")).unwrap();
+    for (solver, cmd) in [
+        ("cvc5", &["cvc5", "--lang", "smt2", "--incremental"][..]),
+        ("yices", &["yices-smt2", "--incremental"][..]),
+    ] {
+        let want = Direct::new(cmd).says(&script);
+        assert!(want.lines().count() >= 5, "{solver} answered {want:?}");
+        for strategy in ["hybrid", "stack"] {
+            let out = run_as_client(solver, strategy, cmd, script.as_bytes(), T);
+            out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
+            assert_eq!(out.stdout_str(), want, "{solver} under {strategy}");
+        }
+    }
+}
+
 /// A query asked twice (the second time answered from smtproxy's own memo under hybrid and
 /// cache) with get-value and get-model after each check-sat.
 fn values_script(terms: &str) -> String {
