@@ -4,9 +4,9 @@
     python3 scripts/vs-solver.py [--solvers z3,yices,cvc5] [--limit 60] [--repeat N] [--proxy-args '...'] [LOG...]
 
 For each log (default: smt2-corpus/klee/*/{solver,all}-queries.smt2.gz, smt2-corpus/external/*.smt2.gz,
-the recorded client sessions smt2-corpus/sessions/*.smt2.gz and the shared corpus' domain.smt2 when present) the stream is the log with every `(exit)` line
-replaced by `(reset)` (as scripts/z3-direct.sh feeds z3), written once to a temporary file. For each
-solver S, one run each, back to back (the same binary: smtproxy resolves pyenv shims itself):
+the recorded client sessions smt2-corpus/sessions/*.smt2.gz and the shared corpus' domain.smt2 when
+present) the stream is the log with every `(exit)` line replaced by `(reset)` (as scripts/z3-direct.sh
+feeds z3), written once to a temporary file. For each solver S, one run each, back to back (the same binary: smtproxy resolves pyenv shims itself):
 
     direct: S <S's flags> < stream                    (z3 -in, cvc5 --incremental, yices-smt2 --incremental)
     proxy:  smtproxy --solver S <S's flags> < stream  (an empty result store in a temporary directory, made
@@ -68,7 +68,8 @@ def recorded_for(data):
     first = data.split(b"\n", 1)[0].decode(errors="replace")
     if not first.startswith(";; argv: "):
         return None
-    prog = os.path.basename(first[len(";; argv: "):].split()[0]) if first[len(";; argv: "):].split() else ""
+    words = first[len(";; argv: "):].split()
+    prog = os.path.basename(words[0]) if words else ""
     return next((s for s, b in BINARY.items() if b == prog), None)
 
 
@@ -121,8 +122,9 @@ def main():
             name = os.path.basename(os.path.dirname(log)) + "/" + os.path.basename(log).split(".")[0]
             if "/external/" in log and "klee" not in log:
                 name = "external/" + os.path.basename(log).split(".")[0]
+            recorded = recorded_for(data)
             for s in solvers:
-                if recorded_for(data) not in (None, s):
+                if recorded not in (None, s):
                     continue
                 limit = a.limit
                 d, dc, dout = run([bins[s]] + FLAGS[s], stream, limit)
