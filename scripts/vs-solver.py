@@ -6,7 +6,8 @@
 For each log (default: smt2-corpus/klee/*/{solver,all}-queries.smt2.gz, smt2-corpus/external/*.smt2.gz,
 the recorded client sessions smt2-corpus/sessions/*.smt2.gz and the shared corpus' domain.smt2 when
 present) the stream is the log with every `(exit)` line replaced by `(reset)` (as scripts/z3-direct.sh
-feeds z3), written once to a temporary file. For each solver S, one run each, back to back (the same binary: smtproxy resolves pyenv shims itself):
+feeds z3), written once to a temporary file. For each solver S, one run each, back to back (the same
+binary: smtproxy resolves pyenv shims itself):
 
     direct: S <S's flags> < stream                    (z3 -in, cvc5 --incremental, yices-smt2 --incremental)
     proxy:  smtproxy --solver S <S's flags> < stream  (an empty result store in a temporary directory, made
