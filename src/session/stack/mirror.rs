@@ -752,9 +752,7 @@ impl StackMirror {
             self.defs_drops += 1;
         }
         let rebuild = self.too_large() || base_gone || defs_changed || self.rebuild_due;
-        if rebuild
-            || (h.is_running() && self.generation == h.generation && options != self.preamble)
-        {
+        if rebuild || (self.describes(h) && options != self.preamble) {
             if rebuild {
                 stats.stack_rebuilds += 1;
             }
@@ -1140,9 +1138,14 @@ impl StackMirror {
         (!core.is_empty()).then_some(core)
     }
 
+    /// Whether `h` runs the backend generation this mirror describes.
+    fn describes(&self, h: &SolverHandle) -> bool {
+        h.is_running() && self.generation == h.generation
+    }
+
     /// Whether `q`'s definitions are not those the running backend started with.
     fn defs_changed(&self, h: &SolverHandle, q: &Query) -> bool {
-        h.is_running() && self.generation == h.generation && q.defs != self.defs.as_slice()
+        self.describes(h) && q.defs != self.defs.as_slice()
     }
 
     /// Whether `q` goes to a fresh context rather than restart the backend for its
