@@ -7,6 +7,7 @@
 #   external/cyphert-<dir>.smt2.gz    the cyphert KLEE query dumps of <dir> (alu, wbmux, sprs), one file per
 #                                     query, concatenated in numeric order of N (<dir>-pc-N.smt2) into one
 #                                     KLEE-log-like file (format: smt2-corpus/README.md)
+#   external/pcresymperf-3.kquery.gz  KLEE's own KQuery log of a PCRE run (756 queries, KLEE's results), gzipped
 #   external/SOURCES.txt              the shared SOURCES.txt plus a note on what was derived here
 # Output is deterministic (gzip -n), so a re-run must leave `git status` clean.
 set -euo pipefail
@@ -78,6 +79,8 @@ for dir in alu wbmux sprs; do
         | gzip -n -9 > "$out/external/cyphert-$dir.smt2.gz"
 done
 
+gzip -n -9 < "$shared/external/klee-repo-queries/pcresymperf-3.kquery" > "$out/external/pcresymperf-3.kquery.gz"
+
 {
     cat -- "$shared/external/SOURCES.txt"
     cat <<'NOTE'
@@ -101,7 +104,9 @@ cyphert-alu.smt2.gz, cyphert-wbmux.smt2.gz, cyphert-sprs.smt2.gz
   end with the result comments and no blank line, and write "Elapsed: <t>" without the "s" suffix.
   alu has no alu-pc-3.smt2 (N = 1,2,4..142: 141 files); wbmux N = 1..10; sprs N = 1..1000.
 
-klee-repo-queries/*.kquery
-  not copied: replaying KQuery needs kleaver (--print-smtlib), which is not available here.
+pcresymperf-3.kquery.gz
+  klee-repo-queries/pcresymperf-3.kquery, gzipped (gzip -n). KQuery: smtproxy reads it as the SMT2 query
+  log it stands for (`smtproxy replay --print-log` prints that log); KLEE's recorded results are in its
+  `#` comments (Validity, Is Valid, Result, Solvable), as in an SMT2 log's `;` comments.
 NOTE
 } > "$out/external/SOURCES.txt"

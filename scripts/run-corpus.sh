@@ -53,6 +53,7 @@ if [ ${#corpus[@]} -eq 0 ]; then
         corpus+=(
             smt2-corpus/external/*.smt2.gz
             smt2-corpus/external/*.smt2
+            smt2-corpus/external/*.kquery.gz
             smt2-corpus/sessions/*.smt2.gz
         )
     fi

@@ -3,7 +3,8 @@
 
     python3 scripts/vs-solver.py [--solvers z3,yices,cvc5] [--limit 60] [--repeat N] [--proxy-args '...'] [LOG...]
 
-For each log (default: smt2-corpus/klee/*/{solver,all}-queries.smt2.gz, smt2-corpus/external/*.smt2.gz,
+For each log (default: smt2-corpus/klee/*/{solver,all}-queries.smt2.gz, smt2-corpus/external/*.smt2.gz
+and *.kquery.gz (a KQuery log as the SMT2 log `smtproxy replay --print-log` prints),
 the recorded client sessions smt2-corpus/sessions/*.smt2.gz and the shared corpus' domain.smt2 when
 present) the stream is the log with every `(exit)` line replaced by `(reset)` (as scripts/z3-direct.sh
 feeds z3), written once to a temporary file. For each solver S, one run each, back to back (the same
@@ -57,6 +58,7 @@ def default_logs():
     logs = sorted(glob.glob(os.path.join(ROOT, "smt2-corpus/klee/*/solver-queries.smt2.gz")))
     logs += sorted(glob.glob(os.path.join(ROOT, "smt2-corpus/klee/*/all-queries.smt2.gz")))
     logs += sorted(glob.glob(os.path.join(ROOT, "smt2-corpus/external/*.smt2.gz")))
+    logs += sorted(glob.glob(os.path.join(ROOT, "smt2-corpus/external/*.kquery.gz")))
     logs += sorted(glob.glob(os.path.join(ROOT, "smt2-corpus/sessions/*.smt2.gz")))
     logs += sorted(glob.glob(os.path.join(ROOT, "../shared/corpus/external/smtlib-benchmark-submission-2022/incremental/*/*/*.smt2")))
     return logs
@@ -116,7 +118,11 @@ def main():
     worst = {}
     try:
         for log in logs:
-            data = gzip.open(log).read() if log.endswith(".gz") else open(log, "rb").read()
+            if ".kquery" in log:
+                # KQuery: the SMT2 query log it stands for, as smtproxy's replay reads it.
+                data = subprocess.run([a.proxy, "replay", "--print-log", log], capture_output=True, check=True).stdout
+            else:
+                data = gzip.open(log).read() if log.endswith(".gz") else open(log, "rb").read()
             stream = os.path.join(tmp, "stream.smt2")
             with open(stream, "wb") as f:
                 f.write(EXIT.sub(b"(reset)", data))

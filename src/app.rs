@@ -33,7 +33,14 @@ pub fn run(cli: Cli) -> Result<i32> {
             json,
             check,
             quiet,
-        }) => replay_cmd(&cli.engine, &logs, json, check, quiet),
+            print_log,
+        }) => {
+            if print_log {
+                print_logs(&logs)
+            } else {
+                replay_cmd(&cli.engine, &logs, json, check, quiet)
+            }
+        }
         Some(Sub::Cache { action }) => cache_cmd(&cli.engine, action),
         Some(Sub::Bench {
             corpus,
@@ -251,6 +258,16 @@ fn stdin_has_input() -> bool {
     // SAFETY: one valid pollfd; a zero timeout never blocks.
     let r = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
     r > 0 && fds[0].revents & (libc::POLLIN | libc::POLLHUP) != 0
+}
+
+/// `replay --print-log`: each log's text as a replay reads it.
+fn print_logs(logs: &[PathBuf]) -> Result<i32> {
+    let mut out = std::io::stdout().lock();
+    for path in logs {
+        out.write_all(corpus::load(path)?.text.as_bytes())?;
+    }
+    out.flush()?;
+    Ok(0)
 }
 
 fn replay_cmd(

@@ -13,6 +13,11 @@ pub enum Error {
         path: String,
         source: std::io::Error,
     },
+    #[error("cannot read {path} as KQuery")]
+    Kquery {
+        path: String,
+        source: crate::corpus::kquery::Error,
+    },
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }

@@ -104,6 +104,10 @@ pub enum Sub {
         /// Do not print responses.
         #[arg(long)]
         quiet: bool,
+        /// Run nothing: print each log as the SMT-LIB text a replay reads (a KQuery log as
+        /// the SMT2 query log it stands for), to feed a solver directly.
+        #[arg(long, conflicts_with_all = ["json", "check", "quiet"])]
+        print_log: bool,
     },
     /// Every strategy on every log, side by side, with answers cross-checked.
     Bench {

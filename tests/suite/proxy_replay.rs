@@ -49,7 +49,8 @@ fn cvc5_logs() -> Vec<PathBuf> {
     v
 }
 
-/// Number of `(check-sat)` commands in a (possibly gzipped) log.
+/// Number of `(check-sat)` commands in a (possibly gzipped) log; in a KQuery log, of its
+/// queries.
 fn count_checks(path: &PathBuf) -> u64 {
     use std::io::Read;
     let bytes = std::fs::read(path).unwrap();
@@ -62,9 +63,14 @@ fn count_checks(path: &PathBuf) -> u64 {
     } else {
         String::from_utf8(bytes).unwrap()
     };
+    let (comment, command) = if path.to_string_lossy().contains(".kquery") {
+        ('#', "(query")
+    } else {
+        (';', "(check-sat)")
+    };
     text.lines()
-        .filter(|l| !l.trim_start().starts_with(';'))
-        .map(|l| l.matches("(check-sat)").count() as u64)
+        .filter(|l| !l.trim_start().starts_with(comment))
+        .map(|l| l.matches(command).count() as u64)
         .sum()
 }
 
@@ -204,4 +210,98 @@ fn z3_domain_stack_cse() {
 #[test]
 fn z3_domain_hybrid() {
     domain("hybrid");
+}
+
+/// KLEE's own KQuery log of a PCRE run (756 queries, KLEE's answers in its comments), read
+/// as the SMT2 query log it stands for. yices answers it in about a second, z3 alone in
+/// minutes.
+fn pcre_kquery() -> PathBuf {
+    corpus("external/pcresymperf-3.kquery.gz")
+}
+
+#[test]
+fn yices_kquery_log() {
+    for strategy in ["hybrid", "cache", "stack"] {
+        replay_all(strategy, "yices", vec![pcre_kquery()]);
+    }
+}
+
+#[test]
+fn portfolio_kquery_log() {
+    common::require("z3");
+    common::require("yices-smt2");
+    let (code, json, stderr, _) = replay(
+        &pcre_kquery(),
+        "hybrid",
+        "z3,yices",
+        Duration::from_secs(300),
+    );
+    let field = |k: &str| json.get(k).and_then(|v| v.as_u64());
+    assert_eq!(code, Some(0), "{json}\n{stderr}");
+    assert_eq!(field("queries"), Some(756), "{json}");
+    assert_eq!(field("expected_mismatches"), Some(0), "{json}");
+    assert_eq!(field("unknown"), Some(0), "{json}");
+}
+
+/// The translation checked without smtproxy's engine: the SMT2 log `replay --print-log`
+/// prints, fed to yices directly, gets the answers KLEE recorded for every query.
+#[test]
+fn printed_kquery_log_gets_klees_answers_from_yices() {
+    common::require("yices-smt2");
+    let out = common::run(
+        &["replay", "--print-log", &pcre_kquery().to_string_lossy()],
+        b"",
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code(), Some(0), "{}", out.stderr_str());
+    let text = out.stdout_str();
+    let want = smtproxy::corpus::klee_answers(&text);
+    assert_eq!(want.len(), 756);
+    assert!(
+        want.iter().all(Option::is_some),
+        "every query has KLEE's answer"
+    );
+    let stream = text.replace("\n(exit)\n", "\n(reset)\n");
+    let direct = common::run_prog(
+        "yices-smt2",
+        &["--incremental"],
+        stream.as_bytes(),
+        Duration::from_secs(120),
+    );
+    let got = common::replies::check_sat_answers(&direct.stdout_str());
+    let want: Vec<&str> = want.iter().flatten().map(|a| a.as_str()).collect();
+    assert_eq!(got, want);
+}
+
+/// A KQuery log that cannot be read: the file, line and column, and exit code 1, before
+/// any query is run.
+#[test]
+fn unreadable_kquery_log_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("bad.kquery");
+    std::fs::write(
+        &log,
+        "array a[4] : w32 -> w8 = symbolic\n(query [(Eq 0 (Read w8 0 b))] false)\n",
+    )
+    .unwrap();
+    let out = common::run(
+        &[
+            "replay",
+            "--check",
+            "--solver",
+            "z3",
+            &log.to_string_lossy(),
+        ],
+        b"",
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.code(), Some(1), "{}", out.stderr_str());
+    let err = out.stderr_str();
+    assert!(
+        err.contains(&format!(
+            "cannot read {} as KQuery: line 2, column 26: unknown array `b`",
+            log.display()
+        )),
+        "{err}"
+    );
 }

@@ -1,9 +1,11 @@
-//! Recorded query logs: plain SMT-LIB scripts and KLEE `--use-query-log` SMT2 logs, also
-//! gzip-compressed. A KLEE log's answers come from its result comments (Truth `Is Valid:
+//! Recorded query logs: plain SMT-LIB scripts, KLEE `--use-query-log` SMT2 logs and KLEE's
+//! KQuery logs (read as the SMT2 log they stand for, [`kquery`]), also gzip-compressed. A KLEE log's answers come from its result comments (Truth `Is Valid:
 //! true` = unsat; Validity `1` = unsat, `0`/`-1` = sat; Value = sat; InitialValues
 //! `Solvable: true` = sat, `false` = unsat), attached to the check-sat of the record they
 //! follow. In a KLEE log each record's `(exit)` ends that query, not the session: replay
 //! reads it as `(reset)`.
+
+pub mod kquery;
 
 use crate::session::vocab::Answer;
 use flate2::read::GzDecoder;
@@ -48,7 +50,14 @@ pub fn read_text(path: &Path) -> Result<String, crate::error::Error> {
 }
 
 pub fn load(path: &Path) -> Result<Log, crate::error::Error> {
-    let text = read_text(path)?;
+    let mut text = read_text(path)?;
+    let name = path.display().to_string();
+    if kquery::is_kquery(&name, &text) {
+        text = kquery::to_smt2(&text).map_err(|source| crate::error::Error::Kquery {
+            path: name.clone(),
+            source,
+        })?;
+    }
     let kind = if text
         .lines()
         .take(20)
@@ -64,7 +73,7 @@ pub fn load(path: &Path) -> Result<Log, crate::error::Error> {
         Vec::new()
     };
     Ok(Log {
-        path: path.display().to_string(),
+        path: name,
         kind,
         text,
         klee_expected,
