@@ -1,9 +1,6 @@
 //! Reading a backend's model of a component: an array the component reads only at literal
 //! indices is asked for those cells (and, where it pays, one unread cell for the solver's
-//! default), not as a whole (z3 5.4 takes ~5 ms to print a KLEE array's whole model); an
-//! array it only reads, at any index and through chains of stores, is asked for the cells
-//! its reads reach under the rest of the model (cvc5 1.0 takes seconds to give the whole
-//! value of an array under a long chain of stores, PCRE's tables in KLEE's log of it).
+//! default), not as a whole (z3 5.4 takes ~5 ms to print a KLEE array's whole model).
 //!
 //! Invariant: an array value built from cells holds exactly the solver's values at the cells
 //! the component reads; everywhere else it holds the default (the solver's, when probed).
@@ -56,71 +53,6 @@ pub(super) fn cell_reads(
         sel.dedup();
     }
     cells
-}
-
-/// The array leaves among `leaves`, other than those of `cells`, that `conj` uses only as
-/// what a `select` reads, directly or through a chain of `store`s, with those select terms
-/// by array (ascending, no duplicates): the array's value matters to the component at the
-/// indices the selects reach only. An array used any other way (an equality, an `ite`, a
-/// stored value) is not in the map.
-pub(super) fn reached_reads(
-    store: &TermStore,
-    conj: &[TermId],
-    leaves: &[TermId],
-    cells: &FxHashMap<TermId, Vec<TermId>>,
-) -> FxHashMap<TermId, Vec<TermId>> {
-    let is_array =
-        |t: TermId| matches!(store.sorts.get(store.sort(t)), crate::term::Sort::Array(..));
-    let arrays: FxHashSet<TermId> = leaves
-        .iter()
-        .copied()
-        .filter(|&l| is_array(l) && !cells.contains_key(&l))
-        .collect();
-    if arrays.is_empty() {
-        return FxHashMap::default();
-    }
-    let mut reads: FxHashMap<TermId, Vec<TermId>> = FxHashMap::default();
-    let mut whole: FxHashSet<TermId> = FxHashSet::default();
-    let mut seen = crate::term::visit::Visited::new();
-    let mut stack: Vec<TermId> = conj.to_vec();
-    while let Some(t) = stack.pop() {
-        if !seen.insert(t) {
-            continue;
-        }
-        let args = store.args(t);
-        let op = store.op(t);
-        for (k, &x) in args.iter().enumerate() {
-            if !is_array(x) {
-                continue;
-            }
-            let base = chain_base(store, x);
-            match (op, k, base) {
-                (Op::Select, 0, Some(a)) if arrays.contains(&a) => {
-                    reads.entry(a).or_default().push(t)
-                }
-                (Op::Select | Op::Store, 0, _) => {}
-                (_, _, Some(a)) => {
-                    whole.insert(a);
-                }
-                _ => {}
-            }
-        }
-        stack.extend(args.iter().copied());
-    }
-    reads.retain(|a, _| !whole.contains(a));
-    for sel in reads.values_mut() {
-        sel.sort_unstable();
-        sel.dedup();
-    }
-    reads
-}
-
-/// The array constant at the bottom of a chain of stores, if that is what `x` is.
-fn chain_base(store: &TermStore, mut x: TermId) -> Option<TermId> {
-    while store.op(x) == Op::Store {
-        x = store.args(x)[0];
-    }
-    (store.args(x).is_empty() && matches!(store.op(x), Op::Sym(_))).then_some(x)
 }
 
 /// `(select a i)` for a bit-vector index `i` that none of `sel` reads (the highest such
@@ -215,41 +147,5 @@ mod tests {
         };
         assert_eq!(v.select(&Value::bv_u64(32, 3)), &Value::bv_u64(8, 42));
         assert_eq!(v.select(&Value::bv_u64(32, 1)), &Value::bv_u64(8, 7));
-    }
-
-    #[test]
-    fn arrays_only_read_through_stores_are_asked_where_the_reads_reach() {
-        let mut s = TermStore::new();
-        let (b32, b8) = (s.sorts.bv(32), s.sorts.bv(8));
-        let arr = s.sorts.array(b32, b8);
-        let (a, b, c) = (
-            s.mk_const("a", arr),
-            s.mk_const("b", arr),
-            s.mk_const("c", arr),
-        );
-        let x = s.mk_const("x", b32);
-        let one = s.mk_bv_u64(1, 32);
-        let k = s.mk_bv_u64(7, 8);
-        // (select (store (store a 1 7) x 7) x): a is only read, through a chain of stores.
-        let st = s.app(Op::Store, vec![a, one, k]).unwrap();
-        let st2 = s.app(Op::Store, vec![st, x, k]).unwrap();
-        let r = s.app(Op::Select, vec![st2, x]).unwrap();
-        let c1 = s.app(Op::Eq, vec![r, k]).unwrap();
-        // b is read at x directly; c is also compared whole with a store over it.
-        let bx = s.app(Op::Select, vec![b, x]).unwrap();
-        let c2 = s.app(Op::Eq, vec![bx, k]).unwrap();
-        let cx = s.app(Op::Select, vec![c, x]).unwrap();
-        let c3 = s.app(Op::Eq, vec![cx, k]).unwrap();
-        let cst = s.app(Op::Store, vec![c, one, k]).unwrap();
-        let c4 = s.app(Op::Eq, vec![cst, c]).unwrap();
-        let leaves = [a, b, c, x];
-        let conj = [c1, c2, c3, c4];
-        let cells = cell_reads(&s, &conj, &leaves);
-        assert!(cells.is_empty());
-        let reached = reached_reads(&s, &conj, &leaves, &cells);
-        assert_eq!(reached.get(&a), Some(&vec![r]));
-        assert_eq!(reached.get(&b), Some(&vec![bx]));
-        assert!(!reached.contains_key(&c), "c is used whole");
-        assert!(!reached.contains_key(&x));
     }
 }

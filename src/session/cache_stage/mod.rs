@@ -39,7 +39,7 @@ mod hints;
 mod model;
 
 use adapt::{AheadRate, BackendCost, CoreTrial, Gate, ModelTries, RECENT_MODELS};
-use cells::{array_of_cells, cell_reads, reached_reads, unread_cell};
+use cells::{array_of_cells, cell_reads, unread_cell};
 use hints::BlockHints;
 pub use hints::{model_from_text, model_to_text};
 pub use model::satisfies as model_satisfies;
@@ -54,7 +54,7 @@ use crate::driver::DriverError;
 use crate::query::canon::canonicalize;
 use crate::query::definitions::{definitions, fill};
 use crate::query::enumerate::{Decided, Small};
-use crate::query::eval::{Evaluator, Model};
+use crate::query::eval::Model;
 use crate::query::key::{conjunct_digest, exact_key, key};
 use crate::query::slice::{free_symbols_with, slice_with, sliceable_with, SliceMemo};
 use crate::query::value::Value;
@@ -841,10 +841,7 @@ impl CachePlanner {
     /// The solver's model of a component it found sat: each leaf's value, except that an
     /// array read only at literal indices is asked for those cells (z3 5.4 takes ~5 ms to
     /// print a KLEE array's whole model; the cells are all the component can see, and
-    /// every model is evaluated before it is served anyway), and an array only read (at
-    /// any index, through chains of stores) is asked, once the rest of the model is known,
-    /// for the cells its reads reach under it (cvc5 takes seconds to give the whole value
-    /// of an array under a long chain of stores). One more cell, at an index the
+    /// every model is evaluated before it is served anyway). One more cell, at an index the
     /// component does not read, gives the array's value everywhere else in the solver's
     /// model (its default): models that keep the solver's default are reused far more
     /// often (a regexp log: 135 model hits with it, 83 with the element sort's default).
@@ -857,7 +854,6 @@ impl CachePlanner {
         stats: &mut Stats,
     ) -> Option<Model> {
         let cells = cell_reads(store, c.conj, &c.leaves);
-        let reached = reached_reads(store, c.conj, &c.leaves, &cells);
         let probe = self.model_tries.probe_defaults();
         let mut probes: FxHashMap<TermId, TermId> = FxHashMap::default();
         let mut asked: Vec<TermId> = Vec::with_capacity(c.leaves.len());
@@ -870,92 +866,12 @@ impl CachePlanner {
                         asked.push(p);
                     }
                 }
-                None if reached.contains_key(&l) => {}
                 None => asked.push(l),
             }
         }
-        let mut got = Self::ask(miss, store, &asked, stats)?;
-        let mut m = Model::new();
-        for &l in &c.leaves {
-            let val = match cells.get(&l) {
-                Some(sel) => {
-                    let default = probes.get(&l).and_then(|p| got.get(p)).cloned();
-                    array_of_cells(store, l, sel, default, &got)?
-                }
-                None if reached.contains_key(&l) => continue,
-                None => got.remove(&l)?,
-            };
-            m.set(l, val);
-        }
-        if reached.is_empty() {
-            return Some(m);
-        }
-        // The indices each read reaches under the model so far; an array whose reads
-        // depend on arrays not known yet is asked whole.
-        let mut order: Vec<TermId> = reached.keys().copied().collect();
-        order.sort_unstable();
-        let mut indices: Vec<(TermId, Option<Vec<Value>>)> = Vec::with_capacity(order.len());
-        {
-            let mut ev = Evaluator::new(store, &m, false);
-            for &a in &order {
-                let vs: Option<Vec<Value>> = reached[&a]
-                    .iter()
-                    .map(|&s| ev.eval(store.args(s)[1]).ok().flatten())
-                    .collect();
-                indices.push((a, vs));
-            }
-        }
-        let mut asked: Vec<TermId> = Vec::new();
-        let mut sels: FxHashMap<TermId, Vec<TermId>> = FxHashMap::default();
-        for (a, vs) in indices {
-            let Some(vs) = vs else {
-                asked.push(a);
-                continue;
-            };
-            let crate::term::Sort::Array(isort, _) = *store.sorts.get(store.sort(a)) else {
-                return None;
-            };
-            let mut sel = Vec::with_capacity(vs.len());
-            for v in vs {
-                let i = v.to_term(store, isort);
-                sel.push(store.app(Op::Select, vec![a, i]).ok()?);
-            }
-            sel.sort_unstable();
-            sel.dedup();
-            asked.extend_from_slice(&sel);
-            if let Some(p) = probe.then(|| unread_cell(store, a, &sel)).flatten() {
-                probes.insert(a, p);
-                asked.push(p);
-            }
-            sels.insert(a, sel);
-        }
-        let mut got = Self::ask(miss, store, &asked, stats)?;
-        for a in order {
-            let val = match sels.get(&a) {
-                Some(sel) => {
-                    let default = probes.get(&a).and_then(|p| got.get(p)).cloned();
-                    array_of_cells(store, a, sel, default, &got)?
-                }
-                None => got.remove(&a)?,
-            };
-            m.set(a, val);
-        }
-        Some(m)
-    }
-
-    /// The values of `asked` from the process that answered the check; if it died since,
-    /// the model is simply not available here and the query is planned otherwise (the
-    /// backend is restarted).
-    fn ask<M: MissPath>(
-        miss: &mut M,
-        store: &mut TermStore,
-        asked: &[TermId],
-        stats: &mut Stats,
-    ) -> Option<FxHashMap<TermId, Value>> {
-        if asked.is_empty() {
-            return Some(FxHashMap::default());
-        }
-        let values = match miss.values(store, asked) {
+        // Asked of the process that answered; if it died since, the model is simply not
+        // available here and the query is planned otherwise (the backend is restarted).
+        let values = match miss.values(store, &asked) {
             Ok(v) => v?,
             Err(e) => {
                 stats.note(format!(
@@ -970,7 +886,18 @@ impl CachePlanner {
             let vt = parse_term(store, &empty, &v).ok()?;
             got.insert(t, Value::from_term(store, vt)?);
         }
-        Some(got)
+        let mut m = Model::new();
+        for &l in &c.leaves {
+            let val = match cells.get(&l) {
+                Some(sel) => {
+                    let default = probes.get(&l).and_then(|p| got.get(p)).cloned();
+                    array_of_cells(store, l, sel, default, &got)?
+                }
+                None => got.remove(&l)?,
+            };
+            m.set(l, val);
+        }
+        Some(m)
     }
 
     /// What a local decision or the backend found, kept: an unsat under the component's
