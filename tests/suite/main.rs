@@ -38,6 +38,7 @@ mod proxy_replay;
 mod proxy_rsmt2;
 mod proxy_scopes;
 mod proxy_store_faults;
+mod proxy_streams;
 mod roundtrip;
 mod soak_memory;
 mod store_admin;
