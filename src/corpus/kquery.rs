@@ -6,8 +6,9 @@
 //! the arrays it reads declared, one assertion of the constraints and `(= false Q)` (the
 //! query asks whether Q follows from the constraints, so `sat` means it does not),
 //! `(check-sat)`, a `get-value` for each byte of each array of A, and `(exit)` (KLEE's SMT2
-//! log asks no values for the expressions E of a Value query, and neither does this). Comment lines (`# Query N -- Type: ...`, `#   Validity: 0`) are written in
-//! place as `;` comments, so the answers KLEE recorded are read as from an SMT2 log
+//! log asks no values for the expressions E of a Value query, and neither does this).
+//! Comment lines (`# Query N -- Type: ...`, `#   Validity: 0`) are written in place as `;`
+//! comments, so the answers KLEE recorded are read as from an SMT2 log
 //! (`corpus::klee_answers`).
 //!
 //! Invariants:
@@ -20,8 +21,8 @@
 //! * Scopes are those of KLEE's parser: labels (`N0:`, `U0:`) and array declarations hold
 //!   until the end of the next query. A label is a `let` name (`?N0`) bound around the
 //!   query's assertion, in nested `let`s by depth (a binding uses those of the lets around
-//!   it only), as KLEE's printer abbreviates shared terms: written out at each use, the
-//!   labels of a PCRE log made its text 28 times larger.
+//!   it only), as KLEE's printer abbreviates shared terms (written out at each use, the
+//!   labels of KLEE's PCRE log would make its text 28 times larger).
 //! * Every input error is an [`Error`] with its line and column; nothing panics on input.
 
 use crate::term::symbol::quote_symbol;

@@ -1,9 +1,9 @@
 //! Recorded query logs: plain SMT-LIB scripts, KLEE `--use-query-log` SMT2 logs and KLEE's
-//! KQuery logs (read as the SMT2 log they stand for, [`kquery`]), also gzip-compressed. A KLEE log's answers come from its result comments (Truth `Is Valid:
-//! true` = unsat; Validity `1` = unsat, `0`/`-1` = sat; Value = sat; InitialValues
-//! `Solvable: true` = sat, `false` = unsat), attached to the check-sat of the record they
-//! follow. In a KLEE log each record's `(exit)` ends that query, not the session: replay
-//! reads it as `(reset)`.
+//! KQuery logs (read as the SMT2 log they stand for, [`kquery`]), also gzip-compressed. A
+//! KLEE log's answers come from its result comments (Truth `Is Valid: true` = unsat;
+//! Validity `1` = unsat, `0`/`-1` = sat; Value = sat; InitialValues `Solvable: true` = sat,
+//! `false` = unsat), attached to the check-sat of the record they follow. In a KLEE log
+//! each record's `(exit)` ends that query, not the session: replay reads it as `(reset)`.
 
 pub mod kquery;
 
