@@ -434,7 +434,10 @@ impl<'a> Parser<'a> {
                     self.bump()?;
                     let mut e = self.paren_expr()?;
                     e.text = self.bind(name, e.text);
-                    if self.exprs.insert(name, e.clone()).is_some() {
+                    // One `let` name per label: an update list's label too.
+                    if self.exprs.insert(name, e.clone()).is_some()
+                        || self.versions.contains_key(name)
+                    {
                         return Err(Parser::error_at(
                             at,
                             format!("label `{name}` defined twice"),
@@ -789,7 +792,9 @@ impl<'a> Parser<'a> {
                     self.bump()?;
                     let mut v = self.update_list()?;
                     v.text = self.bind(name, v.text);
-                    if self.versions.insert(name, v.clone()).is_some() {
+                    if self.versions.insert(name, v.clone()).is_some()
+                        || self.exprs.contains_key(name)
+                    {
                         return Err(Parser::error_at(
                             at,
                             format!("label `{name}` defined twice"),
@@ -1141,6 +1146,11 @@ mod tests {
                 "line 1, column 9: unknown expression kind `Foo`",
             ),
             ("(query [N0] false)", "line 1, column 9: unknown label `N0`"),
+            (
+                "array a[2] : w32 -> w8 = symbolic\n\
+                 (query [(Eq N0:(Read w8 0 a) (Read w8 1 N0:[0=1] @ a))] false)",
+                "line 2, column 41: label `N0` defined twice",
+            ),
             (
                 "(query [(Eq (w8 1) (w16 1))] false)",
                 "line 1, column 20: expression has width 16, expected 8",
