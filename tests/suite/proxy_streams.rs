@@ -1920,18 +1920,33 @@ fn streams_as_z3(cfg: Config, tag: &str, default_seeds: std::ops::RangeInclusive
                 proxy_args("z3,yices", Some("hybrid"), store, &[]),
             ));
         }
-        let mut chunks = Vec::new();
-        for (label, args) in runs {
-            let out = run(&args, r.text.as_bytes(), T);
-            tally.runs += 1;
-            match compare(&label, &out, direct.code(), &want, &r) {
-                Ok(c) => chunks.extend(c),
-                Err(e) => tally.fail(tag, seed, &r.text, e),
-            }
-        }
-        verify(&mut tally, tag, seed, &r.text, &chunks);
+        through_smtproxy(&mut tally, tag, seed, &r, &direct, &want, runs);
     }
     tally
+}
+
+/// The script `r` through smtproxy once per `(label, args)` of `runs`: each run compared
+/// with the solver's own run `direct` (responses `want`), then every set of values the
+/// runs gave checked in z3. Failures go to `tally`.
+fn through_smtproxy(
+    tally: &mut Tally,
+    tag: &str,
+    seed: u64,
+    r: &Rendered,
+    direct: &common::Out,
+    want: &[Sx],
+    runs: Vec<(String, Vec<&str>)>,
+) {
+    let mut chunks = Vec::new();
+    for (label, args) in runs {
+        let out = run(&args, r.text.as_bytes(), T);
+        tally.runs += 1;
+        match compare(&label, &out, direct.code(), want, r) {
+            Ok(c) => chunks.extend(c),
+            Err(e) => tally.fail(tag, seed, &r.text, e),
+        }
+    }
+    verify(tally, tag, seed, &r.text, &chunks);
 }
 
 /// Every seed's QF_AUFBV script through `cmd` (cvc5 or yices itself) and through smtproxy
@@ -1983,21 +1998,14 @@ fn streams_as(solver: &str, cmd: &[&str], tag: &str, cfg: Config) -> Tally {
                 continue;
             }
         };
-        let mut chunks = Vec::new();
-        for strategy in ["hybrid", "stack"] {
-            let label = format!("{solver} under {strategy}");
-            let out = run(
-                &proxy_args(solver, Some(strategy), store, flags),
-                r.text.as_bytes(),
-                T,
-            );
-            tally.runs += 1;
-            match compare(&label, &out, direct.code(), &want, &r) {
-                Ok(c) => chunks.extend(c),
-                Err(e) => tally.fail(tag, seed, &r.text, e),
-            }
-        }
-        verify(&mut tally, tag, seed, &r.text, &chunks);
+        let runs = ["hybrid", "stack"]
+            .into_iter()
+            .map(|st| {
+                let label = format!("{solver} under {st}");
+                (label, proxy_args(solver, Some(st), store, flags))
+            })
+            .collect();
+        through_smtproxy(&mut tally, tag, seed, &r, &direct, &want, runs);
     }
     tally
 }
