@@ -433,16 +433,8 @@ impl<'a> Parser<'a> {
                 if self.tok == Tok::Colon {
                     self.bump()?;
                     let mut e = self.paren_expr()?;
-                    e.text = self.bind(name, e.text);
-                    // One `let` name per label: an update list's label too.
-                    if self.exprs.insert(name, e.clone()).is_some()
-                        || self.versions.contains_key(name)
-                    {
-                        return Err(Parser::error_at(
-                            at,
-                            format!("label `{name}` defined twice"),
-                        ));
-                    }
+                    e.text = self.bind(name, e.text, at)?;
+                    self.exprs.insert(name, e.clone());
                     e
                 } else {
                     self.exprs
@@ -462,15 +454,23 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Binds label `name` to `text`; returns the name the label's uses are written as.
-    fn bind(&mut self, name: &str, text: Rc<str>) -> Rc<str> {
+    /// Binds label `name` (defined at `at`) to `text`; returns the name the label's uses
+    /// are written as. Expression and update-list labels share the `let` names, so a name
+    /// is one label of either kind per query.
+    fn bind(&mut self, name: &str, text: Rc<str>, at: (usize, usize)) -> Result<Rc<str>, Error> {
+        let var = format!("?{name}");
+        if self.bindings.iter().any(|b| b.0 == var) {
+            return Err(Parser::error_at(
+                at,
+                format!("label `{name}` defined twice"),
+            ));
+        }
         let depth = 1 + Self::names_in(&text)
             .filter_map(|n| self.bindings.iter().find(|b| b.0 == n).map(|b| b.2))
             .max()
             .unwrap_or(0);
-        let var = format!("?{name}");
         self.bindings.push((var.clone(), text, depth));
-        var.into()
+        Ok(var.into())
     }
 
     /// The `?` names in a translated text (KQuery's own names never start with `?`).
@@ -791,15 +791,8 @@ impl<'a> Parser<'a> {
                 if self.tok == Tok::Colon {
                     self.bump()?;
                     let mut v = self.update_list()?;
-                    v.text = self.bind(name, v.text);
-                    if self.versions.insert(name, v.clone()).is_some()
-                        || self.exprs.contains_key(name)
-                    {
-                        return Err(Parser::error_at(
-                            at,
-                            format!("label `{name}` defined twice"),
-                        ));
-                    }
+                    v.text = self.bind(name, v.text, at)?;
+                    self.versions.insert(name, v.clone());
                     return Ok(v);
                 }
                 if let Some(v) = self.versions.get(name) {
