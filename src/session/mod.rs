@@ -192,6 +192,7 @@ impl Engine {
         };
         let passthrough = cfg.strategy == Strategy::Passthrough;
         let mut planner = Planner::new(&cfg)?;
+        planner.read_models(cfg.client.model_after_sat);
         planner.main.mode = if passthrough {
             DriverMode::Lean
         } else {
@@ -1431,6 +1432,8 @@ impl Engine {
         self.optimum_interval = None;
         self.objective_check = Some(text.to_string());
         let deadline = self.planner.deadline();
+        // The search reads the objective's value in the model of every sat.
+        self.planner.read_models(true);
         let mut oracle = Bounds {
             engine: self,
             obj: &obj,
@@ -1440,6 +1443,7 @@ impl Engine {
         };
         let outcome = objective::search(&obj, &mut oracle);
         self.planner.set_deadline(deadline);
+        self.planner.read_models(self.flags.model_after_sat);
         let (a, optimum) = match outcome {
             objective::Outcome::GaveUp => {
                 return self.fall_back(text, line, col, "the search for an optimum gave up");
@@ -1529,16 +1533,24 @@ impl Engine {
         }
     }
 
-    /// The solver that held the last model died after answering `sat` (between the
-    /// check-sat and a get-value, or during one): solve the same query again so a model
-    /// is available. True when it is. (Values already given to the client came from the
-    /// lost model; the new one satisfies the same assertions but may differ.)
-    fn recover_model(&mut self, why: &str) -> bool {
-        self.stats.note(format!(
-            "the solver holding the model is gone ({why}); solving the query again"
-        ));
+    /// The last sat's model cannot be read as it stands (`e`): the solver that held it
+    /// died after answering (between the check-sat and a get-value, or during one), or it
+    /// was never read (`ModelError::Unread`). Solve the same query again, models read, so
+    /// that one is available. True when it is; false for any other error. (Values already
+    /// given to the client came from the lost model; the new one satisfies the same
+    /// assertions but may differ.)
+    fn recover_model(&mut self, e: &ModelError) -> bool {
+        match e {
+            ModelError::Lost(why) => self.stats.note(format!(
+                "the solver holding the model is gone ({why}); solving the query again"
+            )),
+            ModelError::Unread => {}
+            ModelError::Other(_) => return false,
+        }
         let assumptions = std::mem::take(&mut self.last_assumptions);
+        self.planner.read_models(true);
         let a = self.solve(&assumptions, self.optimum.as_ref().map(|o| o.0));
+        self.planner.read_models(self.flags.model_after_sat);
         self.last_assumptions = assumptions;
         if a != Answer::Sat {
             self.last = Last::Unknown;
@@ -1599,8 +1611,8 @@ impl Engine {
         let ts: Vec<TermId> = terms.iter().map(|t| t.0).collect();
         let busy = self.planner.busy();
         let mut r = self.planner.values(&mut self.store, &ts, self.dialect);
-        if let Err(ModelError::Lost(why)) = &r {
-            if self.recover_model(&why.clone()) {
+        if let Err(e) = &r {
+            if self.recover_model(e) {
                 r = self.planner.values(&mut self.store, &ts, self.dialect);
             }
         }
@@ -1644,8 +1656,8 @@ impl Engine {
         let decls: Vec<Decl> = self.client.decls().cloned().collect();
         let busy = self.planner.busy();
         let mut r = self.planner.model(&mut self.store, &decls, self.dialect);
-        if let Err(ModelError::Lost(why)) = &r {
-            if self.recover_model(&why.clone()) {
+        if let Err(e) = &r {
+            if self.recover_model(e) {
                 r = self.planner.model(&mut self.store, &decls, self.dialect);
             }
         }

@@ -33,6 +33,8 @@ enum ModelAt {
     Aux(u64),
     /// A model smtproxy validated itself.
     Own(OwnModel),
+    /// The solver's sat on the whole query, its model not read (`Planned::SatUnread`).
+    Unread,
 }
 
 /// What the solver said of a command smtproxy's parser refused (`Planner::solver_verdict`).
@@ -60,6 +62,9 @@ pub struct Planner {
     /// The other solvers of `--solver a,b,...` (modelled strategies only).
     portfolio: Option<Portfolio>,
     model_at: ModelAt,
+    /// Read the model of every sat the cache stage gets from a backend, dear or not: set
+    /// while the model of each answer is needed (`read_models`).
+    read_models: bool,
     /// The solver's answers to set-logic for names outside the common ones.
     logic_replies: rustc_hash::FxHashMap<String, Response>,
 }
@@ -98,6 +103,7 @@ impl Planner {
                 _ => None,
             },
             model_at: ModelAt::None,
+            read_models: false,
             logic_replies: Default::default(),
         })
     }
@@ -160,6 +166,14 @@ impl Planner {
         }
     }
 
+    /// Whether the checks that follow must leave a model readable after every sat (the
+    /// client asks for one after each, an objective search reads them, or a model left
+    /// unread is being asked for); otherwise the cache stage may leave a model unread
+    /// where reading it costs several solves.
+    pub fn read_models(&mut self, on: bool) {
+        self.read_models = on;
+    }
+
     /// The client reset: nothing in the backends is lost (the stack strategy keeps its
     /// prefix), but no model is available.
     pub fn reset(&mut self) {
@@ -180,6 +194,7 @@ impl Planner {
         self.model_at = ModelAt::None;
         self.stack.take_probe(&mut self.aux);
         let before = self.busy();
+        let rm = self.read_models;
         if let Some(c) = self.cached.as_mut() {
             // Hybrid's misses go to the incremental stack, the cache strategy's to a
             // fresh context; with a portfolio, through it.
@@ -192,16 +207,16 @@ impl Planner {
                     last: Via::Incremental,
                 };
                 match self.portfolio.as_mut() {
-                    Some(p) => c.check(&mut PortfolioMiss::new(miss, p), store, q, stats)?,
-                    None => c.check(&mut { miss }, store, q, stats)?,
+                    Some(p) => c.check(&mut PortfolioMiss::new(miss, p), store, q, rm, stats)?,
+                    None => c.check(&mut { miss }, store, q, rm, stats)?,
                 }
             } else {
                 let miss = FreshMiss {
                     backend: &mut self.main,
                 };
                 match self.portfolio.as_mut() {
-                    Some(p) => c.check(&mut PortfolioMiss::new(miss, p), store, q, stats)?,
-                    None => c.check(&mut { miss }, store, q, stats)?,
+                    Some(p) => c.check(&mut PortfolioMiss::new(miss, p), store, q, rm, stats)?,
+                    None => c.check(&mut { miss }, store, q, rm, stats)?,
                 }
             };
             match planned {
@@ -211,6 +226,11 @@ impl Planner {
                         self.model_at = ModelAt::Own(OwnModel::new(m));
                     }
                     return Ok(a);
+                }
+                Planned::SatUnread => {
+                    stats.solver += self.busy() - before;
+                    self.model_at = ModelAt::Unread;
+                    return Ok(Answer::Sat);
                 }
                 Planned::NotModelled => {}
             }
@@ -254,6 +274,7 @@ impl Planner {
         match self.model_at {
             ModelAt::Main(g) => Ok((&mut self.main, g)),
             ModelAt::Aux(g) => Ok((&mut self.aux, g)),
+            ModelAt::Unread => Err(ModelError::Unread),
             _ => Err(ModelError::Other("model is not available".into())),
         }
     }

@@ -38,6 +38,9 @@ pub struct Stats {
     /// searched, and how many of them were needed.
     pub speculations: u64,
     pub speculations_used: u64,
+    /// Cache and hybrid: components the backend found sat whose model, dear to read
+    /// (cvc5's on some KLEE logs), was not asked for (`cache_stage::adapt::ModelCost`).
+    pub models_unread: u64,
     /// Hybrid: components decided by evaluating every assignment of their few bits
     /// (`query::enumerate`) instead of by a backend.
     pub enumerated: u64,
@@ -139,6 +142,7 @@ pub struct Summary {
     pub speculations: u64,
     pub speculations_used: u64,
     pub enumerated: u64,
+    pub models_unread: u64,
     pub guessed: u64,
     pub cores: u64,
     pub exact_hits: u64,
@@ -216,6 +220,7 @@ impl Stats {
             speculations: self.speculations,
             speculations_used: self.speculations_used,
             enumerated: self.enumerated,
+            models_unread: self.models_unread,
             guessed: self.guessed,
             cores: self.cores,
             exact_hits: self.exact_hits,

@@ -113,6 +113,9 @@ pub enum ModelError {
     /// The backend process that held it is gone (crashed, killed, deadline): solving the
     /// same query again brings a model back.
     Lost(String),
+    /// The solver answered sat and its model was not read (dear to read, and perhaps never
+    /// asked for): solving the same query again, models read, brings one.
+    Unread,
     /// Anything else (no model, the solver rejected the request, ...).
     Other(String),
 }
@@ -121,6 +124,7 @@ impl std::fmt::Display for ModelError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ModelError::Lost(e) => write!(f, "model lost with the solver: {e}"),
+            ModelError::Unread => f.write_str("model not read"),
             ModelError::Other(e) => f.write_str(e),
         }
     }

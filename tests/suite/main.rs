@@ -27,6 +27,7 @@ mod proxy_bench;
 mod proxy_cache;
 mod proxy_command_line;
 mod proxy_cores;
+mod proxy_dear_models;
 mod proxy_differential;
 mod proxy_faults;
 mod proxy_governor;

@@ -1,6 +1,6 @@
 //! What the cache stage learns, as a session goes, about which of its ways pay: trying
 //! recent models, asking for arrays' defaults, solving ahead of need, learning unsat cores,
-//! guessing and searching (each a [`Gate`]).
+//! guessing and searching (each a [`Gate`]), reading the solver's models ([`ModelCost`]).
 //!
 //! Invariant: every count is halved or reset now and then, so recent outcomes weigh most,
 //! and a way that was closed is still tried now and then, so a log whose queries change is
@@ -200,6 +200,88 @@ impl BackendCost {
     }
 }
 
+/// A model read costing more than this many solves of its component may be left unread.
+const MODEL_DEAR: u32 = 4;
+/// ... and only when it also costs more than this (a model that costs milliseconds is read:
+/// stored, it answers later queries).
+const MODEL_FLOOR: Duration = Duration::from_millis(50);
+/// While models are left unread, one is read all the same after this many, so that the
+/// mean follows a log whose models get cheaper; each read that finds them still dear
+/// doubles the interval, up to [`MODEL_RESAMPLE_MAX`].
+const MODEL_RESAMPLE: u32 = 16;
+const MODEL_RESAMPLE_MAX: u32 = 256;
+
+/// What the backend takes to solve a component and to give its model (running means over
+/// about the last 8 of each): whether a sat component's model is worth reading. cvc5
+/// builds its model at the first get-value after a sat, whatever is asked: on a KLEE PCRE
+/// log 2-8 s a query against 0.2-0.7 s for the check. A model left unread is not stored and
+/// answers no later query; a query that needs it (the client asks for values) is solved
+/// again with the model read (`CachePlanner::check`'s `read_models`), so skipping pays only
+/// where the read costs several solves: where it costs two, reading every model was faster
+/// on that PCRE log (fewer checks: the models stored answer later queries).
+pub(super) struct ModelCost {
+    solve: Option<Duration>,
+    read: Option<Duration>,
+    /// Models left unread since the last one read, and how many that may reach.
+    left_unread: u32,
+    interval: u32,
+    /// Every model is dear (`SMTPROXY_MODELS_UNREAD`, for tests of the paths a model left
+    /// unread takes).
+    always_dear: bool,
+}
+
+impl Default for ModelCost {
+    fn default() -> Self {
+        ModelCost {
+            solve: None,
+            read: None,
+            left_unread: 0,
+            interval: MODEL_RESAMPLE,
+            always_dear: std::env::var_os("SMTPROXY_MODELS_UNREAD").is_some_and(|v| v == "1"),
+        }
+    }
+}
+
+impl ModelCost {
+    fn mean(m: &mut Option<Duration>, took: Duration) {
+        *m = Some(match *m {
+            None => took,
+            Some(m) => (m * 7 + took) / 8,
+        });
+    }
+
+    pub(super) fn solved(&mut self, took: Duration) {
+        Self::mean(&mut self.solve, took);
+    }
+
+    pub(super) fn read(&mut self, took: Duration) {
+        Self::mean(&mut self.read, took);
+    }
+
+    /// Whether the model of a component just found sat is to be read.
+    pub(super) fn worth_reading(&mut self) -> bool {
+        if self.always_dear {
+            return false;
+        }
+        let dear = match (self.solve, self.read) {
+            (Some(s), Some(r)) => r > MODEL_FLOOR && r > s * MODEL_DEAR,
+            _ => false,
+        };
+        if !dear {
+            self.left_unread = 0;
+            self.interval = MODEL_RESAMPLE;
+            return true;
+        }
+        self.left_unread += 1;
+        if self.left_unread > self.interval {
+            self.left_unread = 0;
+            self.interval = (self.interval * 2).min(MODEL_RESAMPLE_MAX);
+            return true;
+        }
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,5 +330,31 @@ mod tests {
         costs.note(ms(16));
         costs.note(ms(0));
         assert_eq!(costs.mean(), Some(ms(15)));
+    }
+
+    /// Models are read while they cost under four solves or 50 ms; a dearer one is left
+    /// unread but for one after 16, then 32, ... (up to 256), and reading resumes once
+    /// they are cheap again.
+    #[test]
+    fn a_dear_model_is_left_unread_but_sampled() {
+        let ms = Duration::from_millis;
+        let mut c = ModelCost::default();
+        assert!(c.worth_reading());
+        c.solved(ms(1));
+        c.read(ms(30));
+        assert!(c.worth_reading(), "30 ms is under the floor");
+        let mut c = ModelCost::default();
+        c.solved(ms(500));
+        c.read(ms(1900));
+        assert!(c.worth_reading(), "under four solves' worth is read");
+        let mut c = ModelCost::default();
+        c.solved(ms(500));
+        c.read(ms(8000));
+        let read: Vec<usize> = (0..1000).filter(|_| c.worth_reading()).collect();
+        assert_eq!(read, [16, 49, 114, 243, 500, 757]);
+        for _ in 0..40 {
+            c.read(ms(100));
+        }
+        assert!(c.worth_reading() && c.worth_reading());
     }
 }

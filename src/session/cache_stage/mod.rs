@@ -17,6 +17,9 @@
 //! Invariants:
 //! * A `sat` is only returned with a model that the evaluator found to satisfy every
 //!   assertion and assumption of the client's query (not just the component).
+//!   The one exception, `Planned::SatUnread`, is the solver's own sat on a query of one
+//!   component whose model was dear to read: nothing is stored for it, and the planner
+//!   solves the query again, models read, when its model is asked for.
 //! * A solve started ahead is either waited for (the component's answer) or dropped before
 //!   `check` returns, never both (`StackMirror::begin`).
 //! * `unknown` is never stored. An unsat entry is stored under the key of the exact
@@ -38,7 +41,7 @@ mod cells;
 mod hints;
 mod model;
 
-use adapt::{AheadRate, BackendCost, CoreTrial, Gate, ModelTries, RECENT_MODELS};
+use adapt::{AheadRate, BackendCost, CoreTrial, Gate, ModelCost, ModelTries, RECENT_MODELS};
 use cells::{array_of_cells, cell_reads, unread_cell};
 use hints::BlockHints;
 pub use hints::{model_from_text, model_to_text};
@@ -114,6 +117,8 @@ pub struct CachePlanner {
     block_reads: Gate,
     /// What the backend stage has been taking per component (`BackendCost`).
     backend_cost: BackendCost,
+    /// What the backend's solves and model reads take (`ModelCost`).
+    model_cost: ModelCost,
     /// What each conjunct seen reads and which symbols it needs declared (`SliceMemo`).
     slice_memo: SliceMemo,
     /// The model of each block of commands answered sat, by its name-free key (`hints`).
@@ -185,11 +190,21 @@ struct Tally {
     model: Model,
     /// A component went to the backend, or was decided locally.
     any_solver: bool,
+    /// A component the backend found sat whose model was left unread (`ModelCost`).
+    unread: bool,
     any_local: bool,
     /// A component was answered by a model of another query.
     used_model: bool,
     /// The (single) component's model was evaluated on the client's assertions.
     evaluated: bool,
+}
+
+/// What the backend stage made of a component.
+enum Backend {
+    /// Its answer and, for `sat`, the solver's model (`None`: it could not be read).
+    Answer(Answer, Option<Model>),
+    /// Sat; its model, dear to read, was not asked for.
+    SatUnread,
 }
 
 /// What a stage made of a component, when it answered it.
@@ -212,6 +227,10 @@ struct CanonKey {
 pub enum Planned {
     /// Answered with a model smtproxy validated itself.
     Own(Answer, Option<Model>),
+    /// Sat, by the backend's answer on the query's one component (all the client's
+    /// assertions and assumptions), whose model was left unread (`ModelCost`): the query
+    /// must be solved again for a model.
+    SatUnread,
     /// Not handled here (query outside the modelled fragment): plan it otherwise.
     NotModelled,
 }
@@ -241,6 +260,7 @@ impl CachePlanner {
             searches: Gate::default(),
             block_reads: Gate::default(),
             backend_cost: BackendCost::default(),
+            model_cost: ModelCost::default(),
             exact: FxHashMap::default(),
             whole: FxHashMap::default(),
             warned: false,
@@ -401,13 +421,16 @@ impl CachePlanner {
     }
 
     /// Answer `q` from what is known, solving what is not through `miss`: `Planned::Own`
-    /// with a model evaluated on the whole query for `sat`, or `NotModelled` when the query
-    /// must be answered another way (outside the modelled fragment, or no usable model).
+    /// with a model evaluated on the whole query for `sat`, `SatUnread`, or `NotModelled`
+    /// when the query must be answered another way (outside the modelled fragment, or no
+    /// usable model). `read_models`: read the model of every sat component the backend
+    /// solves, dear or not (the query's model is needed).
     pub fn check<M: MissPath>(
         &mut self,
         miss: &mut M,
         store: &mut TermStore,
         q: &Query,
+        read_models: bool,
         stats: &mut Stats,
     ) -> Result<Planned, DriverError> {
         // The very same query (assertions and assumptions, as terms) answered before in
@@ -452,7 +475,7 @@ impl CachePlanner {
             }
         }
         let mut ahead = None;
-        let r = self.plan(miss, store, q, stats, &mut ahead);
+        let r = self.plan(miss, store, q, read_models, stats, &mut ahead);
         if let Some((_, f)) = ahead {
             miss.drop_ahead(f);
         }
@@ -488,6 +511,7 @@ impl CachePlanner {
         miss: &mut M,
         store: &mut TermStore,
         q: &Query,
+        read_models: bool,
         stats: &mut Stats,
         ahead: &mut Option<(usize, M::Ahead)>,
     ) -> Result<Planned, DriverError> {
@@ -589,9 +613,18 @@ impl CachePlanner {
                 None => {
                     t.any_solver = true;
                     let t0 = Instant::now();
-                    let r = self.backend_stage(miss, store, q, &c, ahead, stats)?;
+                    let r = self.backend_stage(miss, store, q, &c, ahead, read_models, stats)?;
                     self.backend_cost.note(t0.elapsed());
-                    r
+                    match r {
+                        Backend::Answer(a, m) => (a, m),
+                        Backend::SatUnread => {
+                            // Nothing to store or combine; a later component may still
+                            // refute the query.
+                            t.unread = true;
+                            stats.models_unread += 1;
+                            continue;
+                        }
+                    }
                 }
             };
             match self.solved(store, &c, &canon, a, m, &mut t, stats) {
@@ -601,6 +634,16 @@ impl CachePlanner {
         }
         if !self.warned {
             self.warn_tiers(stats);
+        }
+        if t.unread {
+            // Every component is sat, one at least by the solver's word alone. With one
+            // component that word is on the client's whole query; with several, the query
+            // is solved whole, its model held by the backend.
+            return Ok(if single {
+                Planned::SatUnread
+            } else {
+                Planned::NotModelled
+            });
         }
         // The whole query, under the union of the component models. With one component
         // whose model was evaluated to true on `all` above, `model` is that model (merged
@@ -785,7 +828,9 @@ impl CachePlanner {
     }
 
     /// Stage 7, the backend (the miss path): the component's answer and, for `sat`, the
-    /// solver's model of it (`None` when it could not be read).
+    /// solver's model of it, unless reading it costs several solves (`ModelCost`) and
+    /// `read_models` is false.
+    #[allow(clippy::too_many_arguments)]
     fn backend_stage<M: MissPath>(
         &mut self,
         miss: &mut M,
@@ -793,8 +838,9 @@ impl CachePlanner {
         client_q: &Query,
         c: &Comp,
         ahead: &mut Option<(usize, M::Ahead)>,
+        read_models: bool,
         stats: &mut Stats,
-    ) -> Result<(Answer, Option<Model>), DriverError> {
+    ) -> Result<Backend, DriverError> {
         self.ahead.sent_to_backend();
         let mine = match ahead.take() {
             Some((i, f)) if i == c.index => {
@@ -809,7 +855,9 @@ impl CachePlanner {
         };
         let decls = component_decls(store, client_q, &c.leaves);
         let q = component_query(client_q, c.conj, &decls);
+        let t0 = Instant::now();
         let a = miss.solve(store, &q, mine, stats)?;
+        self.model_cost.solved(t0.elapsed());
         if a == Answer::Unsat {
             // A core smaller than the component refutes every later component that
             // contains it (counterexample reasoning, with the solver's core rather than the
@@ -830,12 +878,18 @@ impl CachePlanner {
             }
         }
         if a != Answer::Sat {
-            return Ok((a, None));
+            return Ok(Backend::Answer(a, None));
         }
         if c.leaves.is_empty() {
-            return Ok((a, Some(Model::new())));
+            return Ok(Backend::Answer(a, Some(Model::new())));
         }
-        Ok((a, self.backend_model(miss, store, c, stats)))
+        if !read_models && !self.model_cost.worth_reading() {
+            return Ok(Backend::SatUnread);
+        }
+        let t0 = Instant::now();
+        let m = self.backend_model(miss, store, c, stats);
+        self.model_cost.read(t0.elapsed());
+        Ok(Backend::Answer(a, m))
     }
 
     /// The solver's model of a component it found sat: each leaf's value, except that an

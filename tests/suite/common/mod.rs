@@ -42,6 +42,34 @@ pub fn program(name: &str) -> std::ffi::OsString {
         .clone()
 }
 
+/// z3 behind a wrapper (in `dir`) that holds every get-value and get-model for `delay_ms`
+/// before z3 sees it: a solver whose models are dear to read, as cvc5's are on some KLEE
+/// queries (it builds its model at the first get-value after a sat).
+pub fn slow_model_z3(dir: &Path, delay_ms: u64) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let z3 = program("z3");
+    let p = dir.join(format!("z3-models-{delay_ms}ms"));
+    std::fs::write(
+        &p,
+        format!(
+            r#"#!/usr/bin/env python3
+import subprocess, sys, time
+z3 = subprocess.Popen([{z3:?}] + sys.argv[1:], stdin=subprocess.PIPE)
+for line in sys.stdin.buffer:
+    if line.lstrip().startswith((b"(get-value", b"(get-model")):
+        time.sleep({delay_ms} / 1000)
+    z3.stdin.write(line)
+    z3.stdin.flush()
+z3.stdin.close()
+z3.wait()
+"#
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_smtproxy")
 }
