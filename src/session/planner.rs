@@ -21,7 +21,8 @@ use crate::driver::{DriverError, Response, SolverKind};
 use crate::query::eval::Model;
 use crate::smt2::printer::{backend_name, BackendNames, Names};
 use crate::smt2::response::Dialect;
-use crate::term::{TermId, TermStore};
+use crate::term::{Op, TermId, TermStore};
+use rustc_hash::FxHashSet;
 use std::time::{Duration, Instant};
 
 /// Where the last sat answer's model is.
@@ -65,6 +66,12 @@ pub struct Planner {
     /// Read the model of every sat the cache stage gets from a backend, dear or not: set
     /// while the model of each answer is needed (`read_models`).
     read_models: bool,
+    /// The last model is the backend's model of the query's one component, left unread by
+    /// the cache stage (`Planned::SatUnread`), of these constants: the backend was given
+    /// only those (a name the client declared otherwise may mean another constant there),
+    /// so values of others, and the whole model, are got by solving the query again
+    /// (`ModelError::Unread`).
+    unread_held: Option<FxHashSet<TermId>>,
     /// The solver's answers to set-logic for names outside the common ones.
     logic_replies: rustc_hash::FxHashMap<String, Response>,
 }
@@ -104,6 +111,7 @@ impl Planner {
             },
             model_at: ModelAt::None,
             read_models: false,
+            unread_held: None,
             logic_replies: Default::default(),
         })
     }
@@ -160,6 +168,7 @@ impl Planner {
     /// check-sat's (None: that check-sat has no model).
     pub fn hold(&mut self, m: Option<Model>) {
         self.model_at = m.map_or(ModelAt::None, |m| ModelAt::Own(OwnModel::new(m)));
+        self.unread_held = None;
         if let Some(c) = self.cached.as_mut() {
             // The text of the cache stage's last answer is not this model's.
             c.forget_hint();
@@ -192,14 +201,18 @@ impl Planner {
         stats: &mut Stats,
     ) -> Result<Answer, DriverError> {
         self.model_at = ModelAt::None;
+        self.unread_held = None;
         self.stack.take_probe(&mut self.aux);
         let before = self.busy();
         let rm = self.read_models;
         if let Some(c) = self.cached.as_mut() {
             // Hybrid's misses go to the incremental stack, the cache strategy's to a
             // fresh context; with a portfolio, through it.
-            let planned = if self.strategy == Strategy::Hybrid {
-                let miss = StackMiss {
+            // `last`: the backend of the miss path's last solve, where it is one of this
+            // planner's own (not a portfolio member's): main (the stack's, or the cache
+            // strategy's fresh contexts) or aux (a fresh context that won a race).
+            let (planned, last) = if self.strategy == Strategy::Hybrid {
+                let mut miss = StackMiss {
                     stack: &mut self.stack,
                     main: &mut self.main,
                     aux: &mut self.aux,
@@ -207,16 +220,25 @@ impl Planner {
                     last: Via::Incremental,
                 };
                 match self.portfolio.as_mut() {
-                    Some(p) => c.check(&mut PortfolioMiss::new(miss, p), store, q, rm, stats)?,
-                    None => c.check(&mut { miss }, store, q, rm, stats)?,
+                    Some(p) => (
+                        c.check(&mut PortfolioMiss::new(miss, p), store, q, rm, stats)?,
+                        None,
+                    ),
+                    None => (c.check(&mut miss, store, q, rm, stats)?, Some(miss.last)),
                 }
             } else {
                 let miss = FreshMiss {
                     backend: &mut self.main,
                 };
                 match self.portfolio.as_mut() {
-                    Some(p) => c.check(&mut PortfolioMiss::new(miss, p), store, q, rm, stats)?,
-                    None => c.check(&mut { miss }, store, q, rm, stats)?,
+                    Some(p) => (
+                        c.check(&mut PortfolioMiss::new(miss, p), store, q, rm, stats)?,
+                        None,
+                    ),
+                    None => (
+                        c.check(&mut { miss }, store, q, rm, stats)?,
+                        Some(Via::Incremental),
+                    ),
                 }
             };
             match planned {
@@ -227,9 +249,18 @@ impl Planner {
                     }
                     return Ok(a);
                 }
-                Planned::SatUnread => {
+                Planned::SatUnread(leaves) => {
+                    // The query's one component was the miss path's last solve: its model
+                    // is the query's, still in that backend (a value it cannot give, of a
+                    // constant the component does not declare, sends the engine to solve
+                    // the query again: `unread_held`).
                     stats.solver += self.busy() - before;
-                    self.model_at = ModelAt::Unread;
+                    self.model_at = match last {
+                        Some(Via::Incremental) => ModelAt::Main(self.main.generation),
+                        Some(Via::Fresh) => ModelAt::Aux(self.aux.generation),
+                        None => ModelAt::Unread,
+                    };
+                    self.unread_held = last.map(|_| leaves.into_iter().collect());
                     return Ok(Answer::Sat);
                 }
                 Planned::NotModelled => {}
@@ -279,6 +310,14 @@ impl Planner {
         }
     }
 
+    /// The last model, held by the backend of a component left unread, is not to be read
+    /// there (`unread_held`): the query is to be solved again.
+    fn unread(&mut self) -> ModelError {
+        self.unread_held = None;
+        self.model_at = ModelAt::Unread;
+        ModelError::Unread
+    }
+
     /// A command about the last model, to the very process that produced it.
     fn model_cmd(&mut self, text: &str) -> Result<String, ModelError> {
         let on_main = matches!(self.model_at, ModelAt::Main(_));
@@ -291,6 +330,7 @@ impl Planner {
         }
         match r {
             Ok(Response::Other(text)) => Ok(text),
+            Ok(Response::Error(_)) if self.unread_held.is_some() => Err(self.unread()),
             Ok(Response::Error(e)) => Err(ModelError::Other(e)),
             Ok(r) => Err(ModelError::Other(format!(
                 "unexpected solver answer {}",
@@ -317,6 +357,11 @@ impl Planner {
         if let ModelAt::Own(m) = &mut self.model_at {
             return m.values(store, terms, dialect).map_err(ModelError::Other);
         }
+        if let Some(leaves) = &self.unread_held {
+            if !within(store, terms, leaves) {
+                return Err(self.unread());
+            }
+        }
         let names: &dyn Names = if self.model_in_stack() {
             self.stack.names()
         } else {
@@ -337,6 +382,9 @@ impl Planner {
             return m
                 .model_text(store, decls, dialect)
                 .map_err(ModelError::Other);
+        }
+        if self.unread_held.is_some() {
+            return Err(self.unread());
         }
         let stack_names = self.model_in_stack();
         let mut names: rustc_hash::FxHashMap<String, ModelName> = rustc_hash::FxHashMap::default();
@@ -518,4 +566,27 @@ impl Planner {
         self.aux.kill();
         self.fallback.kill();
     }
+}
+
+/// Whether `terms` name no constant outside `leaves` and apply no function of the
+/// client's (nor bind anything): their values in a model of just `leaves` are theirs.
+fn within(store: &TermStore, terms: &[TermId], leaves: &FxHashSet<TermId>) -> bool {
+    let mut seen: FxHashSet<TermId> = FxHashSet::default();
+    let mut stack: Vec<TermId> = terms.to_vec();
+    while let Some(t) = stack.pop() {
+        if !seen.insert(t) {
+            continue;
+        }
+        let n = store.node(t);
+        match n.op {
+            Op::Sym(_) if n.args.is_empty() => {
+                if !leaves.contains(&t) {
+                    return false;
+                }
+            }
+            Op::Sym(_) | Op::Forall(_) | Op::Exists(_) => return false,
+            _ => stack.extend(n.args.iter().copied()),
+        }
+    }
+    true
 }

@@ -18,8 +18,8 @@
 //! * A `sat` is only returned with a model that the evaluator found to satisfy every
 //!   assertion and assumption of the client's query (not just the component).
 //!   The one exception, `Planned::SatUnread`, is the solver's own sat on a query of one
-//!   component whose model was dear to read: nothing is stored for it, and the planner
-//!   solves the query again, models read, when its model is asked for.
+//!   component whose model was dear to read: nothing is stored for it, and its model is
+//!   read from that solver or got by solving the query again, models read, when asked for.
 //! * A solve started ahead is either waited for (the component's answer) or dropped before
 //!   `check` returns, never both (`StackMirror::begin`).
 //! * `unknown` is never stored. An unsat entry is stored under the key of the exact
@@ -190,8 +190,9 @@ struct Tally {
     model: Model,
     /// A component went to the backend, or was decided locally.
     any_solver: bool,
-    /// A component the backend found sat whose model was left unread (`ModelCost`).
-    unread: bool,
+    /// The free constants of a component the backend found sat whose model was left
+    /// unread (`ModelCost`), the last such.
+    unread: Option<Vec<TermId>>,
     any_local: bool,
     /// A component was answered by a model of another query.
     used_model: bool,
@@ -228,9 +229,10 @@ pub enum Planned {
     /// Answered with a model smtproxy validated itself.
     Own(Answer, Option<Model>),
     /// Sat, by the backend's answer on the query's one component (all the client's
-    /// assertions and assumptions), whose model was left unread (`ModelCost`): the query
-    /// must be solved again for a model.
-    SatUnread,
+    /// assertions and assumptions; its free constants given), whose model was left unread
+    /// (`ModelCost`): the miss path's last solve, so its backend holds the query's model
+    /// (of those constants).
+    SatUnread(Vec<TermId>),
     /// Not handled here (query outside the modelled fragment): plan it otherwise.
     NotModelled,
 }
@@ -620,7 +622,7 @@ impl CachePlanner {
                         Backend::SatUnread => {
                             // Nothing to store or combine; a later component may still
                             // refute the query.
-                            t.unread = true;
+                            t.unread = Some(c.leaves.clone());
                             stats.models_unread += 1;
                             continue;
                         }
@@ -635,12 +637,12 @@ impl CachePlanner {
         if !self.warned {
             self.warn_tiers(stats);
         }
-        if t.unread {
+        if let Some(leaves) = t.unread {
             // Every component is sat, one at least by the solver's word alone. With one
             // component that word is on the client's whole query; with several, the query
             // is solved whole, its model held by the backend.
             return Ok(if single {
-                Planned::SatUnread
+                Planned::SatUnread(leaves)
             } else {
                 Planned::NotModelled
             });
