@@ -7,7 +7,7 @@
 //! around the strategy's own miss path; everything else stays with the first solver.
 
 use super::backend::SolverHandle;
-use super::cache_stage::{BlockText, CachePlanner, Planned};
+use super::cache_stage::{model_satisfies, BlockText, CachePlanner, Planned};
 use super::client::Decl;
 use super::config::Config;
 use super::fresh::{fresh_check, get_value_text, FreshMiss};
@@ -19,11 +19,19 @@ use super::stats::Stats;
 use super::vocab::{split_values, Answer, ModelError, Query, Strategy};
 use crate::driver::{DriverError, Response, SolverKind};
 use crate::query::eval::Model;
+use crate::query::value::Value;
+use crate::smt2::parser::parse_term;
 use crate::smt2::printer::{backend_name, BackendNames, Names};
 use crate::smt2::response::Dialect;
-use crate::term::{Op, TermId, TermStore};
-use rustc_hash::FxHashSet;
+use crate::term::signature::Signature;
+use crate::term::{TermId, TermStore};
 use std::time::{Duration, Instant};
+
+/// A sat whose model the cache stage left unread (`Planned::SatUnread`).
+struct Unread {
+    leaves: Vec<TermId>,
+    query: Vec<TermId>,
+}
 
 /// Where the last sat answer's model is.
 enum ModelAt {
@@ -34,7 +42,8 @@ enum ModelAt {
     Aux(u64),
     /// A model smtproxy validated itself.
     Own(OwnModel),
-    /// The solver's sat on the whole query, its model not read (`Planned::SatUnread`).
+    /// A sat whose model is had only by solving the query again (`ModelError::Unread`):
+    /// the cache stage did not read it and the backend that answered is not kept.
     Unread,
 }
 
@@ -66,12 +75,10 @@ pub struct Planner {
     /// Read the model of every sat the cache stage gets from a backend, dear or not: set
     /// while the model of each answer is needed (`read_models`).
     read_models: bool,
-    /// The last model is the backend's model of the query's one component, left unread by
-    /// the cache stage (`Planned::SatUnread`), of these constants: the backend was given
-    /// only those (a name the client declared otherwise may mean another constant there),
-    /// so values of others, and the whole model, are got by solving the query again
-    /// (`ModelError::Unread`).
-    unread_held: Option<FxHashSet<TermId>>,
+    /// The last model is a backend's (`model_at`), of a query the cache stage answered
+    /// without reading it (`Planned::SatUnread`): read whole and evaluated before any
+    /// value is given (`read_unread`).
+    unread: Option<Unread>,
     /// The solver's answers to set-logic for names outside the common ones.
     logic_replies: rustc_hash::FxHashMap<String, Response>,
 }
@@ -111,7 +118,7 @@ impl Planner {
             },
             model_at: ModelAt::None,
             read_models: false,
-            unread_held: None,
+            unread: None,
             logic_replies: Default::default(),
         })
     }
@@ -168,7 +175,7 @@ impl Planner {
     /// check-sat's (None: that check-sat has no model).
     pub fn hold(&mut self, m: Option<Model>) {
         self.model_at = m.map_or(ModelAt::None, |m| ModelAt::Own(OwnModel::new(m)));
-        self.unread_held = None;
+        self.unread = None;
         if let Some(c) = self.cached.as_mut() {
             // The text of the cache stage's last answer is not this model's.
             c.forget_hint();
@@ -201,7 +208,7 @@ impl Planner {
         stats: &mut Stats,
     ) -> Result<Answer, DriverError> {
         self.model_at = ModelAt::None;
-        self.unread_held = None;
+        self.unread = None;
         self.stack.take_probe(&mut self.aux);
         let before = self.busy();
         let rm = self.read_models;
@@ -249,18 +256,17 @@ impl Planner {
                     }
                     return Ok(a);
                 }
-                Planned::SatUnread(leaves) => {
+                Planned::SatUnread { leaves, query } => {
                     // The query's one component was the miss path's last solve: its model
-                    // is the query's, still in that backend (a value it cannot give, of a
-                    // constant the component does not declare, sends the engine to solve
-                    // the query again: `unread_held`).
+                    // is the query's, still in that backend (a portfolio member's is not
+                    // kept: the query is solved again for it).
                     stats.solver += self.busy() - before;
                     self.model_at = match last {
                         Some(Via::Incremental) => ModelAt::Main(self.main.generation),
                         Some(Via::Fresh) => ModelAt::Aux(self.aux.generation),
                         None => ModelAt::Unread,
                     };
-                    self.unread_held = last.map(|_| leaves.into_iter().collect());
+                    self.unread = Some(Unread { leaves, query });
                     return Ok(Answer::Sat);
                 }
                 Planned::NotModelled => {}
@@ -310,12 +316,54 @@ impl Planner {
         }
     }
 
-    /// The last model, held by the backend of a component left unread, is not to be read
-    /// there (`unread_held`): the query is to be solved again.
-    fn unread(&mut self) -> ModelError {
-        self.unread_held = None;
-        self.model_at = ModelAt::Unread;
-        ModelError::Unread
+    /// The model of a sat the cache stage left unread (`unread`), read now: the values of
+    /// the query's constants from the backend that answered, evaluated on the query, and
+    /// kept as smtproxy's own model from here on (so every value and model given for this
+    /// check-sat comes from it). The backend knows only those constants (and may hold a
+    /// name the client declared otherwise under another declaration), so nothing else is
+    /// asked of it. `ModelError::Unread` when the model cannot be had so (a portfolio
+    /// member answered; the values do not read back or do not satisfy the query): the
+    /// query is then to be solved again.
+    fn read_unread(&mut self, store: &mut TermStore) -> Result<(), ModelError> {
+        let Some(u) = self.unread.take() else {
+            return Ok(());
+        };
+        let unread = |p: &mut Planner| {
+            p.model_at = ModelAt::Unread;
+            ModelError::Unread
+        };
+        if matches!(self.model_at, ModelAt::Unread) {
+            return Err(ModelError::Unread);
+        }
+        let names: &dyn Names = if self.model_in_stack() {
+            self.stack.names()
+        } else {
+            &BackendNames
+        };
+        let text = match self.model_cmd(&get_value_text(store, &u.leaves, names)) {
+            Ok(t) => t,
+            Err(ModelError::Other(_)) => return Err(unread(self)),
+            Err(e) => return Err(e),
+        };
+        let Ok(values) = split_values(&text, u.leaves.len()) else {
+            return Err(unread(self));
+        };
+        let empty = Signature::default();
+        let mut m = Model::new();
+        for (&l, v) in u.leaves.iter().zip(&values) {
+            let value = parse_term(store, &empty, v)
+                .ok()
+                .and_then(|t| Value::from_term(store, t));
+            match value {
+                Some(value) => m.set(l, value),
+                None => return Err(unread(self)),
+            }
+        }
+        if !model_satisfies(store, &m, &u.query) {
+            return Err(unread(self));
+        }
+        self.model_at = ModelAt::Own(OwnModel::new(m));
+        Ok(())
     }
 
     /// A command about the last model, to the very process that produced it.
@@ -330,7 +378,6 @@ impl Planner {
         }
         match r {
             Ok(Response::Other(text)) => Ok(text),
-            Ok(Response::Error(_)) if self.unread_held.is_some() => Err(self.unread()),
             Ok(Response::Error(e)) => Err(ModelError::Other(e)),
             Ok(r) => Err(ModelError::Other(format!(
                 "unexpected solver answer {}",
@@ -354,13 +401,9 @@ impl Planner {
         terms: &[TermId],
         dialect: Dialect,
     ) -> Result<Vec<String>, ModelError> {
+        self.read_unread(store)?;
         if let ModelAt::Own(m) = &mut self.model_at {
             return m.values(store, terms, dialect).map_err(ModelError::Other);
-        }
-        if let Some(leaves) = &self.unread_held {
-            if !within(store, terms, leaves) {
-                return Err(self.unread());
-            }
         }
         let names: &dyn Names = if self.model_in_stack() {
             self.stack.names()
@@ -378,13 +421,11 @@ impl Planner {
         decls: &[Decl],
         dialect: Dialect,
     ) -> Result<String, ModelError> {
+        self.read_unread(store)?;
         if let ModelAt::Own(m) = &mut self.model_at {
             return m
                 .model_text(store, decls, dialect)
                 .map_err(ModelError::Other);
-        }
-        if self.unread_held.is_some() {
-            return Err(self.unread());
         }
         let stack_names = self.model_in_stack();
         let mut names: rustc_hash::FxHashMap<String, ModelName> = rustc_hash::FxHashMap::default();
@@ -566,27 +607,4 @@ impl Planner {
         self.aux.kill();
         self.fallback.kill();
     }
-}
-
-/// Whether `terms` name no constant outside `leaves` and apply no function of the
-/// client's (nor bind anything): their values in a model of just `leaves` are theirs.
-fn within(store: &TermStore, terms: &[TermId], leaves: &FxHashSet<TermId>) -> bool {
-    let mut seen: FxHashSet<TermId> = FxHashSet::default();
-    let mut stack: Vec<TermId> = terms.to_vec();
-    while let Some(t) = stack.pop() {
-        if !seen.insert(t) {
-            continue;
-        }
-        let n = store.node(t);
-        match n.op {
-            Op::Sym(_) if n.args.is_empty() => {
-                if !leaves.contains(&t) {
-                    return false;
-                }
-            }
-            Op::Sym(_) | Op::Forall(_) | Op::Exists(_) => return false,
-            _ => stack.extend(n.args.iter().copied()),
-        }
-    }
-    true
 }

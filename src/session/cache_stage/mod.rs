@@ -18,8 +18,8 @@
 //! * A `sat` is only returned with a model that the evaluator found to satisfy every
 //!   assertion and assumption of the client's query (not just the component).
 //!   The one exception, `Planned::SatUnread`, is the solver's own sat on a query of one
-//!   component whose model was dear to read: nothing is stored for it, and its model is
-//!   read from that solver or got by solving the query again, models read, when asked for.
+//!   component whose model was dear to read: nothing is stored for it, and the planner
+//!   reads its model (and evaluates it) only when it is asked for.
 //! * A solve started ahead is either waited for (the component's answer) or dropped before
 //!   `check` returns, never both (`StackMirror::begin`).
 //! * `unknown` is never stored. An unsat entry is stored under the key of the exact
@@ -228,11 +228,15 @@ struct CanonKey {
 pub enum Planned {
     /// Answered with a model smtproxy validated itself.
     Own(Answer, Option<Model>),
-    /// Sat, by the backend's answer on the query's one component (all the client's
-    /// assertions and assumptions; its free constants given), whose model was left unread
-    /// (`ModelCost`): the miss path's last solve, so its backend holds the query's model
-    /// (of those constants).
-    SatUnread(Vec<TermId>),
+    /// Sat, by the backend's answer on the query's one component, whose model was left
+    /// unread (`ModelCost`): the miss path's last solve, so its backend holds the query's
+    /// model.
+    SatUnread {
+        /// The component's free constants: what that model gives values of.
+        leaves: Vec<TermId>,
+        /// The client's assertions and assumptions, what a model read must satisfy.
+        query: Vec<TermId>,
+    },
     /// Not handled here (query outside the modelled fragment): plan it otherwise.
     NotModelled,
 }
@@ -642,7 +646,7 @@ impl CachePlanner {
             // component that word is on the client's whole query; with several, the query
             // is solved whole, its model held by the backend.
             return Ok(if single {
-                Planned::SatUnread(leaves)
+                Planned::SatUnread { leaves, query: all }
             } else {
                 Planned::NotModelled
             });
