@@ -19,6 +19,7 @@ const T: Duration = Duration::from_secs(120);
 /// number in 2..256), and for every third a second, independent component on `w`; the
 /// client asks for values after every other query (of `x` and `y`, which a query of one
 /// component holds, or of `w` too) and for the model after every fifth.
+#[derive(Clone, Copy)]
 struct Query {
     k: u32,
     /// `5 * w = kw` with `w < 256`, when the query has that component.
@@ -228,4 +229,35 @@ fn an_objective_after_unread_models_finds_z3s_optimum() {
     // Answered by the search (which gives up, to the solver's optimiser, without values).
     assert_eq!(field(&sum, "optimisations"), 1, "{err}");
     assert_eq!(field(&sum, "fallbacks_passthrough"), 0, "{err}");
+}
+
+/// A model left unread and then read because the client asked for values is kept as a
+/// model read at once would be: the same queries asked again are answered without the
+/// solver.
+#[test]
+fn a_model_read_when_asked_answers_the_query_again() {
+    require("z3");
+    require("python3");
+    let dir = tempfile::tempdir().unwrap();
+    let slow = slow_model_z3(dir.path(), 150);
+    let round: Vec<Query> = (0..16)
+        .map(|i| Query {
+            k: 3 * (i + 2),
+            kw: None,
+            values: Some("(get-value (x y))"),
+            model: false,
+        })
+        .collect();
+    let qs: Vec<Query> = round.iter().chain(&round).copied().collect();
+    let s = script(&qs);
+    let z3 = check_sat_answers(&z3_answers(&s));
+    assert!(z3.iter().all(|a| a == "sat"));
+    let out = through(slow.to_str().unwrap(), &s);
+    let err = out.stderr_str();
+    assert_eq!(check_sat_answers(&out.stdout_str()), z3, "{err}");
+    assert_eq!(check_values(&out.stdout_str(), &qs), qs.len());
+    let sum = summary(&err);
+    assert!(field(&sum, "models_unread") >= 8, "{err}");
+    // The second round is answered from what the first kept, the unread models among it.
+    assert_eq!(field(&sum, "cache_hits"), 16, "{err}");
 }

@@ -211,14 +211,14 @@ const MODEL_FLOOR: Duration = Duration::from_millis(50);
 const MODEL_RESAMPLE: u32 = 16;
 const MODEL_RESAMPLE_MAX: u32 = 256;
 
-/// What the backend takes to solve a component and to give its model (running means over
-/// about the last 8 of each): whether a sat component's model is worth reading. cvc5
+/// What the backend takes to find a component sat and to give its model (running means
+/// over about the last 4 of each, so that a first solve that waited for the solver's start
+/// is soon outweighed): whether a sat component's model is worth reading. cvc5
 /// builds its model at the first get-value after a sat, whatever is asked: on a KLEE PCRE
-/// log 2-8 s a query against 0.2-0.7 s for the check. A model left unread is not stored and
-/// answers no later query; a query that needs it (the client asks for values) is solved
-/// again with the model read (`CachePlanner::check`'s `read_models`), so skipping pays only
-/// where the read costs several solves: where it costs two, reading every model was faster
-/// on that PCRE log (fewer checks: the models stored answer later queries).
+/// log 2-8 s a query against 0.2-0.7 s for the check. A model left unread costs nothing
+/// when the client asks for it (it is read then), but it is not stored, and a stored
+/// model answers later queries, each a sat solve saved: so a model is left unread only
+/// where its read costs several such solves.
 pub(super) struct ModelCost {
     solve: Option<Duration>,
     read: Option<Duration>,
@@ -246,7 +246,7 @@ impl ModelCost {
     fn mean(m: &mut Option<Duration>, took: Duration) {
         *m = Some(match *m {
             None => took,
-            Some(m) => (m * 7 + took) / 8,
+            Some(m) => (m * 3 + took) / 4,
         });
     }
 
@@ -352,7 +352,7 @@ mod tests {
         c.read(ms(8000));
         let read: Vec<usize> = (0..1000).filter(|_| c.worth_reading()).collect();
         assert_eq!(read, [16, 49, 114, 243, 500, 757]);
-        for _ in 0..40 {
+        for _ in 0..20 {
             c.read(ms(100));
         }
         assert!(c.worth_reading() && c.worth_reading());

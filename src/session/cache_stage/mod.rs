@@ -125,6 +125,9 @@ pub struct CachePlanner {
     hints: BlockHints,
     /// The last check-sat's model as a block's text (`hints`), when there is one.
     block_text: Option<BlockText>,
+    /// The component of the last query answered `Planned::SatUnread`, while its model may
+    /// still be read (`model_read`).
+    unread: Option<UnreadComp>,
     /// Each conjunct's digest for exact keys (`key::conjunct_digest`): a function of the
     /// term alone, like the term store it indexes, so `forget_session` keeps it (a second
     /// run of a tool computes each conjunct's once, as this run did).
@@ -216,6 +219,15 @@ enum Step {
     Next,
 }
 
+/// A component whose model was left unread (`Planned::SatUnread`): what storing its model
+/// takes, should it be read after all.
+struct UnreadComp {
+    canon: CanonKey,
+    xkey: Option<(Key, Vec<(usize, TermId)>)>,
+    ids: Vec<u64>,
+    sorted: Vec<TermId>,
+}
+
 /// The canonical key of a component and the order of its constants' values under it.
 struct CanonKey {
     key: Key,
@@ -273,6 +285,7 @@ impl CachePlanner {
             slice_memo: SliceMemo::default(),
             hints: BlockHints::default(),
             block_text: None,
+            unread: None,
         }
     }
 
@@ -443,6 +456,7 @@ impl CachePlanner {
         // this session (a KLEE log repeats many): no slicing, no per-component work. A
         // model is evaluated on the query again all the same.
         self.block_text = None;
+        self.unread = None;
         let mut whole: Vec<TermId> = q.assertions.to_vec();
         whole.extend_from_slice(q.assumptions);
         whole.sort_unstable();
@@ -628,6 +642,12 @@ impl CachePlanner {
                             // refute the query.
                             t.unread = Some(c.leaves.clone());
                             stats.models_unread += 1;
+                            self.unread = single.then(|| UnreadComp {
+                                canon,
+                                xkey: c.xkey.clone(),
+                                ids: c.ids.clone(),
+                                sorted: c.sorted.clone(),
+                            });
                             continue;
                         }
                     }
@@ -863,7 +883,7 @@ impl CachePlanner {
         let q = component_query(client_q, c.conj, &decls);
         let t0 = Instant::now();
         let a = miss.solve(store, &q, mine, stats)?;
-        self.model_cost.solved(t0.elapsed());
+        let solve_took = t0.elapsed();
         if a == Answer::Unsat {
             // A core smaller than the component refutes every later component that
             // contains it (counterexample reasoning, with the solver's core rather than the
@@ -889,6 +909,7 @@ impl CachePlanner {
         if c.leaves.is_empty() {
             return Ok(Backend::Answer(a, Some(Model::new())));
         }
+        self.model_cost.solved(solve_took);
         if !read_models && !self.model_cost.worth_reading() {
             return Ok(Backend::SatUnread);
         }
@@ -1010,6 +1031,23 @@ impl CachePlanner {
                 Step::Next
             }
         }
+    }
+
+    /// The model of the last query, answered `Planned::SatUnread`, read after all and
+    /// found (by the caller) to satisfy it: stored and remembered as a backend's model of
+    /// its component is. Nothing for any other query.
+    pub fn model_read(&mut self, store: &mut TermStore, m: &Model) {
+        let Some(u) = self.unread.take() else { return };
+        if let Some(text) = encode_model(store, m, &u.canon.order) {
+            self.put(&u.canon.key, Verdict::Sat, Some(text));
+        }
+        if let Some((xk, xorder)) = &u.xkey {
+            if let Some(text) = encode_model(store, m, xorder) {
+                self.put_twin(xk, Verdict::Sat, Some(text));
+            }
+        }
+        let i = self.remember(&u.ids, m.clone());
+        self.learn(u.sorted, Known::Sat(i));
     }
 
     /// A component refuted by what the store, the canonical form or the index knew: the
