@@ -319,11 +319,12 @@ impl Planner {
     /// The model of a sat the cache stage left unread (`unread`), read now: the values of
     /// the query's constants from the backend that answered, evaluated on the query, and
     /// kept as smtproxy's own model from here on (so every value and model given for this
-    /// check-sat comes from it), and by the cache stage as a backend's model is. The backend knows only those constants (and may hold a
-    /// name the client declared otherwise under another declaration), so nothing else is
-    /// asked of it. `ModelError::Unread` when the model cannot be had so (a portfolio
-    /// member answered; the values do not read back or do not satisfy the query): the
-    /// query is then to be solved again.
+    /// check-sat comes from it), and by the cache stage as a backend's model is. The
+    /// backend knows only those constants (and may hold a name the client declared
+    /// otherwise under another declaration), so nothing else is asked of it.
+    /// `ModelError::Unread` when the model cannot be had so (a portfolio member answered;
+    /// the values do not read back or do not satisfy the query): the query is then to be
+    /// solved again.
     fn read_unread(&mut self, store: &mut TermStore) -> Result<(), ModelError> {
         let Some(u) = self.unread.take() else {
             return Ok(());

@@ -10,6 +10,7 @@
 
 use crate::common;
 
+use common::replies::next_response;
 use common::rng::Rng;
 use common::{field, run_prog, run_z3};
 use std::time::Duration;
@@ -114,19 +115,10 @@ fn script(qs: &[Query]) -> String {
 
 /// The answers per query: (verdict, get-value answer).
 fn answers(out: &str) -> Vec<(String, String)> {
-    let mut lines = out.lines().peekable();
+    let mut lines = out.lines();
     let mut v = Vec::new();
     while let Some(verdict) = lines.next() {
-        let mut value = String::new();
-        let mut depth = 0i32;
-        for l in lines.by_ref() {
-            value.push_str(l);
-            value.push('\n');
-            depth += l.matches('(').count() as i32 - l.matches(')').count() as i32;
-            if depth <= 0 {
-                break;
-            }
-        }
+        let value = next_response(&mut lines);
         v.push((verdict.to_string(), value));
     }
     v

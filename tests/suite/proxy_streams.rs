@@ -46,7 +46,7 @@
 use crate::common;
 
 use common::rng::Rng;
-use common::{root, run, run_prog};
+use common::{root, run_prog};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -1879,10 +1879,19 @@ fn proxy_args<'a>(
 }
 
 /// Every seed's script through z3 and through smtproxy (every strategy, and with
-/// `portfolio` the `z3,yices` portfolio under hybrid).
-fn streams_as_z3(cfg: Config, tag: &str, default_seeds: std::ops::RangeInclusive<u64>) -> Tally {
+/// `portfolio` the `z3,yices` portfolio under hybrid). `unread`: instead, under hybrid and
+/// cache with every model dear (`SMTPROXY_MODELS_UNREAD=1`: no sat component's model is
+/// read unless the query's model is needed), so that the sat answers smtproxy gives
+/// without a model, the queries it solves whole for one, and the values it reads only when
+/// the client asks are held to the same comparison and verification.
+fn streams_as_z3(
+    cfg: Config,
+    tag: &str,
+    default_seeds: std::ops::RangeInclusive<u64>,
+    unread: bool,
+) -> Tally {
     common::require("z3");
-    let portfolio = !cfg.int;
+    let portfolio = !cfg.int && !unread;
     if portfolio {
         common::require("yices-smt2");
     }
@@ -1909,27 +1918,49 @@ fn streams_as_z3(cfg: Config, tag: &str, default_seeds: std::ops::RangeInclusive
         tally.checks += r.checks;
         tally.sat += sat.iter().filter(|s| **s).count();
         tally.unsat += sat.iter().filter(|s| !**s).count();
-        let mut runs: Vec<(String, Vec<&str>)> = STRATEGIES
-            .iter()
-            .map(|&st| {
-                let label = format!("z3 under {}", st.unwrap_or("the default strategy"));
-                (label, proxy_args("z3", st, store, &[]))
-            })
-            .collect();
+        let mut runs: Vec<Run> = if unread {
+            ["hybrid", "cache"]
+                .into_iter()
+                .map(|st| Run {
+                    label: format!("z3 under {st}, models unread"),
+                    args: proxy_args("z3", Some(st), store, &["--stats"]),
+                    env: &[("SMTPROXY_MODELS_UNREAD", "1")],
+                })
+                .collect()
+        } else {
+            STRATEGIES
+                .iter()
+                .map(|&st| Run {
+                    label: format!("z3 under {}", st.unwrap_or("the default strategy")),
+                    args: proxy_args("z3", st, store, &[]),
+                    env: &[],
+                })
+                .collect()
+        };
         if portfolio {
-            runs.push((
-                "z3,yices under hybrid".to_string(),
-                proxy_args("z3,yices", Some("hybrid"), store, &[]),
-            ));
+            runs.push(Run {
+                label: "z3,yices under hybrid".to_string(),
+                args: proxy_args("z3,yices", Some("hybrid"), store, &[]),
+                env: &[],
+            });
         }
         through_smtproxy(&mut tally, tag, seed, &r, &direct, &want, runs);
     }
     tally
 }
 
-/// The script `r` through smtproxy once per `(label, args)` of `runs`: each run compared
-/// with the solver's own run `direct` (responses `want`), then every set of values the
-/// runs gave checked in z3. Failures go to `tally`.
+/// One run of smtproxy on a script: what it is called in a failure, its arguments and
+/// environment.
+struct Run<'a> {
+    label: String,
+    args: Vec<&'a str>,
+    env: &'a [(&'a str, &'a str)],
+}
+
+/// The script `r` through smtproxy once per run of `runs`: each run compared with the
+/// solver's own run `direct` (responses `want`), then every set of values the runs gave
+/// checked in z3. Failures go to `tally`, and the models left unread of a run with
+/// `--stats` too.
 fn through_smtproxy(
     tally: &mut Tally,
     tag: &str,
@@ -1937,71 +1968,23 @@ fn through_smtproxy(
     r: &Rendered,
     direct: &common::Out,
     want: &[Sx],
-    runs: Vec<(String, Vec<&str>)>,
+    runs: Vec<Run>,
 ) {
     let mut chunks = Vec::new();
-    for (label, args) in runs {
-        let out = run(&args, r.text.as_bytes(), T);
+    for Run { label, args, env } in runs {
+        let mut cmd = std::process::Command::new(common::bin());
+        cmd.args(&args).envs(env.iter().copied());
+        let out = common::run_cmd(cmd, r.text.as_bytes(), T);
         tally.runs += 1;
+        if args.contains(&"--stats") {
+            tally.unread += common::field(&common::summary(&out.stderr_str()), "models_unread");
+        }
         match compare(&label, &out, direct.code(), want, r) {
             Ok(c) => chunks.extend(c),
             Err(e) => tally.fail(tag, seed, &r.text, e),
         }
     }
     verify(tally, tag, seed, &r.text, &chunks);
-}
-
-/// Every seed's script through z3 and through smtproxy under hybrid and cache with every
-/// model dear (`SMTPROXY_MODELS_UNREAD=1`: no sat component's model is read unless the
-/// query's model is needed): the sat answers smtproxy gives without a model, the queries
-/// it solves whole for one, and the values it reads only when the client asks, held to the
-/// same comparison and verification.
-fn streams_with_unread_models(
-    cfg: Config,
-    tag: &str,
-    seeds_run: std::ops::RangeInclusive<u64>,
-) -> Tally {
-    common::require("z3");
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let store = dir.path().join("store.sqlite3");
-    let store = store.to_str().expect("a UTF-8 path");
-    let mut tally = Tally::default();
-    for seed in seeds(seeds_run) {
-        progress(tag, seed, &tally);
-        let s = script(seed, cfg);
-        let r = render(&s.blocks, cfg.logic(), None);
-        dump(tag, seed, &r.text);
-        tally.scripts += 1;
-        tally.blocks += s.blocks.len();
-        tally.replays += s.replays;
-        tally.checks += r.checks;
-        let direct = run_prog("z3", &["-in"], r.text.as_bytes(), T);
-        let (want, sat) = match reference("z3", &direct, &r) {
-            Ok(x) => x,
-            Err(e) => {
-                tally.fail(tag, seed, &r.text, format!("generator: {e}"));
-                continue;
-            }
-        };
-        tally.sat += sat.iter().filter(|s| **s).count();
-        tally.unsat += sat.iter().filter(|s| !**s).count();
-        let mut chunks = Vec::new();
-        for st in ["hybrid", "cache"] {
-            let label = format!("z3 under {st}, models unread");
-            let mut cmd = std::process::Command::new(common::bin());
-            cmd.args(proxy_args("z3", Some(st), store, &["--stats"]))
-                .env("SMTPROXY_MODELS_UNREAD", "1");
-            let out = common::run_cmd(cmd, r.text.as_bytes(), T);
-            tally.runs += 1;
-            tally.unread += common::field(&common::summary(&out.stderr_str()), "models_unread");
-            match compare(&label, &out, direct.code(), &want, &r) {
-                Ok(c) => chunks.extend(c),
-                Err(e) => tally.fail(tag, seed, &r.text, e),
-            }
-        }
-        verify(&mut tally, tag, seed, &r.text, &chunks);
-    }
-    tally
 }
 
 /// Every seed's QF_AUFBV script through `cmd` (cvc5 or yices itself) and through smtproxy
@@ -2055,9 +2038,10 @@ fn streams_as(solver: &str, cmd: &[&str], tag: &str, cfg: Config) -> Tally {
         };
         let runs = ["hybrid", "stack"]
             .into_iter()
-            .map(|st| {
-                let label = format!("{solver} under {st}");
-                (label, proxy_args(solver, Some(st), store, flags))
+            .map(|st| Run {
+                label: format!("{solver} under {st}"),
+                args: proxy_args(solver, Some(st), store, flags),
+                env: &[],
             })
             .collect();
         through_smtproxy(&mut tally, tag, seed, &r, &direct, &want, runs);
@@ -2067,7 +2051,7 @@ fn streams_as(solver: &str, cmd: &[&str], tag: &str, cfg: Config) -> Tally {
 
 #[test]
 fn random_streams_answer_as_z3() {
-    let tally = streams_as_z3(QF_AUFBV, "", 1..=24);
+    let tally = streams_as_z3(QF_AUFBV, "", 1..=24, false);
     tally.report("QF_AUFBV through z3");
     tally.assert_ok();
     // The scripts must be about something: both answers, often; blocks asked again.
@@ -2088,6 +2072,7 @@ fn random_streams_with_int_answer_as_z3() {
         },
         "int-",
         1..=8,
+        false,
     );
     tally.report("ALL with Int through z3");
     tally.assert_ok();
@@ -2096,7 +2081,7 @@ fn random_streams_with_int_answer_as_z3() {
 
 #[test]
 fn random_streams_with_unread_models_answer_as_z3() {
-    let tally = streams_with_unread_models(QF_AUFBV, "unread-", 1..=12);
+    let tally = streams_as_z3(QF_AUFBV, "unread-", 1..=12, true);
     tally.report("QF_AUFBV through z3, models unread");
     println!("proxy_streams: {} sat components left unread", tally.unread);
     tally.assert_ok();

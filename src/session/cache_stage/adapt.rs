@@ -212,14 +212,16 @@ const MODEL_RESAMPLE: u32 = 16;
 const MODEL_RESAMPLE_MAX: u32 = 256;
 
 /// What the backend takes to find a component sat and to give its model (running means
-/// over about the last 4 of each, so that a first solve that waited for the solver's start
-/// is soon outweighed): whether a sat component's model is worth reading. cvc5
+/// over about the last 4 of each; the first sat solve, which mostly waited for the
+/// solver's start, is left out): whether a sat component's model is worth reading. cvc5
 /// builds its model at the first get-value after a sat, whatever is asked: on a KLEE PCRE
 /// log 2-8 s a query against 0.2-0.7 s for the check. A model left unread costs nothing
 /// when the client asks for it (it is read then), but it is not stored, and a stored
 /// model answers later queries, each a sat solve saved: so a model is left unread only
 /// where its read costs several such solves.
 pub(super) struct ModelCost {
+    /// Whether a sat solve has been seen (the first is not counted).
+    solved_once: bool,
     solve: Option<Duration>,
     read: Option<Duration>,
     /// Models left unread since the last one read, and how many that may reach.
@@ -233,6 +235,7 @@ pub(super) struct ModelCost {
 impl Default for ModelCost {
     fn default() -> Self {
         ModelCost {
+            solved_once: false,
             solve: None,
             read: None,
             left_unread: 0,
@@ -251,7 +254,9 @@ impl ModelCost {
     }
 
     pub(super) fn solved(&mut self, took: Duration) {
-        Self::mean(&mut self.solve, took);
+        if std::mem::replace(&mut self.solved_once, true) {
+            Self::mean(&mut self.solve, took);
+        }
     }
 
     pub(super) fn read(&mut self, took: Duration) {
@@ -332,22 +337,25 @@ mod tests {
         assert_eq!(costs.mean(), Some(ms(15)));
     }
 
-    /// Models are read while they cost under four solves or 50 ms; a dearer one is left
-    /// unread but for one after 16, then 32, ... (up to 256), and reading resumes once
-    /// they are cheap again.
+    /// Models are read while they cost under four solves or 50 ms (the first solve not
+    /// counted); a dearer one is left unread but for one after 16, then 32, ... (up to
+    /// 256), and reading resumes once they are cheap again.
     #[test]
     fn a_dear_model_is_left_unread_but_sampled() {
         let ms = Duration::from_millis;
         let mut c = ModelCost::default();
         assert!(c.worth_reading());
+        c.solved(ms(5000));
         c.solved(ms(1));
         c.read(ms(30));
         assert!(c.worth_reading(), "30 ms is under the floor");
         let mut c = ModelCost::default();
+        c.solved(ms(0));
         c.solved(ms(500));
         c.read(ms(1900));
         assert!(c.worth_reading(), "under four solves' worth is read");
         let mut c = ModelCost::default();
+        c.solved(ms(5000));
         c.solved(ms(500));
         c.read(ms(8000));
         let read: Vec<usize> = (0..1000).filter(|_| c.worth_reading()).collect();

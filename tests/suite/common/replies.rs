@@ -60,3 +60,20 @@ fn string_closed(s: &str) -> bool {
     }
     false
 }
+
+/// The next response of `lines`: one line, or the lines up to the one that closes the
+/// parentheses the first opens (a get-value or get-model answer over several lines), each
+/// with its line break.
+pub fn next_response<'a>(lines: &mut impl Iterator<Item = &'a str>) -> String {
+    let mut s = String::new();
+    let mut depth = 0i32;
+    for l in lines {
+        s.push_str(l);
+        s.push('\n');
+        depth += l.matches('(').count() as i32 - l.matches(')').count() as i32;
+        if depth <= 0 {
+            break;
+        }
+    }
+    s
+}
