@@ -206,7 +206,7 @@ impl Governor {
                 if best != self.preferred && !probing {
                     // The other route looks cheaper, but by a measure taken before the
                     // preferred route's last run (a symbolic executor's queries change as
-                    // it goes deeper: a KLEE log's first windows are a thousand times
+                    // it goes deeper: a KLEE log's first windows can be a hundred times
                     // cheaper per KiB than its later ones): measure it again first, as a
                     // probe, which ends early if it has become dear.
                     self.length = WINDOW;
