@@ -331,11 +331,31 @@ struct Gen<'a> {
     visible: &'a [usize],
     /// `let`-bound names and macro parameters in scope.
     vars: Vec<(String, Sort)>,
-    next_let: &'a mut u32,
+    /// The number of the last `let` name made (`?B<n>`), from the block's: a caller that
+    /// keeps the names it makes puts it back in the block.
+    next_let: u32,
     cfg: Config,
 }
 
-impl Gen<'_> {
+impl<'a> Gen<'a> {
+    /// A generator over `b`'s symbols visible at `visible`, with `vars` in scope.
+    fn over(
+        r: &'a mut Rng,
+        b: &'a Block,
+        visible: &'a [usize],
+        vars: Vec<(String, Sort)>,
+        cfg: Config,
+    ) -> Self {
+        Gen {
+            r,
+            syms: &b.syms,
+            visible,
+            vars,
+            next_let: b.next_let,
+            cfg,
+        }
+    }
+
     fn consts_of(&self, sort: Sort) -> Vec<usize> {
         self.visible
             .iter()
@@ -444,7 +464,7 @@ impl Gen<'_> {
             } else {
                 Sort::Bv(self.width())
             };
-            *self.next_let += 1;
+            self.next_let += 1;
             let name = format!("?B{}", self.next_let);
             let t = self.term(s, depth.saturating_sub(1));
             binds.push((Binder::Fresh(name), t, Some(s)));
@@ -1023,19 +1043,12 @@ fn new_macro(r: &mut Rng, b: &Block, visible: &[usize], cfg: Config) -> Sym {
     } else {
         Sort::Bv(*r.pick(WIDTHS))
     };
-    let mut next_let = b.next_let;
-    let mut g = Gen {
-        r,
-        syms: &b.syms,
-        visible,
-        vars: params
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (format!("p{i}"), *s))
-            .collect(),
-        next_let: &mut next_let,
-        cfg,
-    };
+    let vars = params
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("p{i}"), *s))
+        .collect();
+    let mut g = Gen::over(r, b, visible, vars, cfg);
     let body = g.term(ret, 2);
     Sym::Macro { params, ret, body }
 }
@@ -1147,17 +1160,9 @@ fn new_block(r: &mut Rng, cfg: Config, fresh: &mut u64) -> Block {
             _ if last => {}
             0..=44 if asserts.len() < 5 => {
                 let earlier = asserted_terms(&b, &asserts);
-                let mut next_let = b.next_let;
-                let mut g = Gen {
-                    r: &mut *r,
-                    syms: &b.syms,
-                    visible: &visible,
-                    vars: Vec::new(),
-                    next_let: &mut next_let,
-                    cfg,
-                };
+                let mut g = Gen::over(&mut *r, &b, &visible, Vec::new(), cfg);
                 let t = g.assertion(&earlier);
-                b.next_let = next_let;
+                b.next_let = g.next_let;
                 b.items.push(Item::Assert(t));
                 since_check += 1;
                 continue;
@@ -1246,18 +1251,10 @@ fn replay(r: &mut Rng, earlier: &Block, cfg: Config, fresh: &mut u64) -> Block {
         "added" if !checks.is_empty() => {
             let pos = *r.pick(&checks);
             let (visible, _) = scope_at(&b, pos);
-            let mut next_let = b.next_let;
-            let mut g = Gen {
-                r: &mut *r,
-                syms: &b.syms,
-                visible: &visible,
-                vars: Vec::new(),
-                next_let: &mut next_let,
-                cfg,
-            };
+            let mut g = Gen::over(&mut *r, &b, &visible, Vec::new(), cfg);
             let depth = g.r.below(3) as u32;
             let t = g.boolean(depth);
-            b.next_let = next_let;
+            b.next_let = g.next_let;
             b.items.insert(pos, Item::Assert(t));
         }
         "dropped" if !asserts.is_empty() => {
