@@ -16,14 +16,11 @@ use super::own_model::OwnModel;
 use super::portfolio::{Portfolio, PortfolioMiss};
 use super::stack::{StackMirror, StackMiss, Via};
 use super::stats::Stats;
-use super::vocab::{split_values, Answer, ModelError, Query, Strategy};
+use super::vocab::{model_of_values, split_values, Answer, ModelError, Query, Strategy};
 use crate::driver::{DriverError, Response, SolverKind};
 use crate::query::eval::Model;
-use crate::query::value::Value;
-use crate::smt2::parser::parse_term;
 use crate::smt2::printer::{backend_name, BackendNames, Names};
 use crate::smt2::response::Dialect;
-use crate::term::signature::Signature;
 use crate::term::{TermId, TermStore};
 use std::time::{Duration, Instant};
 
@@ -349,17 +346,9 @@ impl Planner {
         let Ok(values) = split_values(&text, u.leaves.len()) else {
             return Err(unread(self));
         };
-        let empty = Signature::default();
-        let mut m = Model::new();
-        for (&l, v) in u.leaves.iter().zip(&values) {
-            let value = parse_term(store, &empty, v)
-                .ok()
-                .and_then(|t| Value::from_term(store, t));
-            match value {
-                Some(value) => m.set(l, value),
-                None => return Err(unread(self)),
-            }
-        }
+        let Some(m) = model_of_values(store, &u.leaves, &values) else {
+            return Err(unread(self));
+        };
         if !model_satisfies(store, &m, &u.query) {
             return Err(unread(self));
         }

@@ -8,8 +8,12 @@
 
 use super::client::Decl;
 use crate::driver::Response;
+use crate::query::eval::Model;
+use crate::query::value::Value;
 use crate::smt2::lexer::Sexps;
+use crate::smt2::parser::parse_term;
 use crate::smt2::printer::{print_term, quote_symbol, Names};
+use crate::term::signature::Signature;
 use crate::term::{TermId, TermStore};
 
 /// What happened on one client command (for replay and bench).
@@ -128,6 +132,23 @@ impl std::fmt::Display for ModelError {
             ModelError::Other(e) => f.write_str(e),
         }
     }
+}
+
+/// The model that gives each of `leaves` its value in `values`, the value texts a solver
+/// printed for them in order (`split_values`); `None` when one is not a value smtproxy
+/// reads.
+pub fn model_of_values(
+    store: &mut TermStore,
+    leaves: &[TermId],
+    values: &[String],
+) -> Option<Model> {
+    let empty = Signature::default();
+    let mut m = Model::new();
+    for (&l, v) in leaves.iter().zip(values) {
+        let t = parse_term(store, &empty, v).ok()?;
+        m.set(l, Value::from_term(store, t)?);
+    }
+    Some(m)
 }
 
 /// The value texts of a get-value answer `((t1 v1) (t2 v2) ...)`.

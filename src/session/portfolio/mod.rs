@@ -53,14 +53,11 @@ use super::fresh::{fresh_script, values_in};
 use super::miss::MissPath;
 use super::stack::{InFlight, StackMirror};
 use super::stats::{SolverCounts, Stats};
-use super::vocab::{response_answer, Answer, Query};
+use super::vocab::{model_of_values, response_answer, Answer, Query};
 use crate::driver::{DriverError, Response, SolverSpec};
-use crate::query::eval::{Evaluator, Model};
+use crate::query::eval::Evaluator;
 use crate::query::slice::free_symbols_of;
-use crate::query::value::Value;
-use crate::smt2::parser::parse_term;
 use crate::smt2::printer::BackendNames;
-use crate::term::signature::Signature;
 use crate::term::{TermId, TermStore};
 use std::time::{Duration, Instant};
 
@@ -687,17 +684,9 @@ fn model_holds(
             _ => return false,
         }
     };
-    let empty = Signature::default();
-    let mut m = Model::new();
-    for (&l, v) in leaves.iter().zip(values) {
-        let Ok(t) = parse_term(store, &empty, &v) else {
-            return false;
-        };
-        let Some(val) = Value::from_term(store, t) else {
-            return false;
-        };
-        m.set(l, val);
-    }
+    let Some(m) = model_of_values(store, &leaves, &values) else {
+        return false;
+    };
     let mut ev = Evaluator::new(store, &m, true);
     all.iter().all(|&t| ev.is_true(t).unwrap_or(false))
 }
