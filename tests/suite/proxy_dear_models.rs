@@ -146,12 +146,20 @@ fn through(solver: &str, script: &str) -> common::Out {
     out
 }
 
-#[test]
-fn dear_models_are_read_only_when_asked_for() {
+/// The slow-model z3 (`common::slow_model_z3`, reads held `DELAY_MS`) as a `--solver`
+/// command, in a directory that lives as long as the guard returned with it.
+fn dear_z3() -> (tempfile::TempDir, String) {
     require("z3");
     require("python3");
     let dir = tempfile::tempdir().unwrap();
     let slow = slow_model_z3(dir.path(), DELAY_MS);
+    let slow = slow.to_str().expect("a UTF-8 path").to_string();
+    (dir, slow)
+}
+
+#[test]
+fn dear_models_are_read_only_when_asked_for() {
+    let (_dir, slow) = dear_z3();
     let qs = queries(48);
     let s = script(&qs);
     let z3_out = z3_answers(&s);
@@ -165,7 +173,7 @@ fn dear_models_are_read_only_when_asked_for() {
             .collect()
     };
 
-    let out = through(slow.to_str().unwrap(), &s);
+    let out = through(&slow, &s);
     let err = out.stderr_str();
     let stdout = out.stdout_str();
     assert_eq!(check_sat_answers(&stdout), z3, "{err}");
@@ -193,10 +201,7 @@ fn dear_models_are_read_only_when_asked_for() {
 /// have been left unread, it still searches, and ends at z3's optimum, with z3's answers.
 #[test]
 fn an_objective_after_unread_models_finds_z3s_optimum() {
-    require("z3");
-    require("python3");
-    let dir = tempfile::tempdir().unwrap();
-    let slow = slow_model_z3(dir.path(), DELAY_MS);
+    let (_dir, slow) = dear_z3();
     let qs: Vec<Query> = queries(24)
         .into_iter()
         .map(|q| Query {
@@ -211,7 +216,7 @@ fn an_objective_after_unread_models_finds_z3s_optimum() {
     );
     let z3 = z3_answers(&s);
     assert!(z3.contains("((x #x00000011))"), "{z3}");
-    let out = through(slow.to_str().unwrap(), &s);
+    let out = through(&slow, &s);
     let err = out.stderr_str();
     assert_eq!(out.stdout_str(), z3, "{err}");
     let sum = summary(&err);
@@ -226,10 +231,7 @@ fn an_objective_after_unread_models_finds_z3s_optimum() {
 /// solver.
 #[test]
 fn a_model_read_when_asked_answers_the_query_again() {
-    require("z3");
-    require("python3");
-    let dir = tempfile::tempdir().unwrap();
-    let slow = slow_model_z3(dir.path(), DELAY_MS);
+    let (_dir, slow) = dear_z3();
     let round: Vec<Query> = (0..20)
         .map(|i| Query {
             k: 3 * (i + 2),
@@ -242,7 +244,7 @@ fn a_model_read_when_asked_answers_the_query_again() {
     let s = script(&qs);
     let z3 = check_sat_answers(&z3_answers(&s));
     assert!(z3.iter().all(|a| a == "sat"));
-    let out = through(slow.to_str().unwrap(), &s);
+    let out = through(&slow, &s);
     let err = out.stderr_str();
     assert_eq!(check_sat_answers(&out.stdout_str()), z3, "{err}");
     assert_eq!(check_values(&out.stdout_str(), &qs), qs.len());
