@@ -117,7 +117,9 @@ pub struct Prune {
     pub unused_days: Option<f64>,
     /// Entries whose worth ([`WORTH_SQL`]) is below this.
     pub below_worth: Option<f64>,
-    /// Then, lowest worth first, until the file is at most this many bytes.
+    /// Then, lowest worth first, until the store's files fit in this many bytes: the file
+    /// is pruned to its share ([`super::budget::Budget::split`]), and a trie file larger
+    /// than its share is removed (it holds no entry; the next run builds it again).
     pub max_bytes: Option<u64>,
 }
 
@@ -244,7 +246,12 @@ pub fn disk_prune(path: &Path, how: &Prune) -> Result<PruneReport, AdminError> {
         let _ = c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
     }
     if let Some(m) = how.max_bytes {
-        deleted += enforce_bound(c, m, 0)?;
+        let share = super::budget::Budget::split(m);
+        deleted += enforce_bound(c, share.file, 0)?;
+        let trie = super::sidecar::path_for(path, "trie");
+        if std::fs::metadata(&trie).is_ok_and(|t| t.len() > share.trie) {
+            std::fs::remove_file(&trie).map_err(CacheError::from)?;
+        }
     }
     let entries: i64 = c.query_row("SELECT count(*) FROM results", [], |r| r.get(0))?;
     drop(store);

@@ -19,8 +19,9 @@
 //!   upgraded to 2; any other format or a newer schema is refused at open, never
 //!   misread. Builds that know only schema 1 still read and write a schema-2 file (the
 //!   new columns have defaults).
-//! * Bound: with a byte bound ([`DiskStore::with_max_bytes`]), after each write batch
-//!   whose commit leaves the file (pages × page size) above the bound, the entries of
+//! * Bound: with a byte bound ([`DiskStore::with_max_bytes`], the whole store's, shared
+//!   between the file, its log and the trie by [`Budget::split`]), after each write batch
+//!   whose commit leaves the file (pages × page size) above its share, the entries of
 //!   lowest worth per byte ([`WORTH_SQL`]: the time a hit saves × the hits to expect,
 //!   divided by days since last use; [`EVICT_ORDER_SQL`]) are deleted in one batch
 //!   ([`EVICT_SHARE`] of the entries, or as many as the file is over), newest first
@@ -29,7 +30,7 @@
 //!   of itself instead of cycling through all of it), free pages handed back to the file system
 //!   (`auto_vacuum=INCREMENTAL`), and, where the file is still more than 5% over (space
 //!   freed inside pages, or a file without auto-vacuum), rebuilt by `VACUUM`; the
-//!   write-ahead log is then truncated and kept to a tenth of the bound. Space freed
+//!   write-ahead log is then truncated and kept to its share. Space freed
 //!   inside pages is reused by the next writes before the file grows.
 //!   Hits are counted in memory and written with the next batch. An entry copied in from
 //!   another tier (a Redis hit, [`DiskStore::put_copied`]) was computed elsewhere, at a
@@ -38,7 +39,7 @@
 //!   that brought it, so it is neither evicted first for a cost of 0 nor kept above the
 //!   file's own results.
 //! * The log at close: while the write-ahead log is at most [`KEPT_LOG_BYTES`] (and
-//!   within the bound's tenth), the last connection to close leaves it in place
+//!   within its share of the bound), the last connection to close leaves it in place
 //!   (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`) instead of checkpointing it into the file and
 //!   deleting it: that checkpoint costs two fsyncs, and the next process would create a
 //!   new log, syncing its header and the directory at its first commit; together about
@@ -74,6 +75,7 @@
 //!   writes, a full disk: all are [`CacheError`]s, never panics.
 
 use super::behind::Behind;
+use super::budget::Budget;
 use super::{
     CacheError, Entry, Key, Store, COMPACT_FORMAT_VERSION, FORMAT_VERSION, SCHEMA_VERSION,
 };
@@ -162,8 +164,8 @@ pub struct DiskStore {
     /// value and `max_bytes` too: a writer thread takes its state away with it.
     batch: usize,
     busy_timeout: Duration,
-    /// The bound on the file's size in bytes (None: unbounded).
-    max_bytes: Option<u64>,
+    /// The shares of the store's bound (None: unbounded).
+    budget: Option<Budget>,
     /// [`MEAN_COST_SQL`] and when it was read.
     mean_cost: Option<(u64, Instant)>,
     /// The entry format this file holds (`format_version` in `meta`): what `put` writes.
@@ -184,8 +186,8 @@ struct WriteState {
     /// Write attempts in a row that found the file locked, and when the next may be made.
     busy_failures: u32,
     retry_at: Option<Instant>,
-    /// The bound on the file's size in bytes (None: unbounded).
-    max_bytes: Option<u64>,
+    /// The shares of the store's bound (None: unbounded).
+    budget: Option<Budget>,
     /// The file's size after the last eviction (see [`enforce_bound`]).
     bound_floor: u64,
     /// The most entries one transaction writes.
@@ -306,7 +308,7 @@ pub(crate) fn enforce_bound(conn: &Connection, max: u64, floor: u64) -> Result<u
     if file_bytes(conn)? <= max.max(floor) {
         return Ok(0);
     }
-    let slack = max + max / 20;
+    let slack = Budget::file_slack(max);
     let mut deleted = 0u64;
     for _ in 0..16 {
         let n: i64 = conn.query_row("SELECT count(*) FROM results", [], |r| r.get(0))?;
@@ -448,7 +450,7 @@ impl DiskStore {
             buffer,
             batch: batch.max(1),
             busy_timeout,
-            max_bytes: None,
+            budget: None,
             mean_cost: None,
             format,
             writes: Writes::Inline(WriteState {
@@ -476,8 +478,8 @@ impl DiskStore {
         )?;
         conn.busy_timeout(self.busy_timeout)?;
         conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
-        if let Some(m) = st.max_bytes {
-            log_bounds(&conn, m)?;
+        if let Some(b) = st.budget {
+            log_bounds(&conn, b.log)?;
         }
         let buffer = self.buffer.clone();
         let behind = Behind::spawn("store-write", move |flush| {
@@ -499,20 +501,22 @@ impl DiskStore {
         Ok(self)
     }
 
-    /// Bounds the file to `max` bytes (None: unbounded), evicting at once if it is over.
-    /// (Before [`DiskStore::write_behind`]: the writer thread keeps the bound it was
-    /// given.)
+    /// Bounds the store's files to `max` bytes in all (None: unbounded; shared between the
+    /// file, its log and the trie by [`Budget::split`]), evicting at once if the file is
+    /// over its share. (Before [`DiskStore::write_behind`]: the writer thread keeps the
+    /// bound it was given.)
     pub fn with_max_bytes(mut self, max: Option<u64>) -> Result<DiskStore, CacheError> {
         let Writes::Inline(st) = &mut self.writes else {
             return Err(CacheError::Unavailable(
                 "the bound is set before writes go behind".into(),
             ));
         };
-        self.max_bytes = max;
-        st.max_bytes = max;
-        if let Some(m) = max {
-            log_bounds(&self.conn, m)?;
-            evict(&self.conn, &self.buffer, st, m)?;
+        let budget = max.map(Budget::split);
+        self.budget = budget;
+        st.budget = budget;
+        if let Some(b) = budget {
+            log_bounds(&self.conn, b.log)?;
+            evict(&self.conn, &self.buffer, st, b.file)?;
         }
         Ok(self)
     }
@@ -648,15 +652,16 @@ impl DiskStore {
     }
 }
 
-/// The write-ahead log is checkpointed, and kept, at a tenth of the bound `max`.
-fn log_bounds(conn: &Connection, max: u64) -> Result<(), CacheError> {
+/// The write-ahead log is checkpointed at half its share `log` (the other half is room
+/// for the transaction that passes it), and cut back to its share after a checkpoint.
+fn log_bounds(conn: &Connection, log: u64) -> Result<(), CacheError> {
     let page: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
-    let pages = (max / page.max(512) as u64 / 10).clamp(16, 1000);
+    let pages = (log / page.max(512) as u64 / 2).clamp(8, 1000);
     conn.query_row(&format!("PRAGMA wal_autocheckpoint = {pages}"), [], |_| {
         Ok(())
     })?;
     conn.query_row(
-        &format!("PRAGMA journal_size_limit = {}", (max / 10).max(65536)),
+        &format!("PRAGMA journal_size_limit = {log}"),
         [],
         |_| Ok(()),
     )?;
@@ -724,11 +729,11 @@ fn write_pending(
         drop(p);
         st.busy_failures = 0;
         st.retry_at = None;
-        if let Some(m) = st.max_bytes {
-            evict(conn, buf, st, m)?;
-            // The log counts against the bound too: past a tenth of it (an eviction or a
+        if let Some(b) = st.budget {
+            evict(conn, buf, st, b.file)?;
+            // The log counts against the bound too: past its share (an eviction or a
             // checkpoint that ran while the log was growing), truncate it now.
-            if log_bytes(&buf.path) > (m / 10).max(65536) {
+            if log_bytes(&buf.path) > b.log {
                 let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
             }
         }
@@ -1055,8 +1060,8 @@ impl Drop for DiskStore {
                 self.path.display()
             );
         }
-        let keep = match self.max_bytes {
-            Some(m) => KEPT_LOG_BYTES.min((m / 10).max(65536)),
+        let keep = match self.budget {
+            Some(b) => KEPT_LOG_BYTES.min(b.log),
             None => KEPT_LOG_BYTES,
         };
         if log_bytes(&self.path) <= keep {

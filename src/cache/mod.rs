@@ -28,9 +28,12 @@
 //!   counterexample reasoning; it is not persisted.
 //! * State that is not made of entries (the trie of repeated blocks) is kept in a
 //!   [`sidecar`] file beside the disk store, under its own header and checksum.
+//! * A store's byte bound covers all of its files on disk: [`budget`] shares it between
+//!   the SQLite file, its log and the trie.
 
 pub mod admin;
 pub mod behind;
+pub mod budget;
 pub mod cex;
 pub mod compact;
 pub mod disk;

@@ -31,8 +31,8 @@ pub const MAGIC: &[u8; 8] = b"SMTPXSC\0";
 /// The header's layout (the byte after [`MAGIC`]).
 pub const SIDECAR_VERSION: u8 = 1;
 const CHECKSUM_LEN: usize = 16;
-/// magic, version, tag, payload length, checksum.
-const HEADER_LEN: usize = 8 + 1 + 16 + 8 + CHECKSUM_LEN;
+/// magic, version, tag, payload length, checksum: a file is this and its payload.
+pub const HEADER_LEN: usize = 8 + 1 + 16 + 8 + CHECKSUM_LEN;
 
 /// The sidecar file named `name` of the store at `store`: `<store>.<name>`.
 pub fn path_for(store: &Path, name: &str) -> PathBuf {

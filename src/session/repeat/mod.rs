@@ -53,8 +53,8 @@ use rustc_hash::FxHashMap;
 use std::hash::BuildHasher;
 use terms::TermTable;
 
-/// Bound on the bytes the trie holds.
-const REPEAT_BYTES: usize = 32 << 20;
+/// Bound on the bytes the trie holds (and on its file: the store's budget knows it).
+const REPEAT_BYTES: usize = crate::cache::budget::TRIE_MAX as usize;
 
 /// What a check-sat at a node answered.
 #[derive(Clone, Debug, PartialEq, Eq)]

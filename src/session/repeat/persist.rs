@@ -28,11 +28,12 @@
 //!   its doubling again. So a session writes at most about twice the trie's bound each
 //!   time it fills, plus one trie every interval.
 //! * Bounded: a file holds at most one trie (the last one written, whatever its settings),
-//!   of at most the trie's bound and a twentieth of the store's own bound; a trie past
-//!   either is not written. An emptied trie is not written until it has grown again, so
+//!   of at most the trie's bound and its share of the store's own bound
+//!   ([`crate::cache::budget`]: header included); a trie past either is not written. An emptied trie is not written until it has grown again, so
 //!   a session that only emptied it leaves the file as it was.
 
 use super::{Known, Node, Repeats, NONE, REPEAT_BYTES};
+use crate::cache::budget::Budget;
 use crate::cache::sidecar;
 use std::hash::BuildHasher;
 use std::path::Path;
@@ -86,7 +87,9 @@ impl TrieFile {
         let mut tag = [0u8; 16];
         tag.copy_from_slice(&h.finalize().as_bytes()[..16]);
         let share = store_max.map_or(usize::MAX, |m| {
-            usize::try_from(m / 20).unwrap_or(usize::MAX)
+            usize::try_from(Budget::split(m).trie)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(sidecar::HEADER_LEN)
         });
         TrieFile {
             path: sidecar::path_for(store, "trie"),
@@ -486,18 +489,20 @@ mod tests {
         );
     }
 
-    /// A store bound of 20 x less than the trie keeps it from being written.
+    /// A store bound whose trie share is a byte short of the trie's file keeps it from
+    /// being written; at that share it is written, and the file fills the share exactly.
     #[test]
     fn a_trie_over_its_share_of_the_store_is_not_written() {
         let store = tmp_store("share");
         let mut r = sample();
-        let len = r.encode().unwrap().len() as u64;
-        r.keep_in(TrieFile::new(&store, Some(len * 20 - 20), "z3"));
+        let file = r.encode().unwrap().len() as u64 + sidecar::HEADER_LEN as u64;
+        r.keep_in(TrieFile::new(&store, Some(file * 20 - 20), "z3"));
         r.save(true);
         assert!(!sidecar::path_for(&store, "trie").exists());
-        r.keep_in(TrieFile::new(&store, Some(len * 20), "z3"));
+        r.keep_in(TrieFile::new(&store, Some(file * 20), "z3"));
         r.save(true);
-        assert!(sidecar::path_for(&store, "trie").exists());
+        let written = std::fs::metadata(sidecar::path_for(&store, "trie")).unwrap();
+        assert_eq!(written.len(), Budget::split(file * 20).trie);
         let _ = std::fs::remove_file(sidecar::path_for(&store, "trie"));
     }
 }
