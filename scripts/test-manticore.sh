@@ -6,6 +6,8 @@
 #   z3           the Z3 classes (ExpressionPropertiesTest, ExpressionTest: 63 tests), real z3
 #   z3-hybrid    the same, `z3` = smtproxy --solver REAL_Z3 --strategy hybrid --cache none ARGS...
 #   z3-stack     the same, --strategy stack
+#   z3-portfolio the same, --solver REAL_Z3,REAL_YICES (a portfolio behind Manticore's z3 command
+#                line: z3 faces the client, yices races it)
 #   yices, yices-hybrid, yices-stack
 #                the classes whose setUp takes YicesSolver (ExpressionTestYices: 61 tests) and
 #                PortfolioSolver (which picks yices-smt2 alone when no cvc4 or boolector is on PATH;
@@ -92,6 +94,8 @@ run z3 z3 "$real_z3" - "$z3_filter" &
 run z3-hybrid z3 "$real_z3" hybrid "$z3_filter" &
 run z3-stack z3 "$real_z3" stack "$z3_filter" &
 wait # then the yices runs: 6 runs at once on 2 cores slow the latency-bound Manticore down too much
+runs+=(z3-portfolio)
+run z3-portfolio z3 "$real_z3,$real_yices" hybrid "$z3_filter" &
 if [ ${#yices_classes[@]} -gt 0 ]; then
     runs+=(yices yices-hybrid yices-stack)
     run yices yices-smt2 "$real_yices" - "${yices_classes[@]}" &
