@@ -4,6 +4,7 @@
 #   z3        z3 -in -smt2
 #   hybrid    smtproxy -in -smt2 --solver z3 --cache none           (default strategy)
 #   stack     smtproxy -in -smt2 --solver z3 --cache none --strategy stack
+#   portfolio smtproxy -in -smt2 --solver z3,yices --cache none   (z3 faces pySMT, yices races it)
 # Prints pass/fail counts for each; exits non-zero if a smtproxy run passes fewer tests than
 # z3 or any test passes with z3 but not through smtproxy. Each test has a 20 s limit
 # (pytest-timeout), so a hang counts as a failure instead of stopping the run.
@@ -43,7 +44,9 @@ run() { # NAME CMD-JSON
 run z3 '["z3", "-in", "-smt2"]' &
 run hybrid "[\"$bin\", \"-in\", \"-smt2\", \"--solver\", \"z3\", \"--cache\", \"none\"]" &
 run stack "[\"$bin\", \"-in\", \"-smt2\", \"--solver\", \"z3\", \"--cache\", \"none\", \"--strategy\", \"stack\"]" &
-wait
+wait # then the portfolio: four pytest runs at once on 2 cores push slow tests past their limit
+run portfolio "[\"$bin\", \"-in\", \"-smt2\", \"--solver\", \"z3,yices\", \"--cache\", \"none\"]"
+
 
 python3 - "$out" <<'PY'
 import sys, xml.etree.ElementTree as ET
@@ -67,13 +70,14 @@ def count(r):
     return {k: sum(1 for v in r.values() if v == k) for k in ("pass", "fail", "skip")}
 if ref:
     c = count(ref); print(f"z3:     {c['pass']} passed, {c['fail']} failed, {c['skip']} skipped")
-for name in ("hybrid", "stack"):
+for name in ("hybrid", "stack", "portfolio"):
     r = results(name)
     if r is None or ref is None:
         ok = False
         continue
     c = count(r)
-    print(f"{name + ':':7} {c['pass']} passed, {c['fail']} failed, {c['skip']} skipped (smtproxy --strategy {name})")
+    how = "--solver z3,yices" if name == "portfolio" else f"--strategy {name}"
+    print(f"{name + ':':10} {c['pass']} passed, {c['fail']} failed, {c['skip']} skipped (smtproxy {how})")
     worse = sorted(t for t, v in ref.items() if v == "pass" and r.get(t) != "pass")
     better = sorted(t for t, v in r.items() if v == "pass" and ref.get(t) != "pass")
     for t in worse:
