@@ -46,8 +46,8 @@ impl Budget {
         let log = (total / 20).clamp(MIN_LOG, MAX_LOG);
         let trie = (total / 20).min(TRIE_MAX);
         let rest = total.saturating_sub(log + trie + SHM_BYTES);
-        // file + file / FILE_SLACK_DIV <= rest
-        let file = (rest * FILE_SLACK_DIV / (FILE_SLACK_DIV + 1)).max(MIN_FILE);
+        // file + file / FILE_SLACK_DIV <= rest (divided first: no bound overflows)
+        let file = (rest / (FILE_SLACK_DIV + 1) * FILE_SLACK_DIV).max(MIN_FILE);
         Budget { file, log, trie }
     }
 
@@ -71,13 +71,14 @@ mod tests {
             100 << 20,
             1 << 30,
             64 << 30,
+            u64::MAX,
         ] {
             let b = Budget::split(total);
             let used = Budget::file_slack(b.file) + b.log + SHM_BYTES + b.trie;
             assert!(used <= total, "{total}: {b:?} uses {used}");
             // From a MiB on, most of the bound goes to the entries.
             if total >= 1 << 20 {
-                assert!(b.file * 10 >= total * 8, "{total}: {b:?}");
+                assert!(b.file >= total / 10 * 8, "{total}: {b:?}");
             }
         }
     }
