@@ -186,6 +186,50 @@ done"#,
     assert_eq!(check_sat_answers(&out.stdout_str()).len(), ks.len());
 }
 
+/// A member that does not run here (its program missing, or one that exits at once, as a
+/// solver refusing its command line does) leaves the portfolio with one warning, is not
+/// started again for every query, and the others answer as z3 does.
+#[test]
+fn a_member_that_does_not_start_leaves_with_one_warning() {
+    require_all();
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let dies = wrapper(
+        dir.path(),
+        "yices-dies",
+        &format!("echo start >> '{}'\nexit 3", starts.display()),
+    );
+    let missing = dir.path().join("yices-missing");
+    let (script, z3) = mixed_arithmetic(12);
+    for member in [&dies, &missing] {
+        let out = hybrid_portfolio(&format!("z3,{}", member.display()), &script);
+        out.assert_no_panic_no_hang("member that does not start");
+        let err = out.stderr_str();
+        assert_eq!(out.code(), Some(0), "{err}");
+        assert_eq!(check_sat_answers(&out.stdout_str()), z3, "{err}");
+        let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+        assert_eq!(warnings.len(), 1, "{err}");
+        assert!(warnings[0].contains("going on without it"), "{err}");
+        // Named (as the solver it stands for, or by its path).
+        assert!(
+            warnings[0].contains("portfolio: ") && warnings[0].contains("yices"),
+            "{err}"
+        );
+        let v = summary(&err);
+        if member == &missing {
+            // Dropped before the session began: z3 alone, as with `--solver z3`.
+            assert!(v.get("solvers").is_none(), "{v}");
+        } else {
+            let members = v["solvers"].as_array().unwrap();
+            assert_eq!(members[1]["wins"].as_u64(), Some(0), "{v}");
+            // Run at most twice (a look at its command line when the session begins, one
+            // start), not again for each of the 12 queries.
+            let n = std::fs::read_to_string(&starts).unwrap().lines().count();
+            assert!(n <= 2, "{n} runs: {v}");
+        }
+    }
+}
+
 #[test]
 fn a_member_killed_mid_session() {
     require_all();

@@ -41,8 +41,10 @@
 //!   unsat for the same query is a solver bug: it is reported on stderr, counted
 //!   (`solver_disagreements`), the sat is answered (the unsat is neither served nor
 //!   stored), and the solver that said unsat leaves the portfolio.
-//! * A member that cannot be started leaves the portfolio with one warning; the first
-//!   solver never does (it is the client's).
+//! * A member that fails (cannot be started, refuses a command, dies during a check)
+//!   before any of its processes has answered does not run here: it leaves the portfolio
+//!   with one warning, never started again. One that has answered is restarted when next
+//!   needed. The first solver never leaves (it is the client's).
 
 pub mod learner;
 
@@ -100,6 +102,8 @@ struct Member {
     sent: Option<InFlight>,
     /// When the last check (on the stack or in a fresh context) went out.
     sent_at: Option<Instant>,
+    /// Some process of this member has answered a check (whatever the answer): it runs.
+    answered: bool,
 }
 
 /// Who answered the last `solve`.
@@ -181,6 +185,7 @@ impl Portfolio {
                     .then(|| StackMirror::new(false, true).with_client_text(false)),
                 sent: None,
                 sent_at: None,
+                answered: false,
             })
             .collect();
         Portfolio {
@@ -245,15 +250,18 @@ impl Portfolio {
                 Some(s) => matches!(s.poll_raced(&mut member.h, &mut f, SETTLE_MAX), Ok(Some(_))),
                 None => false,
             };
+            member.answered |= done;
             if !done {
                 member.counts.kills += 1;
                 self.stop(m);
             }
             return;
         }
-        if member.h.detached_age().is_some() && member.h.detached_answer(Duration::ZERO).is_none() {
-            // A solve started ahead and dropped, still running: it is not this query.
-            if member.h.detached_age().is_some() {
+        if member.h.detached_age().is_some() {
+            if member.h.detached_answer(Duration::ZERO).is_some() {
+                member.answered = true;
+            } else if member.h.detached_age().is_some() {
+                // A solve started ahead and dropped, still running: it is not this query.
                 member.counts.kills += 1;
                 self.stop(m);
             }
@@ -304,21 +312,30 @@ impl Portfolio {
             // A command that needs special handling: this member sits this query out.
             Ok(false) => false,
             Err(e) => {
-                let died_before = member.h.generation > 0;
                 self.stop(m);
-                let member = &mut self.members[m];
-                if !died_before && m != 0 {
-                    member.enabled = false;
-                    let msg = format!(
-                        "portfolio: {} did not start ({e}); going on without it",
-                        member.counts.solver
-                    );
-                    eprintln!("smtproxy: warning: {msg}");
-                    stats.note(msg);
-                }
+                self.leave_unless_it_ran(m, &e.to_string(), stats);
                 false
             }
         }
+    }
+
+    /// Member `m` failed (a command it was sent, or its process died during a check): if
+    /// no process of it has ever answered, it does not run here (missing, refusing its
+    /// command line, dying at start), and it leaves the portfolio with one warning; one
+    /// that has answered before is started again when next needed. The first solver
+    /// never leaves.
+    fn leave_unless_it_ran(&mut self, m: usize, why: &str, stats: &mut Stats) {
+        let member = &mut self.members[m];
+        if member.answered || m == 0 || !member.enabled {
+            return;
+        }
+        member.enabled = false;
+        let msg = format!(
+            "portfolio: {} did not start ({why}); going on without it",
+            member.counts.solver
+        );
+        eprintln!("smtproxy: warning: {msg}");
+        stats.note(msg);
     }
 
     /// Solve `q` as `how` says. The answer and who gave it.
@@ -619,6 +636,7 @@ impl Portfolio {
         };
         match got {
             Some(r) => {
+                member.answered = true;
                 let ms = if late { ran / 2.0 } else { ran };
                 if let Response::Error(e) = &r {
                     stats.note(format!(
@@ -638,7 +656,8 @@ impl Portfolio {
                 }
             }
             None if lost => {
-                // Lost: the process died (it is restarted when next needed).
+                // Lost: the process died (it is restarted when next needed, unless it never
+                // answered at all).
                 self.stop(m);
                 let member = &mut self.members[m];
                 stats.note(format!(
@@ -646,6 +665,7 @@ impl Portfolio {
                     member.counts.solver
                 ));
                 self.learner.failed(key, m);
+                self.leave_unless_it_ran(m, "it exited during its first check", stats);
                 Poll::Failed
             }
             None => Poll::Running,
