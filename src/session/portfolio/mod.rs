@@ -665,7 +665,11 @@ impl Portfolio {
                     member.counts.solver
                 ));
                 self.learner.failed(key, m);
-                self.leave_unless_it_ran(m, "it exited during its first check", stats);
+                self.leave_unless_it_ran(
+                    m,
+                    "it exited during a check, never having answered",
+                    stats,
+                );
                 Poll::Failed
             }
             None => Poll::Running,

@@ -29,8 +29,9 @@
 //!   time it fills, plus one trie every interval.
 //! * Bounded: a file holds at most one trie (the last one written, whatever its settings),
 //!   of at most the trie's bound and its share of the store's own bound
-//!   ([`crate::cache::budget`]: header included); a trie past either is not written. An emptied trie is not written until it has grown again, so
-//!   a session that only emptied it leaves the file as it was.
+//!   ([`crate::cache::budget`]: header included); a trie past either is not written. An
+//!   emptied trie is not written until it has grown again, so a session that only emptied
+//!   it leaves the file as it was.
 
 use super::{Known, Node, Repeats, NONE, REPEAT_BYTES};
 use crate::cache::budget::Budget;
