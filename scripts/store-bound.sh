@@ -36,7 +36,7 @@ run "$tmp/u.sqlite3" 0 "$tmp/u2.json"
 settle() { python3 -c "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')" "$1"; }
 settle "$tmp/u.sqlite3"
 # Every file of a store (the log and its index may be gone after the checkpoint).
-store_size() { for f in "$1" "$1-wal" "$1-shm" "$1.trie"; do [ -e "$f" ] && stat -c %s "$f"; done | awk '{s += $1} END {print s}'; }
+store_size() { for f in "$1" "$1-wal" "$1-shm" "$1.trie"; do if [ -e "$f" ]; then stat -c %s "$f"; fi; done | awk '{s += $1} END {print s}'; }
 sqlite_size=$(stat -c %s "$tmp/u.sqlite3")
 if [ -n "${SQLITE_ONLY:-}" ]; then size=$sqlite_size; else size=$(store_size "$tmp/u.sqlite3"); fi
 cap=$(python3 -c "print(${CAP_BYTES:-$size * $frac} / 1048576)")
@@ -48,7 +48,8 @@ import json, os, sys
 tmp, size, cap = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 sqlite_size, capped_all = int(sys.argv[4]), int(sys.argv[5])
 def tot(f):
-    runs = json.load(open(os.path.join(tmp, f)))["runs"]
+    d = json.load(open(os.path.join(tmp, f)))
+    runs = d["runs"] if "runs" in d else [d]  # one log: the run itself
     return {k: sum(r[k] for r in runs) for k in ("queries", "disk_hits", "solver_checks", "expected_mismatches")}
 u1, u2, c1, c2 = (tot(f) for f in ("u1.json", "u2.json", "c1.json", "c2.json"))
 capped = os.path.getsize(os.path.join(tmp, "c.sqlite3"))
