@@ -47,7 +47,6 @@ run stack "[\"$bin\", \"-in\", \"-smt2\", \"--solver\", \"z3\", \"--cache\", \"n
 wait # then the portfolio: four pytest runs at once on 2 cores push slow tests past their limit
 run portfolio "[\"$bin\", \"-in\", \"-smt2\", \"--solver\", \"z3,yices\", \"--cache\", \"none\"]"
 
-
 python3 - "$out" <<'PY'
 import sys, xml.etree.ElementTree as ET
 out = sys.argv[1]
