@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{bin, corpus};
+use common::{bin, corpus, store_bytes};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -20,19 +20,6 @@ fn smtproxy(args: &[&str], store: &Path) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-/// All the store's files on disk: the SQLite file, its write-ahead log and the log's
-/// index, and the trie of repeated blocks beside it.
-fn store_bytes(store: &Path) -> u64 {
-    ["", "-wal", "-shm", ".trie"]
-        .iter()
-        .map(|suffix| {
-            let mut p = store.as_os_str().to_owned();
-            p.push(suffix);
-            std::fs::metadata(Path::new(&p)).map_or(0, |m| m.len())
-        })
-        .sum()
 }
 
 fn json(s: &str) -> serde_json::Value {

@@ -4,6 +4,7 @@
 use crate::common;
 
 use common::redis_server::Server;
+use common::store_bytes;
 use rusqlite::Connection;
 use smtproxy::cache::budget::Budget;
 use smtproxy::cache::disk::{unix_now, DEFAULT_BATCH, NEW_PAGE_SIZE};
@@ -36,12 +37,6 @@ fn file_len(p: &Path) -> u64 {
     std::fs::metadata(p).map_or(0, |m| m.len())
 }
 
-fn wal_len(p: &Path) -> u64 {
-    let mut w = p.as_os_str().to_owned();
-    w.push("-wal");
-    std::fs::metadata(w).map_or(0, |m| m.len())
-}
-
 /// The least store bound whose share for the SQLite file is at least `file` bytes: the
 /// tests of what eviction keeps bound the file, the rest of the store being their own.
 fn bound_for_file(file: u64) -> u64 {
@@ -55,13 +50,6 @@ fn bound_for_file(file: u64) -> u64 {
         }
     }
     lo
-}
-
-/// The file, its log and the log's index (`-shm`): the store on disk (no trie here).
-fn store_len(p: &Path) -> u64 {
-    let mut shm = p.as_os_str().to_owned();
-    shm.push("-shm");
-    file_len(p) + wal_len(p) + std::fs::metadata(shm).map_or(0, |m| m.len())
 }
 
 /// 20,000 entries (about 7 MB) into a store capped at 1 MiB: the file never passes the cap
@@ -109,10 +97,14 @@ fn capped_store(behind: bool) {
         }
         s.flush().unwrap();
         assert!(s.evicted() > 0);
-        worst = worst.max(store_len(&p));
-        assert!(store_len(&p) <= limit, "flushed: {} bytes", store_len(&p));
+        worst = worst.max(store_bytes(&p));
+        assert!(
+            store_bytes(&p) <= limit,
+            "flushed: {} bytes",
+            store_bytes(&p)
+        );
     }
-    assert!(store_len(&p) <= cap, "closed: {} bytes", store_len(&p));
+    assert!(store_bytes(&p) <= cap, "closed: {} bytes", store_bytes(&p));
     let mut s = DiskStore::open(&p).unwrap();
     let kept = s.stored_len().unwrap();
     assert!(kept > 1000, "only {kept} entries kept in {cap} bytes");

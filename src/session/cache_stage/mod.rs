@@ -1019,14 +1019,7 @@ impl CachePlanner {
                     return Step::Stop(Planned::NotModelled);
                 }
                 t.evaluated = true;
-                if let Some(text) = encode_model(store, &m, &canon.order) {
-                    self.put(&canon.key, Verdict::Sat, Some(text));
-                }
-                if let Some((xk, xorder)) = &c.xkey {
-                    if let Some(text) = encode_model(store, &m, xorder) {
-                        self.put_twin(xk, Verdict::Sat, Some(text));
-                    }
-                }
+                self.put_model(store, canon, &c.xkey, &m);
                 self.satisfied(store, c, m, t);
                 Step::Next
             }
@@ -1038,16 +1031,27 @@ impl CachePlanner {
     /// its component is. Nothing for any other query.
     pub fn model_read(&mut self, store: &mut TermStore, m: &Model) {
         let Some(u) = self.unread.take() else { return };
-        if let Some(text) = encode_model(store, m, &u.canon.order) {
-            self.put(&u.canon.key, Verdict::Sat, Some(text));
+        self.put_model(store, &u.canon, &u.xkey, m);
+        self.known_sat(&u.ids, u.sorted, m.clone());
+    }
+
+    /// A backend's model of a component, checked: stored under its canonical key and,
+    /// beside it, its exact key.
+    fn put_model(
+        &mut self,
+        store: &mut TermStore,
+        canon: &CanonKey,
+        xkey: &Option<(Key, Vec<(usize, TermId)>)>,
+        m: &Model,
+    ) {
+        if let Some(text) = encode_model(store, m, &canon.order) {
+            self.put(&canon.key, Verdict::Sat, Some(text));
         }
-        if let Some((xk, xorder)) = &u.xkey {
+        if let Some((xk, xorder)) = xkey {
             if let Some(text) = encode_model(store, m, xorder) {
                 self.put_twin(xk, Verdict::Sat, Some(text));
             }
         }
-        let i = self.remember(&u.ids, m.clone());
-        self.learn(u.sorted, Known::Sat(i));
     }
 
     /// A component refuted by what the store, the canonical form or the index knew: the
@@ -1063,8 +1067,14 @@ impl CachePlanner {
     /// queries (session memo, recent models, the superset index).
     fn satisfied(&mut self, store: &TermStore, c: &Comp, m: Model, t: &mut Tally) {
         merge(store, &mut t.model, &m, c.conj);
-        let i = self.remember(&c.ids, m);
-        self.learn(c.sorted.clone(), Known::Sat(i));
+        self.known_sat(&c.ids, c.sorted.clone(), m);
+    }
+
+    /// A component (its conjuncts' ids and its sorted conjuncts) known sat under `m`: the
+    /// model kept for reuse, the component remembered by it.
+    fn known_sat(&mut self, ids: &[u64], sorted: Vec<TermId>, m: Model) {
+        let i = self.remember(ids, m);
+        self.learn(sorted, Known::Sat(i));
     }
 
     /// Keep a component model for reuse; returns its index.

@@ -51,13 +51,13 @@ pub mod learner;
 use learner::{ClassKey, Learner, Plan};
 
 use super::backend::SolverHandle;
+use super::cache_stage::model_satisfies;
 use super::fresh::{fresh_script, values_in};
 use super::miss::MissPath;
 use super::stack::{InFlight, StackMirror};
 use super::stats::{SolverCounts, Stats};
 use super::vocab::{model_of_values, response_answer, Answer, Query};
 use crate::driver::{DriverError, Response, SolverSpec};
-use crate::query::eval::Evaluator;
 use crate::query::slice::free_symbols_of;
 use crate::smt2::printer::BackendNames;
 use crate::term::{TermId, TermStore};
@@ -708,11 +708,7 @@ fn model_holds(
             _ => return false,
         }
     };
-    let Some(m) = model_of_values(store, &leaves, &values) else {
-        return false;
-    };
-    let mut ev = Evaluator::new(store, &m, true);
-    all.iter().all(|&t| ev.is_true(t).unwrap_or(false))
+    model_of_values(store, &leaves, &values).is_some_and(|m| model_satisfies(store, &m, &all))
 }
 
 /// The miss path with a portfolio behind it: `primary` is the first solver's own path.

@@ -254,6 +254,20 @@ pub fn drop_trie(store: &str) {
     }
 }
 
+/// All of a disk store's files at `store` (`--cache-max-mb` bounds them together): the
+/// SQLite file, its write-ahead log and the log's index, and the trie beside it; a file
+/// that is not there counts 0.
+pub fn store_bytes(store: &Path) -> u64 {
+    ["", "-wal", "-shm", ".trie"]
+        .iter()
+        .map(|suffix| {
+            let mut p = store.as_os_str().to_owned();
+            p.push(suffix);
+            std::fs::metadata(Path::new(&p)).map_or(0, |m| m.len())
+        })
+        .sum()
+}
+
 /// The number `k` of a JSON summary (panics when it is missing or not a number).
 pub fn field(v: &serde_json::Value, k: &str) -> u64 {
     v[k].as_u64()
