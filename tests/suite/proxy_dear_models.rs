@@ -3,9 +3,10 @@
 //! sat component once a read has cost several solves, and reads one only when the client
 //! asks for it. Driven here through z3 behind a wrapper that makes every get-value and
 //! get-model wait 300 ms (a read dearer than four of these solves, even on a loaded
-//! machine, and than the 50 ms floor): the answers stay z3's, every value and model the client gets satisfies
-//! its query (one component or two), an objective's search still finds z3's optimum, and
-//! the summary counts the models left unread (none where reads are cheap).
+//! machine, and than the 50 ms floor): the answers stay z3's, every value and model the
+//! client gets satisfies its query (one component or two), an objective's search still
+//! finds z3's optimum, and the summary counts the models left unread (none where reads
+//! are cheap).
 
 use crate::common;
 
