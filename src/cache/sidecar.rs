@@ -21,6 +21,9 @@
 //!   either theirs or another's: the last writer wins.
 //! * Reading is bounded: a file whose payload is longer than the caller's bound is refused
 //!   from its header, before anything else of it is read.
+//! * A temporary file outlives its write only when its process was killed during it;
+//!   [`remove_stale`] removes those whose process is gone (a writer's own, and any live
+//!   process's, are left alone), so killed writers do not add up beside the store.
 
 use super::CacheError;
 use std::io::{Read, Write};
@@ -81,6 +84,40 @@ pub fn write(path: &Path, tag: &[u8; 16], payload: &[u8]) -> Result<(), CacheErr
         let _ = std::fs::remove_file(&tmp);
     }
     Ok(written?)
+}
+
+/// Remove the temporary files (`<path>.tmp-PID`) that writers of `path` killed during a
+/// write left: those whose process no longer exists.
+pub fn remove_stale(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let prefix = format!("{name}.tmp-");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let pid = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|p| p.parse::<libc::pid_t>().ok());
+        if pid.is_some_and(|p| p > 0 && !process_exists(p)) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Whether a process `pid` exists (one of another user's counts).
+fn process_exists(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 sends nothing; it only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// The payload stored at `path` under `tag`: None when there is no file, or it was
@@ -157,6 +194,32 @@ mod tests {
         assert!(read(&p, &tag, 9).is_err());
         assert!(read(&p, &tag, 10).unwrap().is_some());
         let _ = std::fs::remove_file(&p);
+    }
+
+    /// The temporary file of a writer that is gone is removed; this process's, a file
+    /// whose suffix is no process id, the file itself and another file's are kept.
+    #[test]
+    fn stale_temporary_files_of_gone_writers_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.sqlite3.trie");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let name = |s: &str| dir.path().join(s);
+        let files = [
+            (format!("s.sqlite3.trie.tmp-{gone}"), false),
+            (format!("s.sqlite3.trie.tmp-{}", std::process::id()), true),
+            ("s.sqlite3.trie.tmp-x1".to_string(), true),
+            ("s.sqlite3.trie".to_string(), true),
+            (format!("t.sqlite3.trie.tmp-{gone}"), true),
+        ];
+        for (f, _) in &files {
+            std::fs::write(name(f), b"x").unwrap();
+        }
+        remove_stale(&p);
+        for (f, kept) in &files {
+            assert_eq!(name(f).exists(), *kept, "{f}");
+        }
     }
 
     /// Every flipped bit, every cut and every byte added is refused or read as another

@@ -1676,12 +1676,14 @@ impl Engine {
         self.planner.forget_session();
     }
 
-    /// Stop the backends (at exit or on a signal). Answers still in flight are relayed
-    /// first.
+    /// Stop the backends and close the result store, at the end of a session: answers
+    /// still in flight are relayed first, and nothing is answered after. The trie's last
+    /// write goes on while the store closes.
     pub fn shutdown(&mut self) {
         let _ = self.finish();
         self.repeats.end();
         self.planner.shutdown(&mut self.stats);
+        self.repeats.wait_saved();
         self.note_arena();
     }
 }

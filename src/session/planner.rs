@@ -578,6 +578,8 @@ impl Planner {
         }
     }
 
+    /// The end of the session: the result store's counters into `stats`, the store
+    /// closed (its writes done), every backend stopped.
     pub fn shutdown(&mut self, stats: &mut Stats) {
         if let Some(c) = self.cached.as_mut() {
             c.flush();
@@ -589,6 +591,7 @@ impl Planner {
                 stats.redis_rejected = t.redis_rejected;
                 stats.disk_evicted = t.disk_evicted;
             }
+            c.close_store();
         }
         stats.restarts = self.main.restarts + self.aux.restarts + self.fallback.restarts;
         if let Some(p) = self.portfolio.as_mut() {

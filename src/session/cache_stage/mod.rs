@@ -415,6 +415,12 @@ impl CachePlanner {
         }
     }
 
+    /// Close the result store's tiers (at the session's end): their writes are done, and
+    /// nothing is looked up or stored after.
+    pub fn close_store(&mut self) {
+        self.store_tiers = None;
+    }
+
     /// Counters of the result store (None without one).
     pub fn tier_stats(&self) -> Option<&crate::cache::CacheStats> {
         self.store_tiers.as_ref().map(|t| t.stats())
