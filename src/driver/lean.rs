@@ -174,7 +174,7 @@ pub fn lean_spec(spec: &SolverSpec) -> SolverSpec {
 }
 
 impl LeanSolver {
-    /// Start the solver in lean mode ([`lean_spec`]): nothing is sent ahead of the
+    /// Start the solver in lean mode (`lean_spec`): nothing is sent ahead of the
     /// caller's own text. Nothing is read: a binary that is not an SMT solver shows at the
     /// first wait for output.
     pub fn start(spec: &SolverSpec) -> Result<LeanSolver, DriverError> {

@@ -4,8 +4,8 @@
 //! rehash) was a measurable share of a cache hit. A [`Pooled`] table is taken from a small
 //! per-thread pool of its type and given back, cleared, when dropped. Invariants: a table
 //! is empty when taken; nested walks get distinct tables; a table that grew past
-//! [`KEEP_MAX`] entries is freed rather than pooled (so one huge query does not make every
-//! later clear cost a huge memset); at most [`POOL_MAX`] tables per type and thread.
+//! `KEEP_MAX` entries is freed rather than pooled (so one huge query does not make every
+//! later clear cost a huge memset); at most `POOL_MAX` tables per type and thread.
 
 use super::TermId;
 use rustc_hash::{FxHashMap, FxHashSet};

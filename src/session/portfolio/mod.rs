@@ -20,7 +20,7 @@
 //!   `unknown`, an error, a rejected command or a death is no answer while another member
 //!   may still give one: the next member is started instead.
 //! * A member's stack has at most one check out (`Member::sent`). A solve started ahead
-//!   and dropped is read at the member's next use, waited for [`SETTLE_MAX`] at most,
+//!   and dropped is read at the member's next use, waited for `SETTLE_MAX` at most,
 //!   else the member is killed; a fresh context on a member that keeps a stack gives the
 //!   stack up first (the `(reset)` empties it).
 //! * At most `--jobs` members run at once (one, with `--jobs 1`: no race, no escalation).
