@@ -113,7 +113,7 @@ pub fn remove_stale(path: &Path) {
     }
 }
 
-/// Whether a process `pid` exists (one of another user's counts).
+/// Whether a process `pid` exists (another user's too: `kill` then says EPERM).
 fn process_exists(pid: libc::pid_t) -> bool {
     // SAFETY: signal 0 sends nothing; it only checks that the process exists.
     let r = unsafe { libc::kill(pid, 0) };
