@@ -460,6 +460,13 @@ mod tests {
         p
     }
 
+    /// A new session's trie, kept in the trie file of `store` under `settings`.
+    fn session_over(store: &std::path::Path, settings: &str) -> Repeats {
+        let mut r = Repeats::default();
+        r.keep_in(TrieFile::new(store, None, settings));
+        r
+    }
+
     /// Saved an interval after the last write and at the end, loaded by the next session with the same
     /// settings and root only, and only at its first block.
     #[test]
@@ -499,8 +506,7 @@ mod tests {
         r.wait_saved();
         assert!(sidecar::path_for(&store, "trie").exists());
 
-        let mut next = Repeats::default();
-        next.keep_in(TrieFile::new(&store, None, "z3 -in"));
+        let mut next = session_over(&store, "z3 -in");
         next.begin("(set-option :produce-models true)");
         assert_eq!(paths(&next), paths(&r));
         assert_eq!(next.loaded_nodes, 8);
@@ -521,19 +527,16 @@ mod tests {
             ("cvc5 --incremental", "(set-option :produce-models true)"),
             ("z3 -in", "(set-option :produce-models false)"),
         ] {
-            let mut other = Repeats::default();
-            other.keep_in(TrieFile::new(&store, None, settings));
+            let mut other = session_over(&store, settings);
             other.begin(root);
             assert_eq!(other.nodes.len(), 1, "{settings} {root}");
         }
         // Taken at a later block whose root is the saved one, among the first few only.
-        let mut later = Repeats::default();
-        later.keep_in(TrieFile::new(&store, None, "z3 -in"));
+        let mut later = session_over(&store, "z3 -in");
         later.begin("");
         later.begin("(set-option :produce-models true)");
         assert_eq!(paths(&later), paths(&r));
-        let mut late = Repeats::default();
-        late.keep_in(TrieFile::new(&store, None, "z3 -in"));
+        let mut late = session_over(&store, "z3 -in");
         for _ in 0..LOAD_BLOCKS {
             late.begin("(set-option :a 1)");
         }
@@ -599,8 +602,7 @@ mod tests {
         let f = r.file.as_ref().unwrap();
         assert!(f.writing.is_none());
         assert_eq!(f.saved_changes, changes);
-        let mut next = Repeats::default();
-        next.keep_in(TrieFile::new(&store, None, "z3 -in"));
+        let mut next = session_over(&store, "z3 -in");
         next.begin("(set-option :produce-models true)");
         assert_eq!(paths(&next), paths(&r));
         let _ = std::fs::remove_file(sidecar::path_for(&store, "trie"));
