@@ -69,6 +69,10 @@ pub struct SolverHandle {
     pub generation: u64,
     pub restarts: u64,
     pub busy: Duration,
+    /// Of `busy` and the callers' time, what was spent waiting for processes to start
+    /// (spawned and answering), so that a cost measured over a few queries can leave a
+    /// start out (`governor`).
+    pub start_wait: Duration,
     pub checks: u64,
     /// How the next process is started.
     pub mode: DriverMode,
@@ -103,6 +107,7 @@ impl SolverHandle {
             generation: 0,
             restarts: 0,
             busy: Duration::ZERO,
+            start_wait: Duration::ZERO,
             checks: 0,
             mode: DriverMode::Framed,
             detached: None,
@@ -145,10 +150,12 @@ impl SolverHandle {
         if !self.unconfirmed {
             return true;
         }
+        let t0 = Instant::now();
         let confirmed = match self.solver.as_mut().map(|s| s.framed()) {
             Some(Ok(s)) => s.confirm_start(Some(wait)),
             _ => Ok(true),
         };
+        self.start_wait += t0.elapsed();
         match confirmed {
             Ok(false) => false,
             Ok(true) => {
@@ -168,10 +175,12 @@ impl SolverHandle {
     fn live(&mut self) -> Option<&mut Running> {
         self.end_detached();
         if self.unconfirmed {
+            let t0 = Instant::now();
             let confirmed = match self.solver.as_mut().map(|s| s.framed()) {
                 Some(Ok(s)) => s.confirm_start(None).is_ok(),
                 _ => false,
             };
+            self.start_wait += t0.elapsed();
             self.unconfirmed = false;
             if !confirmed {
                 self.kill();
@@ -190,10 +199,12 @@ impl SolverHandle {
     fn ensure(&mut self) -> Result<&mut Running, DriverError> {
         self.end_detached();
         if self.live().is_none() {
+            let t0 = Instant::now();
             let s = match self.mode {
                 DriverMode::Lean => Running::Lean(LeanSolver::start(&self.spec)?),
                 DriverMode::Framed => Running::Framed(FramedSolver::start(&self.spec)?),
             };
+            self.start_wait += t0.elapsed();
             if self.generation > 0 {
                 self.restarts += 1;
             }

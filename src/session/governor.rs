@@ -11,8 +11,10 @@
 //!   next window of queries takes.
 //! * A route's cost is the engine's own wall time per KiB of the client's commands over a
 //!   window of that route (solver time waited for included, the client's think time
-//!   not): the last two windows of each route averaged, so one noisy window does not
-//!   decide. Per byte, not per check-sat: a symbolic executor's queries grow as its paths
+//!   not, nor the waits for the main solver's processes to start: each route pays one
+//!   when the session turns to it, inside a window of a few queries, and one start on a
+//!   loaded machine outweighed those queries): the last two windows of each route
+//!   averaged, so one noisy window does not decide. Per byte, not per check-sat: a symbolic executor's queries grow as its paths
 //!   deepen (sbase-expr's solver-queries: 0.7 KB a query in the first window, 1.3 KB in
 //!   the second, 3 KB after), and a cost per query charged the route measured second
 //!   (always the lean one) for the larger queries it happened to get. Both routes read
@@ -60,8 +62,11 @@ pub const MARGIN: f64 = 0.9;
 /// beyond what the preferred route would have cost.
 pub const EXPLORE_SHARE: f64 = 0.05;
 
-/// Queries a probe runs before it may end early as hopeless.
-pub const PROBE_MIN: u64 = WINDOW / 8;
+/// Queries a probe runs before it may end early as hopeless. A new process's first
+/// queries cost more than its later ones (yices' first 8 on KLEE's sbase-expr took
+/// 1.4-2 ms, the next 8 0.6-1 ms, and 4 ms in 2 of 8 runs on an idle machine, which
+/// then ended the probe as hopeless at 8); 16 spread that over twice the queries.
+pub const PROBE_MIN: u64 = WINDOW / 4;
 /// A probe that costs this many times the preferred route per KiB ends early.
 pub const HOPELESS: f64 = 3.0;
 

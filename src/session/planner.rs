@@ -524,6 +524,12 @@ impl Planner {
     /// backend (the stack's prefix, the options it was given) outlives the fall-back, kept
     /// running between fall-backs (the next one resets it rather than start a process:
     /// `lean::replay::rebuild`).
+    /// What the engine has waited for the processes of its main and race backends to
+    /// start (`SolverHandle::start_wait`); the fall-back backend's time is set apart whole.
+    pub fn start_waits(&self) -> Duration {
+        self.main.start_wait + self.aux.start_wait
+    }
+
     pub fn lean_backend(&mut self, fallback: bool) -> &mut SolverHandle {
         if fallback {
             &mut self.fallback

@@ -196,6 +196,10 @@ pub struct Passthrough {
     /// At most this many check-sats in flight (a governor's probe); None: only
     /// [`PIPELINE_MAX`] commands bound the pipeline.
     checks_max: Option<usize>,
+    /// Every new process is waited for before the client's commands go to it, and the wait
+    /// counted as its start (`replay::Replay::handshake`): a passthrough the governor
+    /// chose, whose cost it measures.
+    handshake: bool,
 }
 
 impl Passthrough {
@@ -206,6 +210,13 @@ impl Passthrough {
             stale,
             ..Default::default()
         }
+    }
+
+    /// A passthrough whose cost the governor measures: each new process's start is waited
+    /// for on its own and counted as a start, not as the client's queries' time.
+    pub fn measuring_queries(mut self) -> Passthrough {
+        self.handshake = true;
+        self
     }
 
     /// The client's solver goes on after a syntax error (yices `--interactive`): a solver
@@ -383,7 +394,8 @@ impl Passthrough {
 
     /// Kill, restart in lean mode and replay the client's state (see `replay`).
     fn rebuild(&mut self, host: &mut impl Host) -> Result<(), DriverError> {
-        let r = host.replay();
+        let mut r = host.replay();
+        r.handshake = self.handshake;
         let (h, stats) = host.backend_and_stats();
         replay::rebuild(h, stats, &r, self.model_check.as_deref(), self.counted)?;
         self.ps = r.print_success;

@@ -11,6 +11,9 @@
 //! * The replay goes on one line (its commands' own line breaks aside), so the client's
 //!   next command, on a later line of the client's input, is sent on that same line and
 //!   the solver's first error after a replay names the client's line.
+//! * With [`Replay::handshake`] a new process is waited for (its marker answered) before
+//!   the client's next command is sent, whatever there is to replay, and that wait counts
+//!   as its start.
 //! * A replayed command the solver refuses (smtproxy's parser took it, the solver does
 //!   not) is left out as the solver would leave it, and noted; the replay runs under the
 //!   session's deadline, past which the backend is killed and the error returned.
@@ -34,6 +37,10 @@ pub struct Replay {
     /// and given the state rather than restarted (the fall-back backend, between
     /// fall-backs).
     pub reuse: bool,
+    /// Wait for a new process to answer before the client's commands go to it, even with
+    /// nothing to replay, and count the wait as its start (`SolverHandle::start_wait`):
+    /// a governor's window of this route then measures the queries, not the start.
+    pub handshake: bool,
 }
 
 /// Kill, restart in lean mode and replay `r` (and `model_check`, the client's last sat
@@ -58,13 +65,14 @@ pub fn rebuild(
     }
     let deadline = h.timeout;
     let t0 = Instant::now();
+    let handshake = r.handshake && !reused;
     let Some(s) = h.lean_mut() else {
         return Err(DriverError::Protocol("solver not running".into()));
     };
     let ps = r.print_success;
     // Counted mode keeps print-success on in the solver whatever the client has.
     let backend_ps = ps || counted;
-    if !(r.has_state || backend_ps || reused) {
+    if !(r.has_state || backend_ps || reused || handshake) {
         return Ok(());
     }
     // Error messages give line numbers (all three solvers): the replay goes on one line
@@ -134,6 +142,9 @@ pub fn rebuild(
     let dt = t0.elapsed();
     h.busy += dt;
     stats.solver += dt;
+    if handshake {
+        h.start_wait += dt;
+    }
     if let Some((k, first)) = refused {
         stats.note(format!(
             "replaying the client's state into passthrough, the solver refused {k} \
