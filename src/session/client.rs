@@ -25,6 +25,10 @@ pub struct ClientFrame {
     /// Raw text of every state-changing command of this frame, in order (for passthrough
     /// replay into a restarted solver).
     pub raw: Vec<String>,
+    /// Of `raw`, the assertions a passthrough chosen by cost sent as text, not yet in
+    /// `assertions` (indices, in order): parsed when the session goes back to the modelled
+    /// route (`Engine::model_unparsed`).
+    pub unparsed: Vec<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -205,6 +209,9 @@ impl ClientState {
     /// the base go; with `global` (`:global-declarations true`) what they declared and
     /// defined stays in scope, otherwise it goes, and the base level's with it.
     pub fn reset_assertions(&mut self, keep_levels: bool, global: bool) {
+        for f in &mut self.frames {
+            f.unparsed.clear();
+        }
         if keep_levels || global {
             while !keep_levels && self.frames.len() > 1 {
                 self.pop_frame(true);

@@ -7,8 +7,12 @@
 //! Invariants:
 //! * Only the default strategy is governed (`--strategy` not given); a strategy the user
 //!   names is what runs. The governor itself never answers anything: it only says, at a
-//!   point where the client's state is empty (a `(reset)` or the start), which route the
-//!   next window of queries takes.
+//!   `(reset)` or a `(pop)`, which route the next window of queries takes. The route it
+//!   leaves hands the client's state over: replayed into a new solver for the lean route;
+//!   for the modelled route, the client's view the passthrough kept (its assertions
+//!   parsed then), and only where no level left holds what smtproxy cannot model (a
+//!   command its parser refused, a `:named` assertion, an objective): otherwise the
+//!   window goes on to the next pop or reset.
 //! * A route's cost is the engine's own wall time per KiB of the client's commands over a
 //!   window of that route (solver time waited for included, the client's think time
 //!   not, nor the waits for the main solver's processes to start: each route pays one
@@ -122,6 +126,9 @@ pub struct Governor {
     pub switches: u64,
     /// What the probes have cost beyond the preferred route, in ms.
     regret_ms: f64,
+    /// Change route after every window of this many queries, whatever the costs
+    /// ([`Governor::alternating`]).
+    flip: Option<u64>,
 }
 
 impl Default for Governor {
@@ -139,18 +146,48 @@ impl Default for Governor {
             exploit: 4 * WINDOW,
             switches: 0,
             regret_ms: 0.0,
+            flip: None,
         }
     }
 }
 
 impl Governor {
+    /// The governor of a session: [`Governor::default`], or with `SMTPROXY_GOVERNOR_FLIP=N`
+    /// in the environment [`Governor::alternating`]`(N)`.
+    pub fn from_env() -> Governor {
+        let flip = std::env::var("SMTPROXY_GOVERNOR_FLIP").ok();
+        match flip.and_then(|v| v.parse::<u64>().ok()) {
+            Some(n) => Governor::alternating(n),
+            None => Governor::default(),
+        }
+    }
+
+    /// A governor that changes route at the first reset or pop after every `window`
+    /// queries, whatever the routes cost: for tests of the switches themselves (the
+    /// answers must not change), never for speed.
+    pub fn alternating(window: u64) -> Governor {
+        let w = window.max(1);
+        Governor {
+            length: w,
+            flip: Some(w),
+            ..Governor::default()
+        }
+    }
+
     pub fn route(&self) -> Route {
         self.route
     }
 
-    /// Whether the current window is a probe of the route not preferred.
+    /// Check-sats a probe of the lean route keeps in flight at most: [`PROBE_MIN`], or an
+    /// alternating governor's window.
+    pub fn probe_cap(&self) -> u64 {
+        self.flip.unwrap_or(PROBE_MIN)
+    }
+
+    /// Whether the current window is a probe of the route not preferred (every window of
+    /// an alternating governor: each is short).
     pub fn probing(&self) -> bool {
-        self.route != self.preferred
+        self.route != self.preferred || self.flip.is_some()
     }
 
     /// Whether the current window is over at `wall` (the engine's wall time so far) after
@@ -164,7 +201,7 @@ impl Governor {
         if n >= self.length {
             return true;
         }
-        if self.route == self.preferred || n == 0 {
+        if self.flip.is_some() || self.route == self.preferred || n == 0 {
             return false;
         }
         let Some(p) = self.cost(self.preferred) else {
@@ -202,6 +239,11 @@ impl Governor {
         }
         let other = flip(self.preferred);
         let next = match (self.cost(self.preferred), self.cost(other)) {
+            _ if self.flip.is_some() => {
+                self.preferred = flip(self.route);
+                self.length = self.flip.unwrap_or(WINDOW);
+                self.preferred
+            }
             (Some(p), Some(o)) => {
                 let best = if o < p * MARGIN {
                     other

@@ -281,7 +281,8 @@ impl Engine {
     pub fn set_governed(&mut self, on: bool) {
         let f = &self.flags;
         let plain = !(f.model_after_sat || f.model_at_exit || f.stats_at_exit);
-        self.governor = (on && plain && self.mode == Mode::Modelled).then(Default::default);
+        self.governor =
+            (on && plain && self.mode == Mode::Modelled).then(governor::Governor::from_env);
     }
 
     /// The engine's wall time so far, the current span included.
@@ -318,10 +319,15 @@ impl Engine {
         )
     }
 
-    /// At a `(reset)` of the modelled session (the client's state is empty): if the
-    /// governor's window is over and it chooses the lean route, the session goes to
-    /// passthrough (`ByCost`); its backend restarts lean at the next command.
-    fn govern_at_reset(&mut self) {
+    /// At a `(reset)` or a `(pop)` of the modelled session: if the governor's window is
+    /// over and it chooses the lean route, the session goes to passthrough (`ByCost`); its
+    /// backend restarts lean at the next command and is given the client's state (none
+    /// after a reset), as a fall-back's is. Not under an objective, whose state in the
+    /// solver the client's commands do not say whole.
+    fn govern_modelled(&mut self) {
+        if self.objective.is_some() {
+            return;
+        }
         let (wall, q, bytes) = self.governed_clock();
         let Some(g) = self.governor.as_mut() else {
             return;
@@ -802,16 +808,31 @@ impl Engine {
                 }
             }
             Command::SetOption(k, v) => {
+                let on = set_option::bool_value(self.dialect, v) == Some(true);
                 if k == ":produce-models" {
-                    self.client.produce_models =
-                        set_option::bool_value(self.dialect, v) == Some(true);
+                    self.client.produce_models = on;
+                }
+                if k == ":global-declarations"
+                    || (k == ":global-decls" && self.dialect == Dialect::Z3)
+                {
+                    self.sig.global_declarations = on;
                 }
                 self.client.set_option(k, v, text)
             }
             Command::SetLogic(_) => self.client.preamble.push(text.to_string()),
             c if c.changes_state() => {
                 self.declare(&cmd);
-                self.client.top().raw.push(text.to_string());
+                let top = self.client.top();
+                top.raw.push(text.to_string());
+                // As `interpret` keeps them: what the backend must see verbatim.
+                if matches!(
+                    cmd,
+                    Command::DeclareSort(..)
+                        | Command::DefineFunsRec(_)
+                        | Command::DeclareDatatypes { .. }
+                ) {
+                    top.defs.push(text.to_string());
+                }
             }
             _ => {}
         }
@@ -1261,6 +1282,7 @@ impl Engine {
                 }
                 self.last = Last::None;
                 self.success();
+                self.govern_modelled();
             }
             Command::Assert(t, named) => {
                 self.assertion_effects();
@@ -1352,7 +1374,7 @@ impl Engine {
             Command::Reset => {
                 self.reset_client();
                 self.success();
-                self.govern_at_reset();
+                self.govern_modelled();
                 self.begin_walk();
             }
             Command::ResetAssertions if self.objective.is_some() => {
@@ -1781,6 +1803,40 @@ impl Engine {
                 before.push(self.command(&text, line, col));
                 return before;
             }
+        } else if head == "pop" && self.mode == Mode::ByCost {
+            // As at a reset, where the modelled engine can take the levels left over
+            // (`pop_leaves`); the governor is asked only then, so that what it chooses
+            // is what runs.
+            // Nothing is waited for while the base level holds what the modelled engine
+            // cannot take (no pop can take it away).
+            let (wall, q, bytes) = self.governed_clock();
+            if self.lean.unmodelled_from() != Some(0)
+                && self
+                    .governor
+                    .as_ref()
+                    .is_some_and(|g| g.due(wall, q, bytes))
+            {
+                before = self.pass_sync(false);
+                if self.pop_leaves(&text) {
+                    let (wall, q, bytes) = self.governed_clock();
+                    let g = self.governor.as_mut().expect("checked above");
+                    let route = g.decide(wall, q, bytes);
+                    self.stats.route_switches = g.switches;
+                    if route == governor::Route::Modelled {
+                        if self.model_unparsed(&text) {
+                            self.back_to_modelled("(pop)");
+                            before.push(self.command(&text, line, col));
+                            return before;
+                        }
+                        // An assertion the solver took and smtproxy's parser does not:
+                        // the modelled engine would have passed the session through.
+                        self.stats.note(
+                            "an assertion smtproxy cannot read: passthrough from here on".into(),
+                        );
+                        self.governor = None;
+                    }
+                }
+            }
         }
         let counted = self.lean.counted();
         // print-success as this command leaves it, if it changes it.
@@ -1843,8 +1899,8 @@ impl Engine {
         // early (`governor`).
         let probing =
             self.mode == Mode::ByCost && self.governor.as_ref().is_some_and(|g| g.probing());
-        self.lean
-            .limit_checks(probing.then_some(governor::PROBE_MIN as usize));
+        let cap = self.governor.as_ref().map_or(0, |g| g.probe_cap());
+        self.lean.limit_checks(probing.then_some(cap as usize));
         outs.extend(self.with_lean(|p, e| p.command(e, text, (line, col), gap, ps_after, more)));
         outs
     }
@@ -1872,7 +1928,53 @@ impl Engine {
     /// `leave::leaves_at_pop`). If so, the lean backend is stopped and the session is
     /// back on the modelled strategies (the caller then runs the pop as the engine's own).
     fn leave_at_pop(&mut self, text: &str) -> bool {
-        if self.mode != Mode::FallBack || !self.lean.is_idle() {
+        if self.mode != Mode::FallBack {
+            return false;
+        }
+        let leaves = self.pop_leaves(text);
+        if leaves {
+            self.back_to_modelled("(pop)");
+        }
+        leaves
+    }
+
+    /// Before a passthrough chosen by cost hands the session back at the `(pop n)` in
+    /// `text`: parse the assertions it kept as text in the levels the pop leaves
+    /// (`ClientFrame::unparsed`), in order, against the declarations in scope now (each
+    /// name it used was declared before it and is still in scope; the solver refuses a
+    /// second declaration of a name). All or nothing: false, with nothing changed, when
+    /// one does not parse.
+    fn model_unparsed(&mut self, text: &str) -> bool {
+        let n = match parse_command(&mut self.store, &self.sig, text) {
+            Ok(Command::Pop(n)) => usize::try_from(n).unwrap_or(usize::MAX),
+            _ => return false,
+        };
+        let keep = self.client.depth().saturating_sub(n) + 1;
+        let mut parsed = Vec::new();
+        for (level, f) in self.client.frames.iter().enumerate().take(keep) {
+            for &i in &f.unparsed {
+                let Some(raw) = f.raw.get(i) else {
+                    return false;
+                };
+                match parse_command(&mut self.store, &self.sig, raw) {
+                    Ok(Command::Assert(t, named)) if named.is_empty() => parsed.push((level, t)),
+                    _ => return false,
+                }
+            }
+        }
+        for (level, t) in parsed {
+            self.client.frames[level].assertions.push(t);
+        }
+        for f in &mut self.client.frames {
+            f.unparsed.clear();
+        }
+        true
+    }
+
+    /// Whether the passthrough, with nothing in flight, may hand the session back to the
+    /// modelled strategies at the `(pop n)` in `text` (see `leave::leaves_at_pop`).
+    fn pop_leaves(&mut self, text: &str) -> bool {
+        if !self.lean.is_idle() {
             return false;
         }
         let (store, sig) = (&mut self.store, &self.sig);
@@ -1880,26 +1982,22 @@ impl Engine {
             Ok(Command::Pop(n)) => usize::try_from(n).ok(),
             _ => None,
         };
-        let leaves = leave::leaves_at_pop(
+        leave::leaves_at_pop(
             n,
             self.client.depth(),
             self.sig.global_declarations,
             &self.client.options,
             self.lean.unmodelled_from(),
-        );
-        if leaves {
-            self.back_to_modelled("(pop)");
-        }
-        leaves
+        )
     }
 
     fn back_to_modelled(&mut self, at: &str) {
         let options_kept = self.fallback_options.take().as_ref() == Some(&self.client.options);
         if self.mode == Mode::FallBack {
             self.stats.note(format!("back from passthrough at {at}"));
-            // No model from before the fall-back is read again.
-            self.planner.reset();
         }
+        // No model from before the passthrough is read again.
+        self.planner.reset();
         if self.mode != Mode::FallBack || !options_kept {
             // The main backend ran the passthrough, or lacks options the client set
             // meanwhile: it starts again, framed, when next needed.
@@ -1976,8 +2074,19 @@ impl lean::Host for Engine {
                 t.model_lost = true;
                 // z3 and cvc5 fix some options at an assertion (`set_option`).
                 self.client.initialized |= self.dialect != Dialect::Yices;
-                self.client.top().raw.push(text.to_string());
-                t.unmodelled = Unmodelled::At(self.client.depth());
+                self.client.asserted = true;
+                let depth = self.client.depth();
+                let by_cost = self.mode == Mode::ByCost;
+                let top = self.client.top();
+                top.raw.push(text.to_string());
+                // Chosen by cost, the passthrough keeps the assertion as text, to be parsed
+                // if the session goes back to the modelled route at a pop
+                // (`model_unparsed`); not a `:named` one, whose label later commands use.
+                if by_cost && !text.contains(":named") {
+                    top.unparsed.push(top.raw.len() - 1);
+                } else {
+                    t.unmodelled = Unmodelled::At(depth);
+                }
             }
             _ => match parse_command(&mut self.store, &self.sig, text) {
                 Ok(Command::SetOption(k, v)) if k == ":print-success" => {
@@ -1999,10 +2108,24 @@ impl lean::Host for Engine {
                         ),
                         matches!(cmd, Command::Reset),
                     );
+                    // Declarations and definitions are tracked whole (`track`), and
+                    // what keeps no state leaves none: a passthrough chosen by cost can
+                    // hand the levels they are in to the modelled route.
+                    let whole = self.mode == Mode::ByCost
+                        && (!cmd.changes_state()
+                            || matches!(
+                                cmd,
+                                Command::DeclareSort(..)
+                                    | Command::DefineSort { .. }
+                                    | Command::DeclareFun { .. }
+                                    | Command::DefineFun { .. }
+                                    | Command::DefineFunsRec(_)
+                                    | Command::DeclareDatatypes { .. }
+                            ));
                     self.track(cmd, text);
                     if resets {
                         t.unmodelled = Unmodelled::Cleared;
-                    } else if !pops {
+                    } else if !pops && !whole {
                         t.unmodelled = Unmodelled::At(self.client.depth());
                     }
                 }

@@ -169,3 +169,199 @@ fn a_solvers_start_is_not_charged_to_the_route_that_pays_it() {
         "no lean window in three runs (lean queries: {lean_runs:?})"
     );
 }
+
+/// A client that never resets (yosys-smtbmc: transitions asserted at the base level, each
+/// step's property checked in a scope of its own) behind yices: the governor decides at
+/// pops too, so the session goes lean once yices is measured cheaper than smtproxy's own
+/// work, the client's state replayed into the new yices. Before, only a reset could end a
+/// window, and such a session ran modelled throughout (69 ms against yices' 5 here).
+#[test]
+fn a_push_pop_session_goes_lean_at_a_pop() {
+    require("yices-smt2");
+    let input = common::corpus_text("sessions/yosys-smtbmc-lfsr-300.smt2.gz");
+    let t = Duration::from_secs(300);
+    let direct = run_prog("yices-smt2", &["--incremental"], input.as_bytes(), t);
+    direct.assert_no_panic_no_hang("yices-smt2");
+    assert_eq!(check_sat_answers(&direct.stdout_str()).len(), 300);
+    let args = [
+        "--solver",
+        "yices",
+        "--cache",
+        "none",
+        "--stats",
+        "--incremental",
+    ];
+    let mut lean_runs = Vec::new();
+    for _ in 0..3 {
+        let out = run_prog(bin(), &args, input.as_bytes(), t);
+        out.assert_no_panic_no_hang("smtproxy");
+        // Every byte as yices wrote it (the trace's get-values included).
+        assert_eq!(out.stdout_str(), direct.stdout_str());
+        let s = summary(&out.stderr_str());
+        assert!(field(&s, "route_switches") >= 1, "no route switch: {s}");
+        let lean = field(&s, "lean_queries");
+        lean_runs.push(lean);
+        if lean >= 64 {
+            break;
+        }
+    }
+    assert!(
+        lean_runs.iter().any(|&l| l >= 64),
+        "no lean window in three runs (lean queries: {lean_runs:?})"
+    );
+}
+
+/// The other way: a push/pop session whose queries smtproxy answers itself (no solver
+/// call) behind a z3 that takes 5 ms a check-sat. The governor's probe of the lean route
+/// ends as hopeless and the session goes back to the modelled route at a pop; the
+/// assertions the passthrough sent meanwhile at the base level (each pinning a constant
+/// that later get-values read) are parsed into the client's view then, so every value
+/// after the switch back is z3's. Dropped, they would leave those constants free.
+#[test]
+fn a_lean_probe_hands_a_push_pop_session_back_with_its_assertions() {
+    use std::os::unix::fs::PermissionsExt;
+    require("z3");
+    require("python3");
+    let dir = tempfile::tempdir().unwrap();
+    let slow = dir.path().join("z3-slow-checks");
+    let z3 = common::program("z3");
+    std::fs::write(
+        &slow,
+        format!(
+            r#"#!/usr/bin/env python3
+import subprocess, sys, time
+z3 = subprocess.Popen([{z3:?}] + sys.argv[1:], stdin=subprocess.PIPE)
+for line in sys.stdin.buffer:
+    if b"(check-sat" in line:
+        time.sleep(0.005)
+    z3.stdin.write(line)
+    z3.stdin.flush()
+z3.stdin.close()
+z3.wait()
+"#
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut input = String::from(
+        "(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-fun x () (_ BitVec 8))\n",
+    );
+    for k in 0..300 {
+        input += &format!(
+            "(declare-fun y{k} () (_ BitVec 8))\n(assert (= y{k} #x{:02x}))\n\
+             (push 1)\n(assert (bvugt x #x00))\n(check-sat)\n(get-value (y{k} y{}))\n(pop 1)\n",
+            (k * 7 + 3) % 256,
+            k / 2
+        );
+    }
+    let t = Duration::from_secs(300);
+    let direct = run_prog("z3", &["-in"], input.as_bytes(), t);
+    direct.assert_no_panic_no_hang("z3");
+    let slow = slow.to_str().expect("a UTF-8 path");
+    let args = ["--solver", slow, "--cache", "none", "--stats"];
+    let out = run_prog(bin(), &args, input.as_bytes(), t);
+    out.assert_no_panic_no_hang("smtproxy");
+    assert_eq!(out.stdout_str(), direct.stdout_str());
+    let s = summary(&out.stderr_str());
+    assert!(field(&s, "route_switches") >= 2, "not back from lean: {s}");
+    let lean = field(&s, "lean_queries");
+    assert!((1..64).contains(&lean), "{lean} queries lean: {s}");
+}
+
+/// Every route switch the governor can make, made as often as it can
+/// (`SMTPROXY_GOVERNOR_FLIP=1`: the other route after every query, at the next reset or
+/// pop): push/pop sessions (the hand corpus' scoped files, yosys-smtbmc's recorded
+/// session, a session asserting at the base level between its scopes) and a reset one
+/// (Manticore's, its first 120 queries) behind each solver answer every check-sat as the
+/// solver does alone and print as many errors, with at least two switches in each
+/// session of four queries or more.
+#[test]
+fn switching_routes_at_every_window_changes_no_answer() {
+    let mut based = String::from("(set-logic QF_BV)\n(declare-fun x () (_ BitVec 8))\n");
+    for k in 0..40 {
+        based += &format!(
+            "(declare-fun y{k} () (_ BitVec 8))\n(assert (bvugt y{k} #x{k:02x}))\n\
+             (push 1)\n(assert (= x (bvadd y{k} #x01)))\n(assert (bvult x #x{:02x}))\n\
+             (check-sat)\n(pop 1)\n",
+            (k * 5) % 256
+        );
+    }
+    let manticore = common::corpus_text("sessions/manticore-solver-tests-500.smt2.gz");
+    let cut = manticore
+        .match_indices("(check-sat)")
+        .nth(120)
+        .map_or(manticore.len(), |(i, _)| i);
+    let mut sessions: Vec<(String, String)> = [
+        "arrays.smt2",
+        "bv.smt2",
+        "lia.smt2",
+        "push-pop.smt2",
+        "scoped-sorts.smt2",
+    ]
+    .iter()
+    .map(|f| {
+        let p = common::corpus(&format!("hand/{f}"));
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        (f.to_string(), text)
+    })
+    .collect();
+    // yosys-smtbmc's first 40 steps (the later ones are the dear ones).
+    let yosys = common::corpus_text("sessions/yosys-smtbmc-lfsr-150.smt2.gz");
+    let cut = yosys
+        .match_indices("(check-sat)")
+        .nth(40)
+        .map_or(yosys.len(), |(i, _)| i);
+    sessions.push((
+        "yosys-smtbmc-lfsr-150, 40 steps".into(),
+        yosys[..cut].to_string(),
+    ));
+    sessions.push(("base-level assertions".into(), based));
+    sessions.push((
+        "manticore, 120 queries".into(),
+        manticore[..cut].to_string(),
+    ));
+    let t = Duration::from_secs(300);
+    for (name, prog, flags) in [
+        ("z3", "z3", &["-in"][..]),
+        ("yices", "yices-smt2", &["--incremental"][..]),
+        ("cvc5", "cvc5", &["--incremental"][..]),
+    ] {
+        require(prog);
+        for (file, input) in &sessions {
+            // Manticore's session is z3's (its options and objectives); cvc5 takes minutes
+            // on yosys-smtbmc's.
+            if (name != "z3" && file.starts_with("manticore"))
+                || (name == "cvc5" && file.starts_with("yosys"))
+            {
+                continue;
+            }
+            let direct = run_prog(prog, flags, input.as_bytes(), t);
+            direct.assert_no_panic_no_hang(prog);
+            let mut cmd = std::process::Command::new(bin());
+            cmd.args(["--solver", name, "--cache", "none", "--stats"])
+                .args(flags)
+                .env("SMTPROXY_GOVERNOR_FLIP", "1");
+            let out = common::run_cmd(cmd, input.as_bytes(), t);
+            out.assert_no_panic_no_hang("smtproxy");
+            let (d, p) = (direct.stdout_str(), out.stdout_str());
+            assert_eq!(
+                check_sat_answers(&p),
+                check_sat_answers(&d),
+                "{file} behind {name}: answers differ"
+            );
+            let errors = |s: &str| s.lines().filter(|l| l.contains("(error")).count();
+            assert_eq!(
+                errors(&p),
+                errors(&d),
+                "{file} behind {name}:\n{p}\n---\n{d}"
+            );
+            let s = summary(&out.stderr_str());
+            if check_sat_answers(&d).len() >= 4 {
+                assert!(
+                    field(&s, "route_switches") >= 2,
+                    "{file} behind {name}: {s}"
+                );
+            }
+        }
+    }
+}

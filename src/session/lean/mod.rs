@@ -48,7 +48,8 @@
 //! * A command's state is tracked (for a replay into a restarted solver) only once the
 //!   solver has executed it without an error (`Host::executed`); parsing happens then, in
 //!   order, so it sees every declaration before it. Assertions are kept as text, never
-//!   parsed.
+//!   parsed here (a passthrough chosen by cost has them parsed when it hands the session
+//!   back to the modelled route at a pop).
 //! * A death or a deadline: the batch is attributed as far as its output goes; what
 //!   follows is unobserved. A check-sat past the deadline answers `unknown`; the solver is
 //!   restarted, the client's state replayed, and every unobserved command sent again, each

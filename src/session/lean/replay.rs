@@ -11,17 +11,17 @@
 //! * The replay goes on one line (its commands' own line breaks aside), so the client's
 //!   next command, on a later line of the client's input, is sent on that same line and
 //!   the solver's first error after a replay names the client's line.
-//! * With [`Replay::handshake`] a new process is waited for (its marker answered) before
-//!   the client's next command is sent, whatever there is to replay, and that wait counts
-//!   as its start.
+//! * With [`Replay::handshake`] a new process is waited for (a marker answered) before
+//!   anything else is sent to it, and that wait counts as its start; the replay after it
+//!   does not.
 //! * A replayed command the solver refuses (smtproxy's parser took it, the solver does
 //!   not) is left out as the solver would leave it, and noted; the replay runs under the
 //!   session's deadline, past which the backend is killed and the error returned.
 
-use crate::driver::{DriverError, LeanEvent, SolverKind};
+use crate::driver::{DriverError, LeanEvent, LeanSolver, SolverKind};
 use crate::session::backend::{DriverMode, SolverHandle};
 use crate::session::stats::Stats;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The client's state as a new backend must be given it.
 pub struct Replay {
@@ -37,9 +37,9 @@ pub struct Replay {
     /// and given the state rather than restarted (the fall-back backend, between
     /// fall-backs).
     pub reuse: bool,
-    /// Wait for a new process to answer before the client's commands go to it, even with
-    /// nothing to replay, and count the wait as its start (`SolverHandle::start_wait`):
-    /// a governor's window of this route then measures the queries, not the start.
+    /// Wait for a new process to answer a marker before anything else goes to it, and
+    /// count the wait as its start (`SolverHandle::start_wait`): a governor's window of
+    /// this route then measures the queries, not the start.
     pub handshake: bool,
 }
 
@@ -62,17 +62,37 @@ pub fn rebuild(
         h.kill();
         h.mode = DriverMode::Lean;
         h.start()?;
+        if r.handshake {
+            // The new process answers a marker (on the replay's line) before anything
+            // else goes to it: the wait is its start, apart from the replay's work.
+            let t0 = Instant::now();
+            let deadline = h.timeout;
+            let result = match h.lean_mut() {
+                Some(s) => {
+                    let n = s.mark(false);
+                    await_marker(s, n, deadline, t0).map(|_| ())
+                }
+                None => Err(DriverError::Protocol("solver not running".into())),
+            };
+            let dt = t0.elapsed();
+            h.busy += dt;
+            h.start_wait += dt;
+            stats.solver += dt;
+            if let Err(e) = result {
+                h.kill();
+                return Err(e);
+            }
+        }
     }
     let deadline = h.timeout;
     let t0 = Instant::now();
-    let handshake = r.handshake && !reused;
     let Some(s) = h.lean_mut() else {
         return Err(DriverError::Protocol("solver not running".into()));
     };
     let ps = r.print_success;
     // Counted mode keeps print-success on in the solver whatever the client has.
     let backend_ps = ps || counted;
-    if !(r.has_state || backend_ps || reused || handshake) {
+    if !(r.has_state || backend_ps || reused) {
         return Ok(());
     }
     // Error messages give line numbers (all three solvers): the replay goes on one line
@@ -119,41 +139,51 @@ pub fn rebuild(
     // Every replayed command was accepted when the client sent it; one the solver refuses
     // now was accepted by smtproxy's parser only. The solver goes on without it, as it
     // would have alone, and the session notes it.
-    let mut refused: Option<(usize, String)> = None;
-    // Under the session's deadline: the client's own state can hang the solver (an
-    // assertion z3 unfolds forever).
-    let result = loop {
-        let left = deadline.map(|d| d.saturating_sub(t0.elapsed()));
-        match s.next_event(left) {
-            Ok(LeanEvent::Marker { n: m, .. }) if m == n => break Ok(()),
-            Ok(LeanEvent::Form { form, .. }) if form.starts_with("(error") => {
-                let r = refused.get_or_insert((0, form));
-                r.0 += 1;
-            }
-            Ok(LeanEvent::Silence) if left.is_some_and(|l| l.is_zero()) => {
-                break Err(DriverError::Timeout {
-                    after: deadline.unwrap_or_default(),
-                })
-            }
-            Ok(_) => {}
-            Err(e) => break Err(e),
-        }
-    };
+    let result = await_marker(s, n, deadline, t0);
     let dt = t0.elapsed();
     h.busy += dt;
     stats.solver += dt;
-    if handshake {
-        h.start_wait += dt;
-    }
+    let refused = match result {
+        Ok(refused) => refused,
+        Err(e) => {
+            h.kill();
+            return Err(e);
+        }
+    };
     if let Some((k, first)) = refused {
         stats.note(format!(
             "replaying the client's state into passthrough, the solver refused {k} \
              command(s) smtproxy had accepted (first: {first})"
         ));
     }
-    if let Err(e) = result {
-        h.kill();
-        return Err(e);
-    }
     Ok(())
+}
+
+/// Read the solver's output until marker `n`, under the session's `deadline` counted from
+/// `t0` (the client's own state can hang the solver: an assertion z3 unfolds forever).
+/// Returns the errors printed meanwhile: how many, and the first.
+fn await_marker(
+    s: &mut LeanSolver,
+    n: u64,
+    deadline: Option<Duration>,
+    t0: Instant,
+) -> Result<Option<(usize, String)>, DriverError> {
+    let mut refused: Option<(usize, String)> = None;
+    loop {
+        let left = deadline.map(|d| d.saturating_sub(t0.elapsed()));
+        match s.next_event(left) {
+            Ok(LeanEvent::Marker { n: m, .. }) if m == n => return Ok(refused),
+            Ok(LeanEvent::Form { form, .. }) if form.starts_with("(error") => {
+                let r = refused.get_or_insert((0, form));
+                r.0 += 1;
+            }
+            Ok(LeanEvent::Silence) if left.is_some_and(|l| l.is_zero()) => {
+                return Err(DriverError::Timeout {
+                    after: deadline.unwrap_or_default(),
+                })
+            }
+            Ok(_) => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
