@@ -250,6 +250,22 @@ mod tests {
         }
     }
 
+    /// `unparsed` indexes `raw`: reset-assertions takes the assertions out of `raw`, so
+    /// none of the indices may outlive it.
+    #[test]
+    fn reset_assertions_leaves_no_unparsed_assertion() {
+        for keep_levels in [false, true] {
+            let mut c = ClientState::default();
+            c.frames[0] = frame(&["(declare-fun x () Int)", "(assert (> x 0))"]);
+            c.frames[0].unparsed.push(1);
+            c.frames.push(frame(&["(assert (< x 9))"]));
+            c.frames[1].unparsed.push(0);
+            c.reset_assertions(keep_levels, false);
+            assert!(c.frames.iter().all(|f| f.unparsed.is_empty()));
+            assert!(c.frames.iter().all(|f| f.raw.iter().all(|r| !is_assertion(r))));
+        }
+    }
+
     #[test]
     fn global_declarations_of_popped_frames_stay_in_order() {
         let mut c = ClientState::default();

@@ -18,10 +18,11 @@
 //!   not, nor the waits for the main solver's processes to start: each route pays one
 //!   when the session turns to it, inside a window of a few queries, and one start on a
 //!   loaded machine outweighed those queries): the last two windows of each route
-//!   averaged, so one noisy window does not decide. Per byte, not per check-sat: a symbolic executor's queries grow as its paths
-//!   deepen (sbase-expr's solver-queries: 0.7 KB a query in the first window, 1.3 KB in
-//!   the second, 3 KB after), and a cost per query charged the route measured second
-//!   (always the lean one) for the larger queries it happened to get. Both routes read
+//!   averaged, so one noisy window does not decide. Per byte, not per check-sat: a
+//!   symbolic executor's queries grow as its paths deepen (sbase-expr's solver-queries:
+//!   0.7 KB a query in the first window, 1.3 KB in the second, 3 KB after), and a cost
+//!   per query charged the route measured second (always the lean one) for the larger
+//!   queries it happened to get. Both routes read
 //!   every byte (smtproxy's parser, or the solver's), so bytes put windows of different
 //!   queries on one scale. Time, check-sats and bytes in a fall-back to passthrough (a
 //!   command the modelled engine cannot model, which goes to the solver on either route)

@@ -1806,18 +1806,17 @@ impl Engine {
         } else if head == "pop" && self.mode == Mode::ByCost {
             // As at a reset, where the modelled engine can take the levels left over
             // (`pop_leaves`); the governor is asked only then, so that what it chooses
-            // is what runs.
-            // Nothing is waited for while the base level holds what the modelled engine
-            // cannot take (no pop can take it away).
+            // is what runs. Nothing in flight is waited for where the levels tracked so
+            // far already say it cannot.
             let (wall, q, bytes) = self.governed_clock();
-            if self.lean.unmodelled_from() != Some(0)
-                && self
-                    .governor
-                    .as_ref()
-                    .is_some_and(|g| g.due(wall, q, bytes))
+            if self
+                .governor
+                .as_ref()
+                .is_some_and(|g| g.due(wall, q, bytes))
+                && self.pop_leaves(&text, false)
             {
                 before = self.pass_sync(false);
-                if self.pop_leaves(&text) {
+                if self.pop_leaves(&text, true) {
                     let (wall, q, bytes) = self.governed_clock();
                     let g = self.governor.as_mut().expect("checked above");
                     let route = g.decide(wall, q, bytes);
@@ -1931,7 +1930,7 @@ impl Engine {
         if self.mode != Mode::FallBack {
             return false;
         }
-        let leaves = self.pop_leaves(text);
+        let leaves = self.pop_leaves(text, true);
         if leaves {
             self.back_to_modelled("(pop)");
         }
@@ -1973,8 +1972,10 @@ impl Engine {
 
     /// Whether the passthrough, with nothing in flight, may hand the session back to the
     /// modelled strategies at the `(pop n)` in `text` (see `leave::leaves_at_pop`).
-    fn pop_leaves(&mut self, text: &str) -> bool {
-        if !self.lean.is_idle() {
+    /// `settled` false: by what has been tracked so far, with commands maybe in flight
+    /// (a hint only).
+    fn pop_leaves(&mut self, text: &str, settled: bool) -> bool {
+        if settled && !self.lean.is_idle() {
             return false;
         }
         let (store, sig) = (&mut self.store, &self.sig);

@@ -11,9 +11,9 @@
 //! * The replay goes on one line (its commands' own line breaks aside), so the client's
 //!   next command, on a later line of the client's input, is sent on that same line and
 //!   the solver's first error after a replay names the client's line.
-//! * With [`Replay::handshake`] a new process is waited for (a marker answered) before
-//!   anything else is sent to it, and that wait counts as its start; the replay after it
-//!   does not.
+//! * With [`Replay::handshake`] a new process (not in counted mode) is waited for (a
+//!   marker answered) before anything else is sent to it, and that wait counts as its
+//!   start; the replay after it does not.
 //! * A replayed command the solver refuses (smtproxy's parser took it, the solver does
 //!   not) is left out as the solver would leave it, and noted; the replay runs under the
 //!   session's deadline, past which the backend is killed and the error returned.
@@ -62,7 +62,9 @@ pub fn rebuild(
         h.kill();
         h.mode = DriverMode::Lean;
         h.start()?;
-        if r.handshake {
+        // Not in counted mode: a marker before print-success is turned on in yices made it
+        // exit later (`frame::needs_counted`).
+        if r.handshake && !counted {
             // The new process answers a marker (on the replay's line) before anything
             // else goes to it: the wait is its start, apart from the replay's work.
             let t0 = Instant::now();
