@@ -287,7 +287,7 @@ fn switching_routes_at_every_window_changes_no_answer() {
         );
     }
     let manticore = common::corpus_text("sessions/manticore-solver-tests-500.smt2.gz");
-    let cut = manticore
+    let manticore_cut = manticore
         .match_indices("(check-sat)")
         .nth(120)
         .map_or(manticore.len(), |(i, _)| i);
@@ -318,7 +318,7 @@ fn switching_routes_at_every_window_changes_no_answer() {
     sessions.push(("base-level assertions".into(), based));
     sessions.push((
         "manticore, 120 queries".into(),
-        manticore[..cut].to_string(),
+        manticore[..manticore_cut].to_string(),
     ));
     let t = Duration::from_secs(300);
     for (name, prog, flags) in [
