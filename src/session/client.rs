@@ -262,7 +262,10 @@ mod tests {
             c.frames[1].unparsed.push(0);
             c.reset_assertions(keep_levels, false);
             assert!(c.frames.iter().all(|f| f.unparsed.is_empty()));
-            assert!(c.frames.iter().all(|f| f.raw.iter().all(|r| !is_assertion(r))));
+            assert!(c
+                .frames
+                .iter()
+                .all(|f| f.raw.iter().all(|r| !is_assertion(r))));
         }
     }
 

@@ -175,6 +175,11 @@ impl Governor {
         }
     }
 
+    /// Whether this is an [`Governor::alternating`] one.
+    pub fn alternates(&self) -> bool {
+        self.flip.is_some()
+    }
+
     pub fn route(&self) -> Route {
         self.route
     }
