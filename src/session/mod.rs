@@ -828,20 +828,7 @@ impl Engine {
                 self.client.set_option(k, v, text)
             }
             Command::SetLogic(_) => self.client.preamble.push(text.to_string()),
-            c if c.changes_state() => {
-                self.declare(&cmd);
-                let top = self.client.top();
-                top.raw.push(text.to_string());
-                // As `interpret` keeps them: what the backend must see verbatim.
-                if matches!(
-                    cmd,
-                    Command::DeclareSort(..)
-                        | Command::DefineFunsRec(_)
-                        | Command::DeclareDatatypes { .. }
-                ) {
-                    top.defs.push(text.to_string());
-                }
-            }
+            c if c.changes_state() => self.keep_declaration(&cmd, text),
             _ => {}
         }
     }
@@ -1072,6 +1059,18 @@ impl Engine {
         }
     }
 
+    /// A declaration or definition `cmd` (`text`) into the client's view: the signature,
+    /// the frame's declarations, its raw log and, for what the backend must see verbatim,
+    /// its definitions. (Any other command: its raw text only.)
+    fn keep_declaration(&mut self, cmd: &Command, text: &str) {
+        self.declare(cmd);
+        let top = self.client.top();
+        top.raw.push(text.to_string());
+        if cmd.is_verbatim_definition() {
+            top.defs.push(text.to_string());
+        }
+    }
+
     /// What an assertion does to the session besides adding its term (the assertion
     /// `interpret` runs, and one `repeat` defers).
     fn assertion_effects(&mut self) {
@@ -1241,17 +1240,7 @@ impl Engine {
             | Command::DefineFun { .. }
             | Command::DefineFunsRec(_)
             | Command::DeclareDatatypes { .. } => {
-                self.declare(&cmd);
-                let top = self.client.top();
-                top.raw.push(text.to_string());
-                if matches!(
-                    cmd,
-                    Command::DeclareSort(..)
-                        | Command::DefineFunsRec(_)
-                        | Command::DeclareDatatypes { .. }
-                ) {
-                    top.defs.push(text.to_string());
-                }
+                self.keep_declaration(&cmd, text);
                 self.success();
             }
             Command::Push(n) => {
@@ -2120,17 +2109,8 @@ impl lean::Host for Engine {
                     // Declarations and definitions are tracked whole (`track`), and
                     // what keeps no state leaves none: a passthrough chosen by cost can
                     // hand the levels they are in to the modelled route.
-                    let whole = self.mode == Mode::ByCost
-                        && (!cmd.changes_state()
-                            || matches!(
-                                cmd,
-                                Command::DeclareSort(..)
-                                    | Command::DefineSort { .. }
-                                    | Command::DeclareFun { .. }
-                                    | Command::DefineFun { .. }
-                                    | Command::DefineFunsRec(_)
-                                    | Command::DeclareDatatypes { .. }
-                            ));
+                    let whole =
+                        self.mode == Mode::ByCost && (!cmd.changes_state() || cmd.is_declaration());
                     self.track(cmd, text);
                     if resets {
                         t.unmodelled = Unmodelled::Cleared;

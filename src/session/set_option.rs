@@ -47,20 +47,17 @@ pub enum Refusal {
 /// (see the module doc).
 pub fn initializes(dialect: Dialect, cmd: &Command) -> bool {
     match dialect {
-        Dialect::Z3 => matches!(
-            cmd,
-            Command::DeclareSort(..)
-                | Command::DefineSort { .. }
-                | Command::DeclareFun { .. }
-                | Command::DefineFun { .. }
-                | Command::DefineFunsRec(_)
-                | Command::DeclareDatatypes { .. }
-                | Command::Push(_)
-                | Command::Assert(..)
-                | Command::CheckSat
-                | Command::CheckSatAssuming(_)
-                | Command::GetValue(_)
-        ),
+        Dialect::Z3 => {
+            cmd.is_declaration()
+                || matches!(
+                    cmd,
+                    Command::Push(_)
+                        | Command::Assert(..)
+                        | Command::CheckSat
+                        | Command::CheckSatAssuming(_)
+                        | Command::GetValue(_)
+                )
+        }
         Dialect::Cvc5 => matches!(
             cmd,
             Command::DefineFun { .. }

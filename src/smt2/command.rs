@@ -62,6 +62,28 @@ pub enum Command {
 }
 
 impl Command {
+    /// A declaration or definition of a sort, a function or a datatype.
+    pub fn is_declaration(&self) -> bool {
+        matches!(
+            self,
+            Command::DeclareSort(..)
+                | Command::DefineSort { .. }
+                | Command::DeclareFun { .. }
+                | Command::DefineFun { .. }
+                | Command::DefineFunsRec(_)
+                | Command::DeclareDatatypes { .. }
+        )
+    }
+
+    /// Of the declarations, those the backend must see verbatim (the client's view keeps
+    /// their text in `defs`): sorts, recursive definitions, datatypes.
+    pub fn is_verbatim_definition(&self) -> bool {
+        matches!(
+            self,
+            Command::DeclareSort(..) | Command::DefineFunsRec(_) | Command::DeclareDatatypes { .. }
+        )
+    }
+
     /// True for commands that change what the solver holds (and so must be replayed into a
     /// restarted solver).
     pub fn changes_state(&self) -> bool {

@@ -16,8 +16,29 @@
 use crate::common;
 
 use common::replies::check_sat_answers;
-use common::{bin, field, require, run_prog, summary};
+use common::{bin, field, require, run_prog, summary, Out};
 use std::time::Duration;
+
+/// Runs smtproxy with `args` on `input` up to three times, `check` asserting each run's
+/// output (answers, switches), until one run answered `min_lean` queries or more on the
+/// lean route; fails if none did. Which route wins is timed: on a loaded machine (the
+/// suite's other tests) a new yices' first queries, each a wait for another process to be
+/// scheduled, have looked hopeless, and the session then stays modelled, with answers as
+/// right. So what `check` asserts holds on every run, the lean window on one of three.
+fn lean_in_one_of_three(args: &[&str], input: &[u8], min_lean: u64, check: impl Fn(&Out)) {
+    let mut lean_runs = Vec::new();
+    for _ in 0..3 {
+        let out = run_prog(bin(), args, input, Duration::from_secs(300));
+        out.assert_no_panic_no_hang("smtproxy");
+        check(&out);
+        let lean = field(&summary(&out.stderr_str()), "lean_queries");
+        lean_runs.push(lean);
+        if lean >= min_lean {
+            return;
+        }
+    }
+    panic!("no lean window of {min_lean} queries in three runs (lean queries: {lean_runs:?})");
+}
 
 fn governed_matches_solver(name: &str, prog: &str, flags: &[&str], min_lean: u64) {
     require(prog);
@@ -31,14 +52,7 @@ fn governed_matches_solver(name: &str, prog: &str, flags: &[&str], min_lean: u64
 
     let mut args = vec!["--solver", name, "--cache", "none", "--stats"];
     args.extend_from_slice(flags);
-    // Which route wins is timed: on a loaded machine (the suite's other tests) a new
-    // yices' first queries, each a wait for another process to be scheduled, have looked
-    // hopeless, and the session then stays modelled, with answers as right. So the
-    // answers and the switch are asserted on every run, the lean window on one of three.
-    let mut lean_runs = Vec::new();
-    for _ in 0..3 {
-        let out = run_prog(bin(), &args, &input, t);
-        out.assert_no_panic_no_hang("smtproxy");
+    lean_in_one_of_three(&args, &input, min_lean, |out| {
         assert_eq!(
             check_sat_answers(&out.stdout_str()),
             want,
@@ -47,16 +61,7 @@ fn governed_matches_solver(name: &str, prog: &str, flags: &[&str], min_lean: u64
         let s = summary(&out.stderr_str());
         assert_eq!(field(&s, "queries"), 296);
         assert!(field(&s, "route_switches") >= 1, "no route switch: {s}");
-        let lean = field(&s, "lean_queries");
-        lean_runs.push(lean);
-        if lean >= min_lean {
-            break;
-        }
-    }
-    assert!(
-        lean_runs.iter().any(|&l| l >= min_lean),
-        "no lean window of {min_lean} queries in three runs (lean queries: {lean_runs:?})"
-    );
+    });
 
     let mut named = vec![
         "--solver",
@@ -145,29 +150,10 @@ fn a_solvers_start_is_not_charged_to_the_route_that_pays_it() {
     let want = check_sat_answers(&direct.stdout_str());
     assert_eq!(want.len(), 296);
     let slow = slow.to_str().expect("a UTF-8 path");
-    // As in `governed_matches_solver`: timed on a machine the suite loads, so the lean
-    // window in one of three runs.
-    let mut lean_runs = Vec::new();
-    for _ in 0..3 {
-        let out = run_prog(
-            bin(),
-            &["--solver", slow, "--cache", "none", "--stats"],
-            &input,
-            t,
-        );
-        out.assert_no_panic_no_hang("smtproxy");
+    let args = ["--solver", slow, "--cache", "none", "--stats"];
+    lean_in_one_of_three(&args, &input, 64, |out| {
         assert_eq!(check_sat_answers(&out.stdout_str()), want);
-        let s = summary(&out.stderr_str());
-        let lean = field(&s, "lean_queries");
-        lean_runs.push(lean);
-        if lean >= 64 {
-            break;
-        }
-    }
-    assert!(
-        lean_runs.iter().any(|&l| l >= 64),
-        "no lean window in three runs (lean queries: {lean_runs:?})"
-    );
+    });
 }
 
 /// A client that never resets (yosys-smtbmc: transitions asserted at the base level, each
@@ -191,24 +177,12 @@ fn a_push_pop_session_goes_lean_at_a_pop() {
         "--stats",
         "--incremental",
     ];
-    let mut lean_runs = Vec::new();
-    for _ in 0..3 {
-        let out = run_prog(bin(), &args, input.as_bytes(), t);
-        out.assert_no_panic_no_hang("smtproxy");
+    lean_in_one_of_three(&args, input.as_bytes(), 64, |out| {
         // Every byte as yices wrote it (the trace's get-values included).
         assert_eq!(out.stdout_str(), direct.stdout_str());
         let s = summary(&out.stderr_str());
         assert!(field(&s, "route_switches") >= 1, "no route switch: {s}");
-        let lean = field(&s, "lean_queries");
-        lean_runs.push(lean);
-        if lean >= 64 {
-            break;
-        }
-    }
-    assert!(
-        lean_runs.iter().any(|&l| l >= 64),
-        "no lean window in three runs (lean queries: {lean_runs:?})"
-    );
+    });
 }
 
 /// The other way: a push/pop session whose queries smtproxy answers itself (no solver
@@ -219,30 +193,10 @@ fn a_push_pop_session_goes_lean_at_a_pop() {
 /// after the switch back is z3's. Dropped, they would leave those constants free.
 #[test]
 fn a_lean_probe_hands_a_push_pop_session_back_with_its_assertions() {
-    use std::os::unix::fs::PermissionsExt;
     require("z3");
     require("python3");
     let dir = tempfile::tempdir().unwrap();
-    let slow = dir.path().join("z3-slow-checks");
-    let z3 = common::program("z3");
-    std::fs::write(
-        &slow,
-        format!(
-            r#"#!/usr/bin/env python3
-import subprocess, sys, time
-z3 = subprocess.Popen([{z3:?}] + sys.argv[1:], stdin=subprocess.PIPE)
-for line in sys.stdin.buffer:
-    if b"(check-sat" in line:
-        time.sleep(0.005)
-    z3.stdin.write(line)
-    z3.stdin.flush()
-z3.stdin.close()
-z3.wait()
-"#
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let slow = common::z3_holding(dir.path(), "z3-slow-checks", &["(check-sat"], 5);
     let mut input = String::from(
         "(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-fun x () (_ BitVec 8))\n",
     );

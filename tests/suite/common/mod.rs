@@ -46,9 +46,21 @@ pub fn program(name: &str) -> std::ffi::OsString {
 /// before z3 sees it: a solver whose models are dear to read, as cvc5's are on some KLEE
 /// queries (it builds its model at the first get-value after a sat).
 pub fn slow_model_z3(dir: &Path, delay_ms: u64) -> PathBuf {
+    z3_holding(
+        dir,
+        &format!("z3-models-{delay_ms}ms"),
+        &["(get-value", "(get-model"],
+        delay_ms,
+    )
+}
+
+/// z3 behind a wrapper `dir/name` that holds every input line starting (after blanks) with
+/// one of `heads` for `delay_ms` before z3 sees it.
+pub fn z3_holding(dir: &Path, name: &str, heads: &[&str], delay_ms: u64) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let z3 = program("z3");
-    let p = dir.join(format!("z3-models-{delay_ms}ms"));
+    let p = dir.join(name);
+    let heads: Vec<String> = heads.iter().map(|h| format!("b{h:?}")).collect();
     std::fs::write(
         &p,
         format!(
@@ -56,13 +68,14 @@ pub fn slow_model_z3(dir: &Path, delay_ms: u64) -> PathBuf {
 import subprocess, sys, time
 z3 = subprocess.Popen([{z3:?}] + sys.argv[1:], stdin=subprocess.PIPE)
 for line in sys.stdin.buffer:
-    if line.lstrip().startswith((b"(get-value", b"(get-model")):
+    if line.lstrip().startswith(({heads},)):
         time.sleep({delay_ms} / 1000)
     z3.stdin.write(line)
     z3.stdin.flush()
 z3.stdin.close()
 z3.wait()
-"#
+"#,
+            heads = heads.join(", ")
         ),
     )
     .unwrap();
