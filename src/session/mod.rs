@@ -132,6 +132,9 @@ pub struct Engine {
     /// modelled engine cannot model goes to the solver on either route.
     aside: (std::time::Duration, u64, u64),
     aside_from: Option<(std::time::Duration, u64, u64)>,
+    /// Wall and solver time when the session last turned to the modelled route: what the
+    /// solver's share of its time is measured from (`govern_modelled`).
+    modelled_from: (Duration, Duration),
     /// Bytes of client commands pushed so far (the governor's measure of work).
     input_bytes: u64,
     pub stats: Stats,
@@ -225,6 +228,7 @@ impl Engine {
             busy_since: None,
             aside: Default::default(),
             aside_from: None,
+            modelled_from: Default::default(),
             input_bytes: 0,
             stats: Stats::new(cfg.strategy.name()),
             flags: cfg.client.clone(),
@@ -324,15 +328,20 @@ impl Engine {
     /// (`ByCost`); its backend restarts lean at the next command and is given the
     /// client's state (none after a reset), as a fall-back's is. Not under an objective,
     /// whose state in the solver the client's commands do not say whole. At a pop, only
-    /// while smtproxy's own work has been most of the session's time (the solver's share
-    /// under half): the lean route saves that work, and a new solver given the state at a
-    /// pop learns again what the incremental one had learnt (on domain.smt2, whose hard
-    /// queries are z3's time, a lean probe of its last 17 queries took 6.7 s to 11 s).
+    /// while smtproxy's own work has been most of the modelled route's time since the
+    /// session last turned to it (the solver's share under half): the lean route saves
+    /// that work, and a new solver given the state at a pop learns again what the
+    /// incremental one had learnt (on domain.smt2, whose hard queries are z3's time, a
+    /// lean probe of its last 17 queries took 6.7 s to 11 s).
     fn govern_modelled(&mut self, at_pop: bool) {
         if self.objective.is_some() {
             return;
         }
-        let solver_bound = self.stats.solver.as_secs_f64() * 2.0 > self.wall_now().as_secs_f64();
+        // The modelled route's own time, since the session last turned to it (the lean
+        // route's time is nearly all the solver's).
+        let (wall0, solver0) = self.modelled_from;
+        let solver = self.stats.solver.saturating_sub(solver0);
+        let solver_bound = solver * 2 > self.wall_now().saturating_sub(wall0);
         if at_pop && solver_bound && !self.governor.as_ref().is_some_and(|g| g.alternates()) {
             return;
         }
@@ -2009,6 +2018,7 @@ impl Engine {
         }
         self.mode = Mode::Modelled;
         self.lean = Passthrough::default();
+        self.modelled_from = (self.wall_now(), self.stats.solver);
     }
 }
 
