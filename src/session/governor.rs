@@ -13,8 +13,8 @@
 //!   parsed then), and only where no level left holds what smtproxy cannot model (a
 //!   command its parser refused, a `:named` assertion, an objective): otherwise the
 //!   window goes on to the next pop or reset. The engine asks at a pop of the modelled
-//!   route only while the solver's wait has been under half of the session's time
-//!   (`Engine::govern_modelled`).
+//!   route only while the solver's wait has been under half of that route's time since
+//!   the session last turned to it (`Engine::govern_modelled`).
 //! * A route's cost is the engine's own wall time per KiB of the client's commands over a
 //!   window of that route (solver time waited for included, the client's think time
 //!   not, nor the waits for the main solver's processes to start: each route pays one
