@@ -355,6 +355,9 @@ impl Engine {
         self.stats.route_switches = g.switches;
         self.planner.main.kill();
         self.mode = Mode::ByCost;
+        // As at a fall-back: the passthrough's commands do not go into the block of
+        // commands since the reset, so it names no block until the next reset.
+        self.block = None;
         self.lean = Passthrough::new(self.planner.main.generation, true).measuring_queries();
     }
 
@@ -1826,9 +1829,11 @@ impl Engine {
                     let (wall, q, bytes) = self.governed_clock();
                     let g = self.governor.as_mut().expect("checked above");
                     let route = g.decide(wall, q, bytes);
-                    self.stats.route_switches = g.switches;
+                    let switches = g.switches;
                     if route == governor::Route::Modelled {
+                        // Counted only once made.
                         if self.model_unparsed(&text) {
+                            self.stats.route_switches = switches;
                             self.back_to_modelled("(pop)");
                             before.push(self.command(&text, line, col));
                             return before;
