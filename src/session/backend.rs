@@ -150,13 +150,7 @@ impl SolverHandle {
         if !self.unconfirmed {
             return true;
         }
-        let t0 = Instant::now();
-        let confirmed = match self.solver.as_mut().map(|s| s.framed()) {
-            Some(Ok(s)) => s.confirm_start(Some(wait)),
-            _ => Ok(true),
-        };
-        self.start_wait += t0.elapsed();
-        match confirmed {
+        match self.confirm(Some(wait)).unwrap_or(Ok(true)) {
             Ok(false) => false,
             Ok(true) => {
                 self.unconfirmed = false;
@@ -170,17 +164,24 @@ impl SolverHandle {
         }
     }
 
+    /// `FramedSolver::confirm_start` on the running framed process (None when there is
+    /// none), the wait counted in `start_wait`.
+    fn confirm(&mut self, wait: Option<Duration>) -> Option<Result<bool, DriverError>> {
+        let t0 = Instant::now();
+        let r = match self.solver.as_mut().map(|s| s.framed()) {
+            Some(Ok(s)) => Some(s.confirm_start(wait)),
+            _ => None,
+        };
+        self.start_wait += t0.elapsed();
+        r
+    }
+
     /// The running process, after reaping and dropping it if it has exited. Never starts one
     /// (one `prestart`ed is waited for here).
     fn live(&mut self) -> Option<&mut Running> {
         self.end_detached();
         if self.unconfirmed {
-            let t0 = Instant::now();
-            let confirmed = match self.solver.as_mut().map(|s| s.framed()) {
-                Some(Ok(s)) => s.confirm_start(None).is_ok(),
-                _ => false,
-            };
-            self.start_wait += t0.elapsed();
+            let confirmed = self.confirm(None).is_some_and(|r| r.is_ok());
             self.unconfirmed = false;
             if !confirmed {
                 self.kill();

@@ -1822,17 +1822,17 @@ impl Engine {
                 .governor
                 .as_ref()
                 .is_some_and(|g| g.due(wall, q, bytes))
-                && self.pop_leaves(&text, false)
+                && self.pop_leaves(&text, false).is_some()
             {
                 before = self.pass_sync(false);
-                if self.pop_leaves(&text, true) {
+                if let Some(left) = self.pop_leaves(&text, true) {
                     let (wall, q, bytes) = self.governed_clock();
                     let g = self.governor.as_mut().expect("checked above");
                     let route = g.decide(wall, q, bytes);
                     let switches = g.switches;
                     if route == governor::Route::Modelled {
                         // Counted only once made.
-                        if self.model_unparsed(&text) {
+                        if self.model_unparsed(left) {
                             self.stats.route_switches = switches;
                             self.back_to_modelled("(pop)");
                             before.push(self.command(&text, line, col));
@@ -1941,27 +1941,22 @@ impl Engine {
         if self.mode != Mode::FallBack {
             return false;
         }
-        let leaves = self.pop_leaves(text, true);
+        let leaves = self.pop_leaves(text, true).is_some();
         if leaves {
             self.back_to_modelled("(pop)");
         }
         leaves
     }
 
-    /// Before a passthrough chosen by cost hands the session back at the `(pop n)` in
-    /// `text`: parse the assertions it kept as text in the levels the pop leaves
+    /// Before a passthrough chosen by cost hands the session back at a pop that leaves
+    /// levels `0..=left`: parse the assertions it kept as text in those levels
     /// (`ClientFrame::unparsed`), in order, against the declarations in scope now (each
     /// name it used was declared before it and is still in scope; the solver refuses a
     /// second declaration of a name). All or nothing: false, with nothing changed, when
     /// one does not parse.
-    fn model_unparsed(&mut self, text: &str) -> bool {
-        let n = match parse_command(&mut self.store, &self.sig, text) {
-            Ok(Command::Pop(n)) => usize::try_from(n).unwrap_or(usize::MAX),
-            _ => return false,
-        };
-        let keep = self.client.depth().saturating_sub(n) + 1;
+    fn model_unparsed(&mut self, left: usize) -> bool {
         let mut parsed = Vec::new();
-        for (level, f) in self.client.frames.iter().enumerate().take(keep) {
+        for (level, f) in self.client.frames.iter().enumerate().take(left + 1) {
             for &i in &f.unparsed {
                 let Some(raw) = f.raw.get(i) else {
                     return false;
@@ -1982,25 +1977,32 @@ impl Engine {
     }
 
     /// Whether the passthrough, with nothing in flight, may hand the session back to the
-    /// modelled strategies at the `(pop n)` in `text` (see `leave::leaves_at_pop`).
-    /// `settled` false: by what has been tracked so far, with commands maybe in flight
-    /// (a hint only).
-    fn pop_leaves(&mut self, text: &str, settled: bool) -> bool {
+    /// modelled strategies at the `(pop n)` in `text` (see `leave::leaves_at_pop`): if
+    /// so, the deepest level the pop leaves. `settled` false: by what has been tracked so
+    /// far, with commands maybe in flight (a hint only).
+    fn pop_leaves(&mut self, text: &str, settled: bool) -> Option<usize> {
         if settled && !self.lean.is_idle() {
-            return false;
+            return None;
         }
         let (store, sig) = (&mut self.store, &self.sig);
-        let n = || match parse_command(store, sig, text) {
-            Ok(Command::Pop(n)) => usize::try_from(n).ok(),
-            _ => None,
+        let mut popped = None;
+        let n = || {
+            popped = match parse_command(store, sig, text) {
+                Ok(Command::Pop(n)) => usize::try_from(n).ok(),
+                _ => None,
+            };
+            popped
         };
-        leave::leaves_at_pop(
+        let depth = self.client.depth();
+        let leaves = leave::leaves_at_pop(
             n,
-            self.client.depth(),
+            depth,
             self.sig.global_declarations,
             &self.client.options,
             self.lean.unmodelled_from(),
-        )
+        );
+        // `leaves_at_pop` read the pop (0 < n <= depth) before it said yes.
+        popped.filter(|_| leaves).map(|n| depth - n)
     }
 
     fn back_to_modelled(&mut self, at: &str) {
