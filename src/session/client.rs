@@ -23,12 +23,35 @@ pub struct ClientFrame {
     /// define-fun-rec), in order.
     pub defs: Vec<String>,
     /// Raw text of every state-changing command of this frame, in order (for passthrough
-    /// replay into a restarted solver).
-    pub raw: Vec<String>,
+    /// replay into a restarted solver). Added to by `push_raw` only.
+    raw: Vec<String>,
+    /// Of `raw`, the indices of the assertions, in order.
+    raw_assertions: Vec<usize>,
     /// Of `raw`, the assertions a passthrough chosen by cost sent as text, not yet in
     /// `assertions` (indices, in order): parsed when the session goes back to the modelled
     /// route (`Engine::model_unparsed`).
     pub unparsed: Vec<usize>,
+}
+
+impl ClientFrame {
+    /// The raw text of every state-changing command of this frame, in order.
+    pub fn raw(&self) -> &[String] {
+        &self.raw
+    }
+
+    /// Add `text` to the raw log.
+    pub fn push_raw(&mut self, text: &str) {
+        if is_assertion(text) {
+            self.raw_assertions.push(self.raw.len());
+        }
+        self.raw.push(text.to_string());
+    }
+
+    /// Take the assertions out of the raw log.
+    fn drop_raw_assertions(&mut self) {
+        self.raw.retain(|r| !is_assertion(r));
+        self.raw_assertions.clear();
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -142,14 +165,11 @@ impl ClientState {
     /// (each assert command adds one of each); all `None` should the two not pair up.
     pub fn base_assertion_texts(&self) -> Vec<Option<&str>> {
         let f = &self.frames[0];
-        let texts: Vec<&str> = f
-            .raw
-            .iter()
-            .map(String::as_str)
-            .filter(|r| is_assertion(r))
-            .collect();
-        if texts.len() == f.assertions.len() {
-            texts.into_iter().map(Some).collect()
+        if f.raw_assertions.len() == f.assertions.len() {
+            f.raw_assertions
+                .iter()
+                .map(|&i| Some(f.raw[i].as_str()))
+                .collect()
         } else {
             vec![None; f.assertions.len()]
         }
@@ -178,9 +198,9 @@ impl ClientState {
         if let (true, Some(parent)) = (global, self.frames.last_mut()) {
             parent.decls.extend(f.decls);
             parent.defs.extend(f.defs);
-            parent
-                .raw
-                .extend(f.raw.into_iter().filter(|r| !is_assertion(r)));
+            for r in f.raw.iter().filter(|r| !is_assertion(r)) {
+                parent.push_raw(r);
+            }
         }
     }
 
@@ -219,7 +239,7 @@ impl ClientState {
             for f in &mut self.frames {
                 f.assertions.clear();
                 f.named.clear();
-                f.raw.retain(|r| !is_assertion(r));
+                f.drop_raw_assertions();
             }
             return;
         }
@@ -230,6 +250,7 @@ impl ClientState {
         base.decls.clear();
         base.defs.clear();
         base.raw.clear();
+        base.raw_assertions.clear();
         self.frames.push(base);
     }
 }
@@ -244,10 +265,36 @@ mod tests {
     use super::*;
 
     fn frame(raw: &[&str]) -> ClientFrame {
-        ClientFrame {
-            raw: raw.iter().map(|r| r.to_string()).collect(),
-            ..Default::default()
+        let mut f = ClientFrame::default();
+        for r in raw {
+            f.push_raw(r);
         }
+        f
+    }
+
+    /// Each base assertion's text pairs with it, as the raw log changes: assertions and
+    /// other commands, a popped level's declarations moved down, assertions dropped.
+    #[test]
+    fn base_assertion_texts_pair_with_the_base_assertions() {
+        let mut c = ClientState::default();
+        c.frames[0] = frame(&["(declare-fun x () Int)", "(assert (> x 0))"]);
+        c.frames[0].assertions.push(TermId(7));
+        c.frames
+            .push(frame(&["(declare-fun y () Int)", "(assert (> y 0))"]));
+        c.pop_frame(true);
+        c.frames[0].push_raw(" ( assert (< x 9))");
+        c.frames[0].assertions.push(TermId(8));
+        assert_eq!(
+            c.base_assertion_texts(),
+            vec![Some("(assert (> x 0))"), Some(" ( assert (< x 9))")]
+        );
+        // An assertion without its text (or the reverse): no text at all.
+        c.frames[0].assertions.push(TermId(9));
+        assert_eq!(c.base_assertion_texts(), vec![None, None, None]);
+        c.reset_assertions(true, false);
+        c.frames[0].push_raw("(assert (= x 1))");
+        c.frames[0].assertions.push(TermId(10));
+        assert_eq!(c.base_assertion_texts(), vec![Some("(assert (= x 1))")]);
     }
 
     /// `unparsed` indexes `raw`: reset-assertions takes the assertions out of `raw`, so

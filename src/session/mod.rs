@@ -801,7 +801,7 @@ impl Engine {
 
     fn client_has_state(&self) -> bool {
         !self.client.preamble.is_empty()
-            || self.client.frames.iter().any(|f| !f.raw.is_empty())
+            || self.client.frames.iter().any(|f| !f.raw().is_empty())
             || self.client.depth() > 0
     }
 
@@ -1077,7 +1077,7 @@ impl Engine {
     fn keep_declaration(&mut self, cmd: &Command, text: &str) {
         self.declare(cmd);
         let top = self.client.top();
-        top.raw.push(text.to_string());
+        top.push_raw(text);
         if cmd.is_verbatim_definition() {
             top.defs.push(text.to_string());
         }
@@ -1309,7 +1309,7 @@ impl Engine {
                 let top = self.client.top();
                 top.assertions.push(t);
                 top.named.extend(named);
-                top.raw.push(text.to_string());
+                top.push_raw(text);
                 self.success();
             }
             Command::CheckSat | Command::CheckSatAssuming(_) if self.objective.is_some() => {
@@ -1451,7 +1451,7 @@ impl Engine {
         };
         self.objective = Some(obj);
         // Replayed with the rest of the state if the session falls back later.
-        self.client.top().raw.push(text.to_string());
+        self.client.top().push_raw(text);
         self.last = Last::None;
         self.success();
         Outcome::default()
@@ -1958,7 +1958,7 @@ impl Engine {
         let mut parsed = Vec::new();
         for (level, f) in self.client.frames.iter().enumerate().take(left + 1) {
             for &i in &f.unparsed {
-                let Some(raw) = f.raw.get(i) else {
+                let Some(raw) = f.raw().get(i) else {
                     return false;
                 };
                 match parse_command(&mut self.store, &self.sig, raw) {
@@ -2093,12 +2093,12 @@ impl lean::Host for Engine {
                 let depth = self.client.depth();
                 let by_cost = self.mode == Mode::ByCost;
                 let top = self.client.top();
-                top.raw.push(text.to_string());
+                top.push_raw(text);
                 // Chosen by cost, the passthrough keeps the assertion as text, to be parsed
                 // if the session goes back to the modelled route at a pop
                 // (`model_unparsed`); not a `:named` one, whose label later commands use.
                 if by_cost && !text.contains(":named") {
-                    top.unparsed.push(top.raw.len() - 1);
+                    top.unparsed.push(top.raw().len() - 1);
                 } else {
                     t.unmodelled = Unmodelled::At(depth);
                 }
@@ -2137,7 +2137,7 @@ impl lean::Host for Engine {
                 }
                 // The solver took what smtproxy cannot read: replay it as it is.
                 Err(_) if !matches!(head, "push" | "pop" | "reset" | "reset-assertions") => {
-                    self.client.top().raw.push(text.to_string());
+                    self.client.top().push_raw(text);
                     t.unmodelled = Unmodelled::At(self.client.depth());
                 }
                 Err(_) => {}

@@ -48,10 +48,13 @@ use super::cores::{cores_slow_ms, Cores, CORE_MAX_CONJUNCTS};
 use super::costs::Costs;
 use super::cse::Cse;
 use super::names::StackNames;
-use super::prefix::{frames_kept, scopes, sets_global_declarations, split_conjuncts, Sightings};
+use super::prefix::{
+    frames_kept, scopes, sets_global_declarations, split_conjuncts, Sightings, Split, SplitChange,
+};
 use super::verbatim;
 use crate::driver::{DriverError, Response};
 use crate::session::backend::SolverHandle;
+use crate::session::client::Decl;
 use crate::session::fresh::{fresh_check, fresh_script};
 use crate::session::stats::Stats;
 use crate::session::vocab::{check_text, response_answer, Answer, Query};
@@ -122,6 +125,18 @@ pub struct StackMirror {
     /// Conjuncts asserted at the backend's base level (no scope), never popped: the
     /// assertions the client itself keeps below its own pushes.
     base: Vec<TermId>,
+    /// The members of `base`.
+    base_set: FxHashSet<TermId>,
+    /// Client base assertions (`Query::base`, a prefix of the last query's) every
+    /// conjunct of which is in `base`: a query whose base extends them looks only at the
+    /// rest.
+    base_roots: Vec<TermId>,
+    /// Client declarations (a prefix of the last query's `Query::decls`) this generation
+    /// holds as they are, no rename made since: a query's declarations past them are the
+    /// ones looked up.
+    declared: Vec<Decl>,
+    /// The last query's conjuncts, kept to split the next one's (see `Split`).
+    split: Split,
     /// Backends restarted because a base conjunct was no longer wanted.
     base_drops: u64,
     /// Backends restarted because a query's definitions were not those they started with.
@@ -173,6 +188,10 @@ impl StackMirror {
             cse: cse.then(Cse::default),
             one_scope,
             base: Vec::new(),
+            base_set: FxHashSet::default(),
+            base_roots: Vec::new(),
+            declared: Vec::new(),
+            split: Split::default(),
             base_drops: 0,
             defs_drops: 0,
             pending: None,
@@ -223,6 +242,9 @@ impl StackMirror {
         self.costs.new_process();
         self.rebuild_due = false;
         self.base.clear();
+        self.base_set.clear();
+        self.base_roots.clear();
+        self.declared.clear();
         self.frames.clear();
         self.frames_named.clear();
         self.base_named = true;
@@ -383,6 +405,7 @@ impl StackMirror {
     /// by an id is dropped. What the stack learnt of costs (probes, back-off) stays.
     pub fn forget_terms(&mut self, h: &mut SolverHandle) {
         self.abandon(h);
+        self.split.forget_terms();
         self.sightings.forget_terms();
         if let Some(cse) = self.cse.as_mut() {
             cse.forget_terms();
@@ -727,6 +750,24 @@ impl StackMirror {
         q: &Query,
         stats: &mut Stats,
     ) -> Result<InFlight, DriverError> {
+        let mut split = std::mem::take(&mut self.split);
+        let change = split.update(store, q.assertions);
+        let r = self.begin_split(h, store, q, &split, change, stats);
+        self.split = split;
+        r
+    }
+
+    /// `try_begin` with the query's conjuncts split (`split`, `change` what changed since
+    /// the last query's).
+    fn begin_split(
+        &mut self,
+        h: &mut SolverHandle,
+        store: &mut TermStore,
+        q: &Query,
+        split: &Split,
+        change: SplitChange,
+        stats: &mut Stats,
+    ) -> Result<InFlight, DriverError> {
         // The client's own `:global-declarations` is modelled by smtproxy; the backend
         // keeps its own (true, set below): a client's `false` there would let a pop drop
         // declarations the mirror still counts as made.
@@ -736,12 +777,32 @@ impl StackMirror {
             .filter(|c| !sets_global_declarations(c))
             .cloned()
             .collect();
-        let conjuncts = split_conjuncts(store, q.assertions);
-        let want: FxHashSet<TermId> = conjuncts.iter().copied().collect();
-        // Base-level conjuncts can only be dropped by starting over.
-        let base_gone = self.base.iter().any(|c| !want.contains(c));
+        let conjuncts = split.conjuncts();
+        // Base-level conjuncts can only be dropped by starting over. The base holds
+        // conjuncts of the last query only, so a conjunct gone is one taken out of it.
+        let base_gone = change
+            .removed
+            .iter()
+            .any(|c| self.base_set.contains(c) && !split.contains(*c));
         if base_gone {
             self.base_drops += 1;
+        }
+        // First sightings: of the conjuncts split anew (the others were seen when they
+        // were), or of all when the table starts over.
+        let seen_from = if self.sightings.bound(conjuncts.len()) {
+            0
+        } else {
+            change.added_from
+        };
+        if let Some(cse) = self.cse.as_mut() {
+            cse.bound();
+        }
+        for &c in &conjuncts[seen_from..] {
+            if self.sightings.see(c) {
+                if let Some(cse) = self.cse.as_mut() {
+                    cse.count_subterms(store, c);
+                }
+            }
         }
         // Definitions go to a backend at its start only, before any declaration: the
         // client's text names its symbols as written, and a name a popped definition or
@@ -774,30 +835,30 @@ impl StackMirror {
             cmds.extend(q.defs.iter().cloned());
             self.defs = q.defs.to_vec();
         }
-        self.sightings.bound(conjuncts.len());
-        if let Some(cse) = self.cse.as_mut() {
-            cse.bound();
-        }
-        for &c in &conjuncts {
-            if self.sightings.see(c) {
-                if let Some(cse) = self.cse.as_mut() {
-                    cse.count_subterms(store, c);
-                }
-            }
-        }
         // The client's own base-level assertions (it pushes above them) go to the backend's
         // base level too: z3 simplifies base-level assertions far better than scoped ones.
         // Adding to the base means popping every scope first.
         // Each client assertion's new conjuncts, with its text when all of them are new.
+        // The client's base assertions come first among the query's; once each has its
+        // conjuncts in the base, only those past the ones looked at last time are new.
+        let base_first = q.assertions.starts_with(q.base);
+        let base_from = if q.base.starts_with(&self.base_roots) {
+            self.base_roots.len()
+        } else {
+            0
+        };
         let mut new_base: Vec<(Option<&str>, Vec<TermId>)> = Vec::new();
+        let base_whole = base_first && self.base_allowed();
         if self.base_allowed() {
-            let mut have: FxHashSet<TermId> = self.base.iter().copied().collect();
-            for (i, &root) in q.base.iter().enumerate() {
+            let mut added: FxHashSet<TermId> = FxHashSet::default();
+            for (i, &root) in q.base.iter().enumerate().skip(base_from) {
                 let all = split_conjuncts(store, &[root]);
                 let fresh: Vec<TermId> = all
                     .iter()
                     .copied()
-                    .filter(|c| want.contains(c) && have.insert(*c))
+                    .filter(|&c| {
+                        split.contains(c) && !self.base_set.contains(&c) && added.insert(c)
+                    })
                     .collect();
                 if fresh.is_empty() {
                     continue;
@@ -808,7 +869,7 @@ impl StackMirror {
             }
         }
         let keep = if new_base.is_empty() {
-            frames_kept(&self.frames, &want)
+            frames_kept(&self.frames, split.set())
         } else {
             0
         };
@@ -823,21 +884,41 @@ impl StackMirror {
             .frames
             .iter()
             .flatten()
-            .chain(self.base.iter())
             .chain(new_base.iter().flat_map(|(_, cs)| cs.iter()))
             .copied()
             .collect();
-        let mut new: Vec<TermId> = conjuncts
+        // The conjuncts of the client's base assertions are all in the base now when each
+        // of those was looked at (`base_whole`).
+        let scan_from = if base_whole {
+            split.end_of(q.base.len())
+        } else {
+            0
+        };
+        let mut new: Vec<TermId> = conjuncts[scan_from..]
             .iter()
             .copied()
-            .filter(|c| !kept.contains(c))
+            .filter(|c| !self.base_set.contains(c) && !kept.contains(c))
             .collect();
         self.sightings.oldest_first(&mut new);
-        // Declarations (global).
-        for d in q.decls {
+        // Declarations (global): those past the ones this generation holds as they are.
+        let common = self
+            .declared
+            .iter()
+            .zip(q.decls)
+            .take_while(|(a, b)| a == b)
+            .count();
+        self.declared.truncate(common);
+        let renames = self.rename_counter;
+        for d in &q.decls[common..] {
             if let Some(text) = self.names.declare(store, d, &mut self.rename_counter) {
                 cmds.push(text);
             }
+        }
+        if self.rename_counter == renames {
+            self.declared.extend_from_slice(&q.decls[common..]);
+        } else {
+            // A rename changes the name an earlier declaration prints under.
+            self.declared.clear();
         }
         // Named (for cores) only when the query is small: naming costs z3 time on every
         // assertion (sbase-expr/all, about 110 conjuncts a check: 0.24 s of z3 CPU plain,
@@ -858,6 +939,14 @@ impl StackMirror {
                 }
             }
             self.base.extend(cs.iter().copied());
+            self.base_set.extend(cs.iter().copied());
+        }
+        if base_whole {
+            // Every conjunct of the client's base assertions is in the base.
+            self.base_roots.truncate(base_from);
+            self.base_roots.extend_from_slice(&q.base[base_from..]);
+        } else {
+            self.base_roots.clear();
         }
         if !new_base.is_empty() {
             self.base_named &= self.naming;

@@ -5,6 +5,8 @@
 //! * A query's conjuncts are its assertions with top-level `and` split, top-level
 //!   annotations stripped, `(= false X)` read as `(not X)`, `true` dropped and duplicates
 //!   removed ([`split_conjuncts`]); the same assertions give the same conjuncts.
+//!   [`Split`] gives exactly those, splitting anew only the assertions past the ones the
+//!   query shares, in order, with the last.
 //! * The frames kept are the longest run from the bottom whose conjuncts the query all
 //!   wants ([`frames_kept`]); everything above is popped.
 //! * New conjuncts are pushed oldest-first, by the first time any query contained them
@@ -27,12 +29,15 @@ pub(super) struct Sightings {
 }
 
 impl Sightings {
-    /// Make room for `incoming` conjuncts: past [`SEEN_MAX`] the table starts over.
-    pub(super) fn bound(&mut self, incoming: usize) {
-        if self.first_seen.len() + incoming > SEEN_MAX {
+    /// Make room for `incoming` conjuncts: past [`SEEN_MAX`] the table starts over (then
+    /// true).
+    pub(super) fn bound(&mut self, incoming: usize) -> bool {
+        let over = self.first_seen.len() + incoming > SEEN_MAX;
+        if over {
             // Only an order of pushes: a conjunct seen again is then new.
             self.first_seen = FxHashMap::default();
         }
+        over
     }
 
     /// Note that `c` is in a query; true the first time.
@@ -78,7 +83,20 @@ pub(super) fn scopes(new: &[TermId], max_scopes: usize) -> impl Iterator<Item = 
 pub fn split_conjuncts(store: &mut TermStore, assertions: &[TermId]) -> Vec<TermId> {
     let mut out = Vec::new();
     let mut seen = FxHashSet::default();
-    let mut stack: Vec<TermId> = assertions.iter().rev().copied().collect();
+    for &root in assertions {
+        push_conjuncts(store, root, &mut out, &mut seen);
+    }
+    out
+}
+
+/// The conjuncts of `root` not in `seen` onto `out` (and into `seen`), in order.
+fn push_conjuncts(
+    store: &mut TermStore,
+    root: TermId,
+    out: &mut Vec<TermId>,
+    seen: &mut FxHashSet<TermId>,
+) {
+    let mut stack = vec![root];
     while let Some(t) = stack.pop() {
         match store.op(t) {
             Op::And => stack.extend(store.args(t).iter().rev().copied()),
@@ -98,7 +116,84 @@ pub fn split_conjuncts(store: &mut TermStore, assertions: &[TermId]) -> Vec<Term
             }
         }
     }
-    out
+}
+
+/// [`split_conjuncts`] kept from one query to the next. A query's assertions mostly
+/// extend the last one's (a client asserts, pushes, pops): only the assertions past the
+/// part the two share are split, and only the conjuncts of the ones left behind are
+/// taken out, so a session whose state grows pays per query for what changed, not for
+/// all it holds.
+#[derive(Default)]
+pub(super) struct Split {
+    /// The assertions split, in order.
+    roots: Vec<TermId>,
+    /// `out.len()` after each of `roots`.
+    ends: Vec<usize>,
+    /// The conjuncts of `roots`, as `split_conjuncts` gives them.
+    out: Vec<TermId>,
+    /// The members of `out`.
+    seen: FxHashSet<TermId>,
+}
+
+/// What [`Split::update`] changed.
+pub(super) struct SplitChange {
+    /// Conjuncts taken out (some may be back, from the assertions split anew).
+    pub removed: Vec<TermId>,
+    /// `conjuncts()[added_from..]` were split anew.
+    pub added_from: usize,
+}
+
+impl Split {
+    /// Make the conjuncts those of `roots`.
+    pub(super) fn update(&mut self, store: &mut TermStore, roots: &[TermId]) -> SplitChange {
+        let common = self
+            .roots
+            .iter()
+            .zip(roots)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let keep = common.checked_sub(1).map_or(0, |i| self.ends[i]);
+        let removed: Vec<TermId> = self.out.drain(keep..).collect();
+        for c in &removed {
+            self.seen.remove(c);
+        }
+        self.roots.truncate(common);
+        self.ends.truncate(common);
+        for &r in &roots[common..] {
+            push_conjuncts(store, r, &mut self.out, &mut self.seen);
+            self.roots.push(r);
+            self.ends.push(self.out.len());
+        }
+        SplitChange {
+            removed,
+            added_from: keep,
+        }
+    }
+
+    /// The conjuncts of the assertions last given to `update`.
+    pub(super) fn conjuncts(&self) -> &[TermId] {
+        &self.out
+    }
+
+    /// Whether `c` is one of `conjuncts()`.
+    pub(super) fn contains(&self, c: TermId) -> bool {
+        self.seen.contains(&c)
+    }
+
+    /// The set of `conjuncts()`.
+    pub(super) fn set(&self) -> &FxHashSet<TermId> {
+        &self.seen
+    }
+
+    /// How many of `conjuncts()` come from the first `n` assertions.
+    pub(super) fn end_of(&self, n: usize) -> usize {
+        n.checked_sub(1).map_or(0, |i| self.ends[i])
+    }
+
+    /// The term store is being replaced: forget every id.
+    pub(super) fn forget_terms(&mut self) {
+        *self = Split::default();
+    }
 }
 
 /// Whether the command `text` sets `:global-declarations` (or z3's `:global-decls`).
@@ -114,6 +209,56 @@ pub(super) fn sets_global_declarations(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::term::SortStore;
+
+    /// Over a run of queries that extend, shrink and change the last one's assertions,
+    /// `Split` gives what `split_conjuncts` gives, takes out what went, and splits anew
+    /// only past the shared part.
+    #[test]
+    fn a_kept_split_is_the_split_of_each_query() {
+        let mut s = TermStore::new();
+        let v: Vec<TermId> = (0..6)
+            .map(|i| s.mk_const(&format!("p{i}"), SortStore::BOOL))
+            .collect();
+        let and01 = s.app(Op::And, vec![v[0], v[1]]).unwrap();
+        let eqf = s.app(Op::Eq, vec![TermStore::FALSE, v[2]]).unwrap();
+        let and23 = s.app(Op::And, vec![eqf, v[3], v[1]]).unwrap();
+        let pool = [and01, and23, v[4], v[5], TermStore::TRUE, v[1]];
+        let mut split = Split::default();
+        let mut last: Vec<TermId> = Vec::new();
+        let mut seed = 0x2026_1128u64;
+        for _ in 0..400 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let keep = (seed >> 33) as usize % (last.len() + 1);
+            let add = (seed >> 40) as usize % 4;
+            let mut roots: Vec<TermId> = last[..keep].to_vec();
+            for k in 0..add {
+                roots.push(pool[((seed >> (44 + 3 * k)) as usize) % pool.len()]);
+            }
+            let before: FxHashSet<TermId> = split.conjuncts().iter().copied().collect();
+            let change = split.update(&mut s, &roots);
+            let want = split_conjuncts(&mut s, &roots);
+            assert_eq!(split.conjuncts(), want.as_slice());
+            assert!(want.iter().all(|&c| split.contains(c)));
+            assert_eq!(split.set().len(), want.len());
+            // What went is among what was taken out; what is new was split anew.
+            for c in &before {
+                assert!(split.contains(*c) || change.removed.contains(c));
+            }
+            for c in &want[..change.added_from] {
+                assert!(before.contains(c));
+            }
+            let shared = last.iter().zip(&roots).take_while(|(a, b)| a == b).count();
+            assert_eq!(change.added_from, split.end_of(shared));
+            assert_eq!(
+                split.end_of(roots.len().min(2)),
+                split_conjuncts(&mut s, &roots[..roots.len().min(2)]).len()
+            );
+            last = roots;
+        }
+    }
 
     #[test]
     fn the_client_s_global_declarations_are_not_the_backend_s() {
