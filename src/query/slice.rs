@@ -415,6 +415,20 @@ pub fn sliceable_with(
     Some(functions)
 }
 
+/// Whether the conjunct `t` keeps its query from being sliced as plain constants: it
+/// cannot be sliced at all (an unmodelled sort or operator below it), or it applies a
+/// declared function to one argument or more (see `sliceable_with`, which finds the same
+/// after splitting and sorting the whole query). From what `memo` keeps of `t`.
+pub fn blocks_slicing(store: &TermStore, t: TermId, memo: &mut SliceMemo) -> bool {
+    memo.make_room();
+    match memo.summary(store, t).needs {
+        Some((a, b)) => memo.needs[a as usize..b as usize]
+            .iter()
+            .any(|&(_, arity, _)| arity > 0),
+        None => true,
+    }
+}
+
 /// True when `s` is an array sort.
 pub fn is_array_sort(store: &TermStore, s: crate::term::SortId) -> bool {
     matches!(store.sorts.get(s), Sort::Array(..))
@@ -491,6 +505,37 @@ mod tests {
         let strs = s.app(Op::Eq, vec![sq, sq]).unwrap();
         assert_eq!(sliceable_with(&s, &sig, &[lt, strs], &mut memo), None);
         assert!(!sliceable(&s, &sig, &[lt, strs]));
+    }
+
+    /// `blocks_slicing` on one conjunct says what `sliceable_with` says of any query that
+    /// holds it, whatever is declared: never sliced as plain constants.
+    #[test]
+    fn a_conjunct_that_blocks_slicing_blocks_it_in_any_query() {
+        let mut s = TermStore::new();
+        let b8 = s.sorts.bv(8);
+        let x = s.mk_const("x", b8);
+        let zero = s.mk_bv_u64(0, 8);
+        let lt = s.app(Op::BvUlt, vec![zero, x]).unwrap();
+        let f = s.sym("f");
+        let fx = s.mk_sym_app(f, vec![x], b8);
+        let uses_f = s.app(Op::Eq, vec![fx, zero]).unwrap();
+        let sq = s.mk_str("a");
+        let strs = s.app(Op::Eq, vec![sq, sq]).unwrap();
+        let mut sig = Signature::default();
+        declare(&mut s, &mut sig, "x", vec![], b8, DeclKind::Free);
+        declare(&mut s, &mut sig, "f", vec![b8], b8, DeclKind::Free);
+        let mut memo = SliceMemo::default();
+        assert!(!blocks_slicing(&s, lt, &mut memo));
+        for c in [uses_f, strs] {
+            assert!(blocks_slicing(&s, c, &mut memo));
+            for q in [vec![c], vec![lt, c], vec![c, lt]] {
+                assert_ne!(sliceable_with(&s, &sig, &q, &mut memo), Some(false));
+                assert_ne!(
+                    sliceable_with(&s, &Signature::default(), &q, &mut memo),
+                    Some(false)
+                );
+            }
+        }
     }
 
     #[test]

@@ -59,9 +59,11 @@ use crate::query::definitions::{definitions, fill};
 use crate::query::enumerate::{Decided, Small};
 use crate::query::eval::Model;
 use crate::query::key::{conjunct_digest, exact_key, key};
-use crate::query::slice::{free_symbols_with, slice_with, sliceable_with, SliceMemo};
+use crate::query::slice::{
+    blocks_slicing, free_symbols_with, slice_with, sliceable_with, SliceMemo,
+};
 use crate::query::value::Value;
-use crate::query::view::conjuncts;
+use crate::query::view::{conjuncts, normalise_top};
 use crate::smt2::parser::parse_term;
 use crate::smt2::printer::{print_term, BackendNames};
 use crate::term::signature::Signature;
@@ -463,6 +465,22 @@ impl CachePlanner {
         // model is evaluated on the query again all the same.
         self.block_text = None;
         self.unread = None;
+        // A query that cannot be sliced as plain constants is planned another way
+        // (`plan` finds that after splitting and sorting the whole query; nothing of such
+        // a query is kept, so neither memo below can hold it): an assertion that is one
+        // conjunct as it stands (normalised, not an `and`) may say so at once.
+        let unsliced = q.assertions.iter().chain(q.assumptions).any(|&t| {
+            let c = normalise_top(store, t);
+            let one = match store.op(c) {
+                Op::And | Op::True | Op::False => false,
+                Op::Not => store.op(store.args(c)[0]) != Op::Or,
+                _ => true,
+            };
+            one && blocks_slicing(store, c, &mut self.slice_memo)
+        });
+        if unsliced {
+            return Ok(Planned::NotModelled);
+        }
         let mut whole: Vec<TermId> = q.assertions.to_vec();
         whole.extend_from_slice(q.assumptions);
         whole.sort_unstable();
