@@ -103,6 +103,10 @@ enum Last {
     Unknown,
 }
 
+/// A check the solver answers this fast on average is cheap: learning it again in a new
+/// solver costs little (a lean probe's window of 64 such checks risks about 0.1 s).
+const CHEAP_CHECK: Duration = Duration::from_millis(2);
+
 pub struct Engine {
     pub store: TermStore,
     sig: Signature,
@@ -132,9 +136,10 @@ pub struct Engine {
     /// modelled engine cannot model goes to the solver on either route.
     aside: (std::time::Duration, u64, u64),
     aside_from: Option<(std::time::Duration, u64, u64)>,
-    /// Wall and solver time when the session last turned to the modelled route: what the
-    /// solver's share of its time is measured from (`govern_modelled`).
-    modelled_from: (Duration, Duration),
+    /// Wall time, solver time and solver checks when the session last turned to the
+    /// modelled route: what the solver's share of its time is measured from
+    /// (`govern_modelled`).
+    modelled_from: (Duration, Duration, u64),
     /// Bytes of client commands pushed so far (the governor's measure of work).
     input_bytes: u64,
     pub stats: Stats,
@@ -337,11 +342,16 @@ impl Engine {
         if self.objective.is_some() {
             return;
         }
-        // The modelled route's own time, since the session last turned to it (the lean
-        // route's time is nearly all the solver's).
-        let (wall0, solver0) = self.modelled_from;
+        // At a pop the session stays with a solver that has done most of the modelled
+        // route's work (its time measured since the session last turned to it: the lean
+        // route's time is nearly all the solver's) on checks that are hard for it: a new
+        // solver would have to learn them again. Where its checks are cheap, a probe of the
+        // lean route risks little (a window of such checks) and the governor measures it.
+        let (wall0, solver0, checks0) = self.modelled_from;
         let solver = self.stats.solver.saturating_sub(solver0);
-        let solver_bound = solver * 2 > self.wall_now().saturating_sub(wall0);
+        let checks = self.stats.solver_checks.saturating_sub(checks0);
+        let solver_bound = solver * 2 > self.wall_now().saturating_sub(wall0)
+            && solver >= CHEAP_CHECK * checks.max(1) as u32;
         if at_pop && solver_bound && !self.governor.as_ref().is_some_and(|g| g.alternates()) {
             return;
         }
@@ -2025,7 +2035,7 @@ impl Engine {
         }
         self.mode = Mode::Modelled;
         self.lean = Passthrough::default();
-        self.modelled_from = (self.wall_now(), self.stats.solver);
+        self.modelled_from = (self.wall_now(), self.stats.solver, self.stats.solver_checks);
     }
 }
 

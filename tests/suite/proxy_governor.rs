@@ -185,6 +185,25 @@ fn a_push_pop_session_goes_lean_at_a_pop() {
     });
 }
 
+/// yosys-smtbmc's 1,200-step session behind z3, its own command line (`z3 -smt2 -in`):
+/// z3 spends most of the modelled route's time, but on checks that each take it well
+/// under a millisecond, so a new z3 has little to learn again and the session goes lean
+/// at a pop. Before, a solver that had most of the time kept the session modelled
+/// whatever its checks cost (0.6 s against z3's 0.15 s here).
+#[test]
+fn a_solver_busy_on_cheap_checks_does_not_keep_the_session_modelled() {
+    require("z3");
+    let input = common::corpus_text("sessions/yosys-smtbmc-lfsr-1200-z3.smt2.gz");
+    let t = Duration::from_secs(300);
+    let direct = run_prog("z3", &["-smt2", "-in"], input.as_bytes(), t);
+    direct.assert_no_panic_no_hang("z3");
+    assert_eq!(check_sat_answers(&direct.stdout_str()).len(), 1200);
+    let args = ["--cache", "none", "--stats", "-smt2", "-in"];
+    lean_in_one_of_three(&args, input.as_bytes(), 256, |out| {
+        assert_eq!(out.stdout_str(), direct.stdout_str());
+    });
+}
+
 /// The other way: a push/pop session whose queries smtproxy answers itself (no solver
 /// call) behind a z3 that takes 5 ms a check-sat. The governor's probe of the lean route
 /// ends as hopeless and the session goes back to the modelled route at a pop; the
