@@ -458,10 +458,9 @@ mod tests {
         );
     }
 
-    /// The memo keeps what a conjunct needs, never the verdict: the signature is asked again
-    /// each time, so a name declared otherwise after a reset is seen.
-    #[test]
-    fn sliceable_with_a_memo_asks_the_signature_each_time() {
+    /// A store with `(bvult #x00 x)` and `(= (f x) #x00)` over 8-bit `x` and `f`: the
+    /// store, the 8-bit sort, and the two terms.
+    fn x_and_f() -> (TermStore, crate::term::SortId, TermId, TermId) {
         let mut s = TermStore::new();
         let b8 = s.sorts.bv(8);
         let x = s.mk_const("x", b8);
@@ -470,6 +469,14 @@ mod tests {
         let f = s.sym("f");
         let fx = s.mk_sym_app(f, vec![x], b8);
         let uses_f = s.app(Op::Eq, vec![fx, zero]).unwrap();
+        (s, b8, lt, uses_f)
+    }
+
+    /// The memo keeps what a conjunct needs, never the verdict: the signature is asked again
+    /// each time, so a name declared otherwise after a reset is seen.
+    #[test]
+    fn sliceable_with_a_memo_asks_the_signature_each_time() {
+        let (mut s, b8, lt, uses_f) = x_and_f();
         let mut memo = SliceMemo::default();
         let mut sig = Signature::default();
         declare(&mut s, &mut sig, "x", vec![], b8, DeclKind::Free);
@@ -511,14 +518,7 @@ mod tests {
     /// holds it, whatever is declared: never sliced as plain constants.
     #[test]
     fn a_conjunct_that_blocks_slicing_blocks_it_in_any_query() {
-        let mut s = TermStore::new();
-        let b8 = s.sorts.bv(8);
-        let x = s.mk_const("x", b8);
-        let zero = s.mk_bv_u64(0, 8);
-        let lt = s.app(Op::BvUlt, vec![zero, x]).unwrap();
-        let f = s.sym("f");
-        let fx = s.mk_sym_app(f, vec![x], b8);
-        let uses_f = s.app(Op::Eq, vec![fx, zero]).unwrap();
+        let (mut s, b8, lt, uses_f) = x_and_f();
         let sq = s.mk_str("a");
         let strs = s.app(Op::Eq, vec![sq, sq]).unwrap();
         let mut sig = Signature::default();

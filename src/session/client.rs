@@ -1,7 +1,9 @@
 //! The client's view of the solver: assertion frames with the declarations, definitions
 //! and raw state-changing commands made in each, and the options that matter for answers.
 //! Invariant: `frames` is never empty (frame 0 is the base level); `frames.len() - 1` is
-//! the client's push depth, and the `Signature` is pushed and popped in step with it.
+//! the client's push depth, and the `Signature` is pushed and popped in step with it. A
+//! frame's raw log grows by `push_raw` only, which notes where its assertions are, so a
+//! query finds the base level's assertion texts without reading the log again.
 
 use crate::term::{SortId, Sym, TermId};
 

@@ -351,7 +351,7 @@ impl Engine {
         let solver = self.stats.solver.saturating_sub(solver0);
         let checks = self.stats.solver_checks.saturating_sub(checks0);
         let solver_bound = solver * 2 > self.wall_now().saturating_sub(wall0)
-            && solver >= CHEAP_CHECK * checks.max(1) as u32;
+            && solver >= CHEAP_CHECK * checks.clamp(1, u64::from(u32::MAX)) as u32;
         if at_pop && solver_bound && !self.governor.as_ref().is_some_and(|g| g.alternates()) {
             return;
         }

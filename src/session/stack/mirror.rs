@@ -13,6 +13,13 @@
 //!   (an SMT-LIB incremental benchmark): z3 simplifies base-level assertions far better
 //!   than scoped ones. Only a restart removes a base conjunct, so base mode is dropped
 //!   when that keeps happening.
+//! * A query is looked at past what it shares with the last one: `split` holds the
+//!   conjuncts of the last query that came this way, and `base` is among them, so a base
+//!   conjunct gone is one `split` took out; every conjunct of each of `base_roots` (a
+//!   prefix of the client's base assertions) is in `base` (`base_set` holds `base`), and
+//!   each of `declared` (a prefix of the last query's declarations) is held by this
+//!   generation under the name it prints with. The last three go with the generation;
+//!   `declared` also at any rename.
 //! * The backend runs with `:global-declarations true` (a client's own setting of it is
 //!   not passed on): declarations and CSE macros live at the base level and survive pops,
 //!   so a query only ever pushes assertions (see `names`, `cse`). The client's
