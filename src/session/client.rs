@@ -200,9 +200,10 @@ impl ClientState {
         if let (true, Some(parent)) = (global, self.frames.last_mut()) {
             parent.decls.extend(f.decls);
             parent.defs.extend(f.defs);
-            for r in f.raw.iter().filter(|r| !is_assertion(r)) {
-                parent.push_raw(r);
-            }
+            // No assertion moves down, so the parent's `raw_assertions` still holds.
+            parent
+                .raw
+                .extend(f.raw.into_iter().filter(|r| !is_assertion(r)));
         }
     }
 
