@@ -151,7 +151,7 @@ pub fn run(args: &EngineArgs, corpus_paths: &[PathBuf], opts: BenchOptions<'_>) 
                 sum.solver_checks,
                 sum.cache_hits,
                 sum.model_hits,
-                sum.enumerated + sum.guessed,
+                sum.enumerated + sum.guessed + sum.bounded,
                 sum.wall_ms,
                 sum.solver_ms,
                 speedup,
@@ -239,6 +239,7 @@ fn with_vbs(runs: Vec<Summary>, solvers: &[String]) -> Vec<Summary> {
             v.optimisations = 0;
             v.enumerated = 0;
             v.guessed = 0;
+            v.bounded = 0;
             v.expected_mismatches = 0;
             v.cross_mismatches = 0;
             v.wall_ms_rounds = Vec::new();

@@ -15,22 +15,29 @@
 //! assignments costs far less than the solver's round trip, let alone starting it. A guess
 //! decides only `sat`; when it finds nothing, the solver is asked.
 //!
+//! Before the guesses, [`by_bounds`] (`bounds`) intersects the values each word's
+//! comparisons with literals allow it: it refutes a component whose comparisons leave some
+//! word no value, whatever else it holds, and it needs no [`Small`].
+//!
 //! Invariants: [`Decided::Sat`] carries a model under which the evaluator found every
-//! conjunct true. [`Decided::Unsat`] is given only when every assignment of the atoms was
-//! evaluated, each to a definite Bool, with some conjunct false under each; that is a proof
+//! conjunct true. [`Decided::Unsat`] is given by [`Small::decide`] only when every assignment
+//! of the atoms was evaluated, each to a definite Bool, with some conjunct false under each; that is a proof
 //! because every occurrence of a free symbol in the component is an atom (an array
 //! constant occurs only as the array of a `select` at a literal index), so any model of the
 //! component agrees with one of the assignments on everything the component reads. An
 //! evaluation error, an undetermined value, or anything outside that fragment gives up
-//! (`None`), and the caller asks the solver.
+//! (`None`), and the caller asks the solver. [`by_bounds`]' own proof is in its module.
 
 use super::eval::{Evaluator, Model};
 use super::value::{ArrayVal, BvVal, Value};
 use crate::term::visit::Visited;
 use crate::term::{Op, Sort, TermId, TermStore};
 
+mod bounds;
 mod domain;
 mod guess;
+
+pub use bounds::by_bounds;
 
 use domain::{finish, is_array_constant, Atom};
 pub use domain::{Decided, Small, GUESSES};

@@ -47,6 +47,9 @@ pub struct Stats {
     /// Hybrid: components found satisfiable by a guessed assignment (`query::enumerate`)
     /// instead of by a backend.
     pub guessed: u64,
+    /// Hybrid: components decided by the values their comparisons with literals leave
+    /// each word (`query::enumerate::by_bounds`) instead of by a backend.
+    pub bounded: u64,
     /// Hybrid on z3: unsat cores learned from the stack backend (smaller than their
     /// component) and kept as refuted sets for counterexample reasoning.
     pub cores: u64,
@@ -144,6 +147,7 @@ pub struct Summary {
     pub enumerated: u64,
     pub models_unread: u64,
     pub guessed: u64,
+    pub bounded: u64,
     pub cores: u64,
     pub exact_hits: u64,
     pub block_hints: u64,
@@ -222,6 +226,7 @@ impl Stats {
             enumerated: self.enumerated,
             models_unread: self.models_unread,
             guessed: self.guessed,
+            bounded: self.bounded,
             cores: self.cores,
             exact_hits: self.exact_hits,
             block_hints: self.block_hints,

@@ -3,13 +3,15 @@
 //! most the enumeration takes) must get z3's answer, and every model it finds must be one
 //! z3 accepts. Division by zero, shifts past the width, extracts and extensions included.
 //! Components of 14 bits are only guessed: a guess must be sat in z3, with its model
-//! accepted, and is never unsat.
+//! accepted, and is never unsat. Components of KLEE's words (32-bit reads of four bytes,
+//! 16-bit ones, a 64-bit constant) compared with literals, decided by the words' bounds
+//! (`enumerate::by_bounds`), must get z3's answer, a model z3 accepts with a sat.
 
 use crate::common;
 
 use common::rng::Rng;
 use common::z3pipe::Z3Pipe;
-use smtproxy::query::enumerate::{Decided, Small};
+use smtproxy::query::enumerate::{by_bounds, Decided, Small};
 use smtproxy::query::eval::Model;
 use smtproxy::query::value::Value;
 use smtproxy::smt2::command::Command;
@@ -292,4 +294,118 @@ fn model_values_are_values_of_their_sorts() {
     };
     assert_eq!(v.select(&Value::bv_u64(8, 1)), &Value::bv_u64(2, 2));
     assert_eq!(v.default_value(), &Value::bv_u64(2, 0));
+}
+
+/// KLEE's words: four byte reads, two of them again as a 16-bit word (the two share
+/// atoms), and a 64-bit constant.
+const WORDS: &str = "(declare-fun a () (Array (_ BitVec 32) (_ BitVec 8)))
+(declare-fun b () (Array (_ BitVec 32) (_ BitVec 8)))
+(declare-fun q () (_ BitVec 64))
+(declare-fun p () Bool)";
+const WORD_TERMS: &[(u32, &str)] = &[
+    (32, "(concat (select a #x00000003) (concat (select a #x00000002) (concat (select a #x00000001) (select a #x00000000))))"),
+    (16, "(concat (select b #x00000001) (select b #x00000000))"),
+    (8, "(select b #x00000000)"),
+    (64, "q"),
+];
+
+/// A comparison of a word, seen through a transformation or two, with a literal near the
+/// word's interesting values (small, near the sign bit, near the top).
+fn gen_comparison(rng: &mut Rng) -> String {
+    let (mut w, word) = WORD_TERMS[rng.below(WORD_TERMS.len() as u64) as usize];
+    let mut t = word.to_string();
+    let near = |rng: &mut Rng, w: u32| -> u64 {
+        let top = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+        let base = match rng.below(4) {
+            0 => 0,
+            1 => 1u64 << (w - 1),
+            2 => top,
+            _ => rng.below(1 << 20),
+        };
+        base.wrapping_add(rng.below(9)).wrapping_sub(4) & top
+    };
+    for _ in 0..rng.below(3) {
+        t = match rng.below(5) {
+            0 if w <= 56 => {
+                w += 8;
+                format!("((_ zero_extend 8) {t})")
+            }
+            1 if w <= 56 => {
+                w += 8;
+                format!("((_ sign_extend 8) {t})")
+            }
+            2 => format!("(bvadd {} {t})", lit(w, near(rng, w))),
+            3 => format!("(bvsub {t} {})", lit(w, near(rng, w))),
+            _ => t,
+        };
+    }
+    let op = rng.pick(&[
+        "=", "distinct", "bvult", "bvule", "bvugt", "bvuge", "bvslt", "bvsle", "bvsgt", "bvsge",
+    ]);
+    let k = lit(w, near(rng, w));
+    let cmp = if rng.below(2) == 0 {
+        format!("({op} {t} {k})")
+    } else {
+        format!("({op} {k} {t})")
+    };
+    match rng.below(4) {
+        0 => format!("(not {cmp})"),
+        1 => format!("(= false {cmp})"),
+        _ => cmp,
+    }
+}
+
+fn lit(w: u32, v: u64) -> String {
+    format!("(_ bv{v} {w})")
+}
+
+/// The words' bounds decide components of comparisons as z3 does: an unsat only where z3
+/// says unsat (another conjunct, no comparison, may sit beside them), a sat with a model z3
+/// accepts.
+#[test]
+fn random_comparisons_of_words_decided_by_bounds_as_z3() {
+    let mut z3 = Z3::new(WORDS);
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let (mut sat, mut unsat, mut left) = (0, 0, 0);
+    for case in 0..600 {
+        let mut store = TermStore::new();
+        let mut sig = Signature::default();
+        for d in WORDS.lines() {
+            let c = parse_command(&mut store, &sig, d).expect("declaration");
+            c.declare_in(&mut store, &mut sig);
+        }
+        let mut text = String::new();
+        let mut conj: Vec<TermId> = Vec::new();
+        for _ in 0..2 + rng.below(5) {
+            let c = if rng.below(8) == 0 {
+                "(= p (bvult (bvmul q q) #x0000000000000005))".to_string()
+            } else {
+                gen_comparison(&mut rng)
+            };
+            let a = format!("(assert {c})\n");
+            match parse_command(&mut store, &sig, a.trim()) {
+                Ok(Command::Assert(t, _)) => conj.push(t),
+                other => panic!("{a} parsed as {other:?}"),
+            }
+            text.push_str(&a);
+        }
+        let want = z3.check(&text);
+        match by_bounds(&store, &conj, &|_| None) {
+            Some(Decided::Unsat) => {
+                assert_eq!(want, "unsat", "case {case}: bounds said unsat:\n{text}");
+                unsat += 1;
+            }
+            Some(Decided::Sat(m)) => {
+                assert_eq!(want, "sat", "case {case}: bounds said sat:\n{text}");
+                z3_accepts(&mut z3, &mut store, &text, &m, case);
+                sat += 1;
+            }
+            None => left += 1,
+        }
+    }
+    eprintln!("enumerate_z3 bounds: {sat} sat, {unsat} unsat, {left} left to the solver");
+    assert!(
+        sat >= 50 && unsat >= 50,
+        "{sat} sat, {unsat} unsat, {left} left: both answers tested"
+    );
 }

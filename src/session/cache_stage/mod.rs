@@ -56,7 +56,7 @@ use crate::cache::{CacheConfig, Entry, Key, SetIndex, TieredCache, Verdict};
 use crate::driver::DriverError;
 use crate::query::canon::canonicalize;
 use crate::query::definitions::{definitions, fill};
-use crate::query::enumerate::{Decided, Small};
+use crate::query::enumerate::{by_bounds, Decided, Small};
 use crate::query::eval::Model;
 use crate::query::key::{conjunct_digest, exact_key, key};
 use crate::query::slice::{
@@ -111,6 +111,8 @@ pub struct CachePlanner {
     /// (`Small::decide`) and its local searches (`Small::search`) have been finding
     /// answers here, for less than the backend takes.
     enumerations: Gate,
+    /// ... and its decisions by the bounds of words (`enumerate::by_bounds`).
+    bounds: Gate,
     guesses: Gate,
     searches: Gate,
     /// Reads of a block's model from the result store (a model another run stored): a
@@ -276,6 +278,7 @@ impl CachePlanner {
             model_tries: ModelTries::default(),
             ahead: AheadRate::default(),
             enumerations: Gate::default(),
+            bounds: Gate::default(),
             guesses: Gate::default(),
             searches: Gate::default(),
             block_reads: Gate::default(),
@@ -851,26 +854,40 @@ impl CachePlanner {
             return None;
         }
         c.small(store);
-        let s = c.small.as_ref().and_then(Option::as_ref)?;
+        let small = c.small.as_ref().and_then(Option::as_ref);
         let backend = self.backend_cost.mean();
         let (recent, models) = (&self.recent, &self.models);
         let base = |leaf| recent_value(recent, models, leaf);
-        let decided = if s.is_exhaustive() {
-            self.enumerations
-                .timed(backend, || s.decide(store, c.conj, &base))
-        } else {
-            self.guesses
-                .timed(backend, || s.decide(store, c.conj, &base))
-                .or_else(|| {
-                    self.searches
-                        .timed(backend, || s.search(store, c.conj, &base))
-                })
-        }?;
-        if s.is_exhaustive() {
-            stats.enumerated += 1;
-        } else {
-            stats.guessed += 1;
-        }
+        let decided = match small {
+            Some(s) if s.is_exhaustive() => {
+                let d = self
+                    .enumerations
+                    .timed(backend, || s.decide(store, c.conj, &base))?;
+                stats.enumerated += 1;
+                d
+            }
+            _ => {
+                // The words' bounds first: one pass, and the only way here to refute.
+                if let Some(d) = self
+                    .bounds
+                    .timed(backend, || by_bounds(store, c.conj, &base))
+                {
+                    stats.bounded += 1;
+                    d
+                } else {
+                    let s = small?;
+                    let d = self
+                        .guesses
+                        .timed(backend, || s.decide(store, c.conj, &base))
+                        .or_else(|| {
+                            self.searches
+                                .timed(backend, || s.search(store, c.conj, &base))
+                        })?;
+                    stats.guessed += 1;
+                    d
+                }
+            }
+        };
         Some(match decided {
             Decided::Unsat => (Answer::Unsat, None),
             Decided::Sat(m) => (Answer::Sat, Some(m)),
