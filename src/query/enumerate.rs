@@ -36,6 +36,7 @@ use crate::term::{Op, Sort, TermId, TermStore};
 mod bounds;
 mod domain;
 mod guess;
+mod intervals;
 
 pub use bounds::by_bounds;
 

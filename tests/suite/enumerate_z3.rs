@@ -5,7 +5,8 @@
 //! Components of 14 bits are only guessed: a guess must be sat in z3, with its model
 //! accepted, and is never unsat. Components of KLEE's words (32-bit reads of four bytes,
 //! 16-bit ones, a 64-bit constant) compared with literals, decided by the words' bounds
-//! (`enumerate::by_bounds`), must get z3's answer, a model z3 accepts with a sat.
+//! (`enumerate::by_bounds`), must get z3's answer, a model z3 accepts with a sat; and its
+//! refutations of random components (the intervals of every operator) must have no model.
 
 use crate::common;
 
@@ -407,5 +408,46 @@ fn random_comparisons_of_words_decided_by_bounds_as_z3() {
     assert!(
         sat >= 50 && unsat >= 50,
         "{sat} sat, {unsat} unsat, {left} left: both answers tested"
+    );
+}
+
+/// The words' bounds and the intervals beside them (`by_bounds`) never contradict the
+/// exhaustive decision on random components of 8 bits (every operator the generator
+/// makes: `ite`, extracts, extensions, division, shifts), nor z3 on components of 14
+/// bits: an `unsat` only where there is no model, a `sat` with one.
+#[test]
+fn random_components_refuted_by_bounds_only_when_unsat() {
+    let mut rng = Rng(0x0BAD_5EED_F00D);
+    let (mut unsat, mut sat) = (0, 0);
+    for case in 0..3000 {
+        let (text, store, conj) = random_component(&mut rng, DECLS, SMALL);
+        let Some(d) = by_bounds(&store, &conj, &|_| None) else {
+            continue;
+        };
+        let small = Small::of(&store, &conj).expect("8 bits");
+        let exact = small.decide(&store, &conj, &|_| None);
+        match (d, exact) {
+            (Decided::Unsat, Some(Decided::Unsat)) => unsat += 1,
+            (Decided::Sat(_), Some(Decided::Sat(_))) => sat += 1,
+            (d, e) => panic!("case {case}: bounds {d:?}, every assignment {e:?}:\n{text}"),
+        }
+    }
+    let mut z3 = Z3::new(WIDE);
+    let mut wide_unsat = 0;
+    for case in 0..600 {
+        let (text, store, conj) = random_component(&mut rng, WIDE, WIDE_LEAVES);
+        if let Some(Decided::Unsat) = by_bounds(&store, &conj, &|_| None) {
+            assert_eq!(
+                z3.check(&text),
+                "unsat",
+                "case {case}: bounds said unsat:\n{text}"
+            );
+            wide_unsat += 1;
+        }
+    }
+    eprintln!("enumerate_z3 bounds on random terms: {unsat} unsat, {sat} sat of 3000 small; {wide_unsat} unsat of 600 wide");
+    assert!(
+        unsat >= 30 && wide_unsat >= 5,
+        "{unsat} small, {wide_unsat} wide refuted: exercised"
     );
 }

@@ -7,17 +7,21 @@
 //! values that is a union of a few intervals. Intersecting them per word decides, in one
 //! pass over the conjuncts, what neither enumeration (too many bits) nor a guess (it
 //! cannot refute) decides: `w <u 3, 0 <s w, w != 1, w != 2` is unsat, whatever the other
-//! conjuncts say.
+//! conjuncts say. With every word within its bounds, the conjuncts are then evaluated over
+//! intervals (`intervals`): one false under every value refutes the component too.
 //!
 //! Invariants: [`Decided::Unsat`] is given only when the conjuncts on one word alone leave
 //! it no value, and each of them was evaluated (by the evaluator, on the conjunct itself)
 //! at both ends of every interval of its set and just outside them, agreeing with the set
-//! at each; a subset of the conjuncts without a model is a proof for the whole. A
+//! at each; a subset of the conjuncts without a model is a proof for the whole. Or when a
+//! conjunct is false over intervals with the words in their bounds (every word's sets
+//! checked as above; `intervals` states its own invariant). A
 //! [`Decided::Sat`] model is one under which the evaluator found every conjunct true (it
 //! is built only when every conjunct is such a comparison and no two words share an atom).
 //! Anything else gives up (`None`), and the caller goes on to the next way.
 
 use super::domain::{finish, is_array_constant, Atom, Decided};
+use super::intervals::refutes;
 use crate::query::eval::{Evaluator, Model};
 use crate::query::value::{mask64, BvVal, Value};
 use crate::term::{Op, Sort, TermId, TermStore};
@@ -446,7 +450,7 @@ pub fn by_bounds<'m>(
             flat.push(c);
         }
     }
-    for c in flat {
+    for &c in &flat {
         let Some((x, n, r)) = comparison(store, c).and_then(|(x, n, r)| through(store, x, n, r))
         else {
             every = false;
@@ -475,6 +479,20 @@ pub fn by_bounds<'m>(
     }
     if let Some(w) = words.iter().find(|w| w.allowed.is_empty()) {
         return w.sets_hold(store).then_some(Decided::Unsat);
+    }
+    // Each word within its bounds, some conjunct false under every value of its atoms.
+    let hulls: FxHashMap<TermId, (u64, u64)> = index
+        .iter()
+        .filter_map(|(&x, &k)| {
+            let r = &words[k].allowed.0;
+            Some((x, (r.first()?.0, r.last()?.1)))
+        })
+        .collect();
+    if refutes(store, &flat, &|t| hulls.get(&t).copied()) {
+        return words
+            .iter()
+            .all(|w| w.sets_hold(store))
+            .then_some(Decided::Unsat);
     }
     if !every {
         return None;
@@ -621,6 +639,7 @@ mod tests {
         d
     }
 
+    const COUNT: &str = "(bvadd ((_ zero_extend 63) (ite (= #x2c (select a #x00000002)) #b1 #b0)) ((_ zero_extend 63) (ite (= #x2c (select a #x00000003)) #b1 #b0)))";
     const ARGC: &str = "(concat (select a #x00000003) (concat (select a #x00000002) (concat (select a #x00000001) (select a #x00000000))))";
 
     #[test]
@@ -646,9 +665,28 @@ mod tests {
                 Some(true),
             ),
             ("(assert (bvsge ((_ sign_extend 4) x) #x08))".to_string(), Some(false)),
-            // Words that share a byte: not refuted here, no model built.
+            // Words that share a byte: no model built; refuted by intervals, the byte's
+            // bounds making the word's below 0x100.
             (
                 "(assert (bvugt (concat (select a #x00000001) (select a #x00000000)) #x0100))\n(assert (= (select a #x00000001) #x00))".to_string(),
+                Some(false),
+            ),
+            (
+                "(assert (bvugt (concat (select a #x00000001) (select a #x00000000)) #x0100))\n(assert (bvuge (select a #x00000001) #x01))".to_string(),
+                None,
+            ),
+            // KLEE's count of bytes: a sum of `ite` bits, zero-extended, never that large.
+            (
+                format!("(assert (not (= #x00 (select a #x00000003))))\n(assert (bvult #x00000000ffffffff (bvadd #x0000000000000001 {COUNT})))"),
+                Some(false),
+            ),
+            (
+                format!("(assert (= #x0000000000000018 (bvmul #x0000000000000018 (bvadd #x0000000000000001 {COUNT}))))\n(assert (= #xffffffffffffffff {COUNT}))"),
+                Some(false),
+            ),
+            // ... which is sat with a bound it reaches: left to the solver.
+            (
+                format!("(assert (bvult #x0000000000000001 (bvadd #x0000000000000001 {COUNT})))"),
                 None,
             ),
             // A conjunct that is no comparison with a literal: sat is left to the others.
