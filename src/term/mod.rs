@@ -130,6 +130,23 @@ pub enum Op {
     Divisible(u32),
 }
 
+impl Op {
+    /// The bit-vector comparisons, unsigned and signed (`bvult` ... `bvsge`).
+    pub fn is_bv_comparison(self) -> bool {
+        matches!(
+            self,
+            Op::BvUlt
+                | Op::BvUle
+                | Op::BvUgt
+                | Op::BvUge
+                | Op::BvSlt
+                | Op::BvSle
+                | Op::BvSgt
+                | Op::BvSge
+        )
+    }
+}
+
 /// A node as seen from outside the store: its operator, arguments and sort.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct Node<'a> {

@@ -241,19 +241,7 @@ fn comparison(store: &TermStore, c: TermId) -> Option<(TermId, u32, Ranges)> {
     let &[a, b] = store.args(t) else {
         return None;
     };
-    if !matches!(
-        op,
-        Op::Eq
-            | Op::Distinct
-            | Op::BvUlt
-            | Op::BvUle
-            | Op::BvUgt
-            | Op::BvUge
-            | Op::BvSlt
-            | Op::BvSle
-            | Op::BvSgt
-            | Op::BvSge
-    ) {
+    if !(op == Op::Eq || op == Op::Distinct || op.is_bv_comparison()) {
         return None;
     }
     let (x, k, op) = match (literal(store, a), literal(store, b)) {

@@ -147,22 +147,18 @@ fn step(
             None => Abs::Other,
         },
         Op::Not => a(0).not(),
-        Op::And => {
-            let vs: Vec<Abs> = (0..args.len()).map(a).collect();
-            if vs.contains(&Abs::False) {
-                Abs::False
-            } else if vs.iter().all(|v| *v == Abs::True) {
-                Abs::True
+        op @ (Op::And | Op::Or) => {
+            // An `and` is false when one argument is, true when all are; an `or` the dual.
+            let (absorbing, neutral) = if op == Op::And {
+                (Abs::False, Abs::True)
             } else {
-                Abs::Either
-            }
-        }
-        Op::Or => {
+                (Abs::True, Abs::False)
+            };
             let vs: Vec<Abs> = (0..args.len()).map(a).collect();
-            if vs.contains(&Abs::True) {
-                Abs::True
-            } else if vs.iter().all(|v| *v == Abs::False) {
-                Abs::False
+            if vs.contains(&absorbing) {
+                absorbing
+            } else if vs.iter().all(|v| *v == neutral) {
+                neutral
             } else {
                 Abs::Either
             }
