@@ -20,7 +20,7 @@
 //! is built only when every conjunct is such a comparison and no two words share an atom).
 //! Anything else gives up (`None`), and the caller goes on to the next way.
 
-use super::domain::{finish, is_array_constant, Atom, Decided};
+use super::domain::{finish, is_array_constant, literal_u64, Atom, Decided};
 use super::intervals::refutes;
 use crate::query::eval::{Evaluator, Model};
 use crate::query::value::{mask64, BvVal, Value};
@@ -211,14 +211,6 @@ fn width(store: &TermStore, t: TermId) -> Option<u32> {
         .filter(|&w| (1..=64).contains(&w))
 }
 
-/// The value of a bit-vector literal of at most 64 bits.
-fn literal(store: &TermStore, t: TermId) -> Option<u64> {
-    match store.op(t) {
-        Op::Bv(x) => width(store, t).map(|w| x & mask64(w)),
-        _ => None,
-    }
-}
-
 /// Conjunct `c` as a set of values of some term `x`: (x, its width, the set).
 fn comparison(store: &TermStore, c: TermId) -> Option<(TermId, u32, Ranges)> {
     // Negations: `not`, and an equality with a Bool literal (KLEE's `(= false X)`).
@@ -244,7 +236,7 @@ fn comparison(store: &TermStore, c: TermId) -> Option<(TermId, u32, Ranges)> {
     if !(op == Op::Eq || op == Op::Distinct || op.is_bv_comparison()) {
         return None;
     }
-    let (x, k, op) = match (literal(store, a), literal(store, b)) {
+    let (x, k, op) = match (literal_u64(store, a), literal_u64(store, b)) {
         (None, Some(k)) => (a, k, op),
         (Some(k), None) => (b, k, flipped(op)),
         _ => return None,
@@ -283,7 +275,7 @@ fn through(
                 (x, n) = (y, m);
             }
             (Op::BvAdd, &[a, b]) => {
-                let (y, k) = match (literal(store, a), literal(store, b)) {
+                let (y, k) = match (literal_u64(store, a), literal_u64(store, b)) {
                     (Some(k), None) => (b, k),
                     (None, Some(k)) => (a, k),
                     _ => return Some((x, n, r)),
@@ -292,7 +284,8 @@ fn through(
                 x = y;
             }
             (Op::BvSub, &[a, b]) => {
-                let Some(k) = literal(store, b).filter(|_| literal(store, a).is_none()) else {
+                let Some(k) = literal_u64(store, b).filter(|_| literal_u64(store, a).is_none())
+                else {
                     return Some((x, n, r));
                 };
                 // a - k in r iff a in r + k.
@@ -300,10 +293,10 @@ fn through(
                 x = a;
             }
             (Op::Concat, &[hi, lo])
-                if literal(store, hi).is_some() && literal(store, lo).is_none() =>
+                if literal_u64(store, hi).is_some() && literal_u64(store, lo).is_none() =>
             {
                 let m = width(store, lo)?;
-                let base = literal(store, hi)? << m;
+                let base = literal_u64(store, hi)? << m;
                 r = r
                     .intersect(&Ranges::interval(base, base | mask64(m)))
                     .down(base);

@@ -7,7 +7,7 @@
 //! sort, or there is no model.
 
 use crate::query::eval::Model;
-use crate::query::value::Value;
+use crate::query::value::{BvVal, Value};
 use crate::term::{Op, Sort, SortId, TermId, TermStore};
 
 /// The most assignments a guess evaluates.
@@ -67,6 +67,16 @@ pub(super) fn is_array_constant(store: &TermStore, x: TermId) -> bool {
     matches!(store.op(x), Op::Sym(_))
         && store.args(x).is_empty()
         && matches!(store.sorts.get(store.sort(x)), Sort::Array(..))
+}
+
+/// The value of a bit-vector literal of at most 64 bits.
+pub(super) fn literal_u64(store: &TermStore, t: TermId) -> Option<u64> {
+    match Value::from_term(store, t)? {
+        Value::Bv {
+            v: BvVal::Small(x), ..
+        } if store.args(t).is_empty() => Some(x),
+        _ => None,
+    }
 }
 
 /// The satisfying model as served: arrays in their canonical form for a finite index sort.

@@ -22,7 +22,7 @@
 //! of nodes that do not depend on what a try changes: each node's atoms are a bit set, a
 //! guess having at most 64 atoms). Nothing here answers `unsat`.
 
-use super::domain::{finish, is_array_constant, Atom, Decided, Small, GUESSES};
+use super::domain::{finish, is_array_constant, literal_u64, Atom, Decided, Small, GUESSES};
 use crate::query::eval::{EvalError, EvalMemo, Evaluator, Model};
 use crate::query::value::{mask64, BvVal, Value};
 use crate::term::Sort;
@@ -634,16 +634,6 @@ fn lowerable(v: &Value) -> Option<(u32, u64)> {
 fn is_true(r: Result<Option<Value>, EvalError>) -> Option<bool> {
     match r {
         Ok(Some(Value::Bool(b))) => Some(b),
-        _ => None,
-    }
-}
-
-/// The value of a bit-vector literal of at most 64 bits.
-fn literal_u64(store: &TermStore, t: TermId) -> Option<u64> {
-    match Value::from_term(store, t)? {
-        Value::Bv {
-            v: BvVal::Small(x), ..
-        } if store.args(t).is_empty() => Some(x),
         _ => None,
     }
 }
