@@ -159,6 +159,8 @@ pub enum Unmodelled {
 pub struct Passthrough {
     /// Commands sent and not yet accounted for, oldest first.
     inflight: VecDeque<LeanCmd>,
+    /// How many of `inflight` are check-sats (kept with it by `send` and `take_inflight`).
+    checks_inflight: usize,
     /// Closed batches, oldest first: (marker, number of commands).
     batches: VecDeque<(u64, usize)>,
     /// Commands at the back of `inflight` not yet closed by a marker.
@@ -353,10 +355,7 @@ impl Passthrough {
         } else if self.inflight.len() >= PIPELINE_MAX {
             let keep = self.batches.len().saturating_sub(1);
             outs.extend(self.drain(host, keep, true));
-        } else if self
-            .checks_max
-            .is_some_and(|m| self.checks_in_flight() >= m)
-        {
+        } else if self.checks_max.is_some_and(|m| self.checks_inflight >= m) {
             outs.extend(self.sync(host));
         }
         outs
@@ -368,16 +367,12 @@ impl Passthrough {
         self.checks_max = max;
     }
 
-    fn checks_in_flight(&self) -> usize {
-        self.inflight
-            .iter()
-            .filter(|c| {
-                matches!(
-                    command_head(&c.text),
-                    Some("check-sat" | "check-sat-assuming")
-                )
-            })
-            .count()
+    /// The oldest `n` commands in flight (all of them if fewer), taken out.
+    fn take_inflight(&mut self, n: usize) -> Vec<LeanCmd> {
+        let cmds: Vec<LeanCmd> = self.inflight.drain(..n.min(self.inflight.len())).collect();
+        let checks = cmds.iter().filter(|c| is_check_head(&c.text)).count();
+        self.checks_inflight -= checks;
+        cmds
     }
 
     /// Answer everything in flight (`lazy`: at the end of the client's input).
@@ -432,6 +427,7 @@ impl Passthrough {
             c.start = s.position();
             s.write(&c.text);
         }
+        self.checks_inflight += usize::from(is_check_head(&c.text));
         self.inflight.push_back(c);
         self.open += 1;
     }
@@ -590,10 +586,7 @@ impl Passthrough {
         let Some((_, count)) = self.batches.pop_front() else {
             return Vec::new();
         };
-        let cmds: Vec<LeanCmd> = self
-            .inflight
-            .drain(..count.min(self.inflight.len()))
-            .collect();
+        let cmds = self.take_inflight(count);
         let forms = std::mem::take(&mut self.forms);
         let (assign, _) = align(&cmds, &forms, true);
         let mut outs = Vec::with_capacity(cmds.len());
@@ -624,7 +617,7 @@ impl Passthrough {
         host.backend().kill();
         self.stale = true;
         let front = self.batches.front().map_or(0, |b| b.1);
-        let mut all: Vec<LeanCmd> = self.inflight.drain(..).collect();
+        let mut all = self.take_inflight(usize::MAX);
         self.batches.clear();
         self.open = 0;
         let forms = std::mem::take(&mut self.forms);
