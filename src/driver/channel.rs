@@ -7,7 +7,9 @@
 //! * The process runs in its own process group; [`Channel::kill`] (also run on drop, on
 //!   timeout and when the solver is found dead) sends SIGTERM to the whole group, waits
 //!   [`KILL_GRACE`], sends SIGKILL and reaps the leader. No solver process outlives its
-//!   channel, even one ignoring SIGTERM.
+//!   channel, even one ignoring SIGTERM, except through [`Channel::retire`], whose
+//!   SIGTERM goes at once and the rest on a thread of its own (at most [`KILL_GRACE`]
+//!   later; the parent-death signal covers smtproxy's own exit meanwhile).
 //! * Every byte written is counted into [`Channel::position`] (line, column), the
 //!   numbering solvers use in their error messages.
 //! * Once the solver is found dead it is reaped and its exit code recorded; every later
@@ -96,6 +98,13 @@ impl Channel {
             self.dead = true;
             self.exit = self.proc.status().and_then(|s| s.code());
         }
+    }
+
+    /// Kill without waiting for the end (`Proc::retire`): for a solver given up whose exit
+    /// code nobody reads.
+    pub fn retire(&mut self) {
+        self.proc.retire();
+        self.dead = true;
     }
 
     /// Last ~64 KB of the solver's stderr.

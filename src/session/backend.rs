@@ -512,7 +512,7 @@ impl SolverHandle {
         self.detached = None;
         self.unconfirmed = false;
         if let Some(mut s) = self.solver.take() {
-            s.channel().kill();
+            s.channel().retire();
         }
     }
 }
