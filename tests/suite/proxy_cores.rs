@@ -88,3 +88,122 @@ fn no_cores_under_a_pure_bit_vector_logic() {
     assert_eq!(field(&j, "cores"), 0, "{j}");
     assert_eq!(field(&j, "solver_checks"), 4, "{j}");
 }
+
+/// A yosys-smtbmc-shaped session under QF_ABV: state asserted at the base level, each
+/// check in a scope of its own, `steps` checks, all unsat. With `macros` every base
+/// assertion goes through a `define-fun` (as yosys writes them), which the backend gets
+/// expanded, each conjunct named while the queries are small; without, the first one goes
+/// to the backend as the client wrote it (unnamed).
+fn stepping_script(steps: usize, macros: bool) -> String {
+    let mut s = String::from(
+        "(set-logic QF_ABV)\n\
+         (define-fun small ((a (_ BitVec 32))) Bool (bvult a #x00000010))\n\
+         (define-fun step ((a (_ BitVec 32)) (b (_ BitVec 32))) Bool (= b (bvadd a #x00000001)))\n\
+         (declare-fun x0 () (_ BitVec 32))\n",
+    );
+    s.push_str(if macros {
+        "(assert (small x0))\n"
+    } else {
+        "(assert (bvult x0 #x00000010))\n"
+    });
+    for i in 1..=steps {
+        s.push_str(&format!(
+            "(declare-fun x{i} () (_ BitVec 32))\n\
+             (assert (step x{p} x{i}))\n\
+             (push 1)\n\
+             (assert (= x{i} #xffffffff))\n\
+             (set-info :status unsat)\n\
+             (check-sat)\n\
+             (pop 1)\n",
+            p = i - 1
+        ));
+    }
+    s
+}
+
+/// `script` replayed by hybrid through a z3 whose input is kept: the JSON summary and how
+/// many assertions went to z3 named (`:named`), over every z3 process.
+fn replay_through_kept_z3(script: &str) -> (serde_json::Value, usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("steps.smt2");
+    std::fs::write(&log, script).expect("write log");
+    let json = dir.path().join("out.json");
+    let kept = dir.path().join("kept");
+    std::fs::create_dir(&kept).expect("mkdir");
+    let z3 = dir.path().join("z3");
+    std::fs::write(
+        &z3,
+        // The z3 on PATH (this directory is not on it).
+        format!("#!/bin/sh\ntee {}/in.$$ | exec z3 \"$@\"\n", kept.display()),
+    )
+    .expect("write wrapper");
+    let mut perms = std::fs::metadata(&z3).expect("stat").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&z3, perms).expect("chmod");
+    let out = std::process::Command::new(common::bin())
+        .args([
+            "replay",
+            "--quiet",
+            "--strategy",
+            "hybrid",
+            "--cache",
+            "none",
+        ])
+        .arg("--solver")
+        .arg(format!("{} -in", z3.display()))
+        .arg("--json")
+        .arg(&json)
+        .arg(&log)
+        .env("SMTPROXY_CORES_SLOW_MS", "60000")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .output()
+        .expect("run smtproxy");
+    assert!(
+        out.status.success(),
+        "replay failed ({:?}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let named = std::fs::read_dir(&kept)
+        .expect("kept inputs")
+        .map(|e| std::fs::read_to_string(e.expect("entry").path()).expect("read"))
+        .map(|t| t.matches(":named").count())
+        .sum();
+    let j = serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("parses");
+    (j, named)
+}
+
+#[test]
+fn a_base_left_with_stranded_names_is_rebuilt_without_cores() {
+    common::require("z3");
+    // Past 16 conjuncts, new base conjuncts go unnamed: the named ones below them can
+    // never be in a core again, and the backend is rebuilt without names, once.
+    let j = replay(&stepping_script(30, true));
+    assert_eq!(field(&j, "unsat"), 30, "{j}");
+    assert_eq!(field(&j, "expected_mismatches"), 0, "{j}");
+    assert_eq!(field(&j, "cross_mismatches"), 0, "{j}");
+    assert_eq!(field(&j, "stack_rebuilds"), 1, "{j}");
+    // Small throughout: the base stays named, nothing is rebuilt.
+    let j = replay(&stepping_script(10, true));
+    assert_eq!(field(&j, "unsat"), 10, "{j}");
+    assert_eq!(field(&j, "expected_mismatches"), 0, "{j}");
+    assert_eq!(field(&j, "stack_rebuilds"), 0, "{j}");
+}
+
+#[test]
+fn nothing_is_named_once_the_base_holds_an_unnamed_assertion() {
+    common::require("z3");
+    // The first base assertion goes as the client wrote it: no core can be asked for in
+    // that backend, so only what the first check sent with it is named (its two step
+    // conjuncts and its scope's), not the 28 later checks' (with every check small).
+    let (j, named) = replay_through_kept_z3(&stepping_script(10, false));
+    assert_eq!(field(&j, "unsat"), 10, "{j}");
+    assert_eq!(field(&j, "expected_mismatches"), 0, "{j}");
+    assert!(named <= 3, "{named} assertions named: {j}");
+    // With every base assertion named, each check's are (a control: the wrapper sees
+    // names where there are some).
+    let (j, named) = replay_through_kept_z3(&stepping_script(10, true));
+    assert_eq!(field(&j, "unsat"), 10, "{j}");
+    assert!(named >= 10, "{named} assertions named: {j}");
+}
