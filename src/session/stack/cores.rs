@@ -11,6 +11,11 @@
 //!   generation's, so a core is never made of someone else's names. The mirror asks for a
 //!   core only when every assertion in the backend is named, so the core's conjuncts are
 //!   unsatisfiable by themselves (declarations and macros are definitions).
+//! * Nothing is named once the backend's base (never popped) holds an unnamed conjunct:
+//!   no core can be asked for in that backend again. A base that held named conjuncts
+//!   when that happened turns cores off and the backend is rebuilt without them (named
+//!   conjuncts cost z3 time on every later check: a bounded model checker's session that
+//!   asserts each step at the base ran 2x slower in z3).
 //! * A solve slower than [`cores_slow_ms`] turns cores off for the session
 //!   ([`Cores::off`]; the backend is rebuilt without them): core tracking costs z3 its
 //!   preprocessing on hard queries.
