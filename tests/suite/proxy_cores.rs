@@ -16,10 +16,19 @@ fn replay(script: &str) -> serde_json::Value {
     let log = dir.path().join("cores.smt2");
     std::fs::write(&log, script).expect("write log");
     let json = dir.path().join("out.json");
-    // What cores do, not how fast the machine is: no solve counts as slow enough to turn
-    // them off.
-    let out = common::replay_json_cmd("hybrid", "none", &json, &log)
+    summary_of(
+        common::replay_json_cmd("hybrid", "none", &json, &log),
+        &json,
+    )
+}
+
+/// Run `cmd` (a `smtproxy replay` writing its JSON summary to `json`), which must succeed;
+/// the summary. What cores do, not how fast the machine is: no solve counts as slow enough
+/// to turn them off.
+fn summary_of(mut cmd: std::process::Command, json: &std::path::Path) -> serde_json::Value {
+    let out = cmd
         .env("SMTPROXY_CORES_SLOW_MS", "60000")
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .output()
         .expect("run smtproxy");
@@ -29,7 +38,7 @@ fn replay(script: &str) -> serde_json::Value {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("json parses")
+    serde_json::from_str(&std::fs::read_to_string(json).expect("json")).expect("json parses")
 }
 
 /// Four queries over 32-bit constants (too wide to enumerate), each one component, each
@@ -140,37 +149,26 @@ fn replay_through_kept_z3(script: &str) -> (serde_json::Value, usize) {
     let mut perms = std::fs::metadata(&z3).expect("stat").permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     std::fs::set_permissions(&z3, perms).expect("chmod");
-    let out = std::process::Command::new(common::bin())
-        .args([
-            "replay",
-            "--quiet",
-            "--strategy",
-            "hybrid",
-            "--cache",
-            "none",
-        ])
-        .arg("--solver")
-        .arg(format!("{} -in", z3.display()))
-        .arg("--json")
-        .arg(&json)
-        .arg(&log)
-        .env("SMTPROXY_CORES_SLOW_MS", "60000")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .output()
-        .expect("run smtproxy");
-    assert!(
-        out.status.success(),
-        "replay failed ({:?}):\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut cmd = std::process::Command::new(common::bin());
+    cmd.args([
+        "replay",
+        "--quiet",
+        "--strategy",
+        "hybrid",
+        "--cache",
+        "none",
+    ])
+    .arg("--solver")
+    .arg(format!("{} -in", z3.display()))
+    .arg("--json")
+    .arg(&json)
+    .arg(&log);
+    let j = summary_of(cmd, &json);
     let named = std::fs::read_dir(&kept)
         .expect("kept inputs")
         .map(|e| std::fs::read_to_string(e.expect("entry").path()).expect("read"))
         .map(|t| t.matches(":named").count())
         .sum();
-    let j = serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("parses");
     (j, named)
 }
 
