@@ -406,9 +406,7 @@ impl Proc {
             }
         }
     }
-}
 
-impl Proc {
     /// Kill as [`kill`](Self::kill) does without waiting for the end: SIGTERM goes to the
     /// group now, the grace, the SIGKILL and the reaping on a thread of their own, so a
     /// solver given up (a race's loser, a route's solver replaced) costs its caller no

@@ -446,7 +446,9 @@ fn yosys_bmc_with_yices_its_default_solver_keeps_one_incremental_stack() {
 /// runs; `smt2-corpus/sessions`): each step's transition asserted at the base level, its
 /// property checked in a scope of its own. Through the modelled route throughout (the
 /// stack and hybrid strategies) every byte is z3's, and the backend holds the base as it
-/// grows: never started over, one scope pushed per check. (The stack looks at each query
+/// grows: one scope pushed per check, never started over but once under hybrid, when
+/// the base its first small checks named for unsat cores gets unnamed conjuncts (cores go
+/// off, the backend is rebuilt without the names). (The stack looks at each query
 /// past what the last one shared; this is the session whose own work per query grew with
 /// its base before: 1.2 s against z3's 0.2 s.)
 #[test]
@@ -469,7 +471,12 @@ fn a_base_level_that_grows_for_1200_steps_stays_in_one_backend() {
         out.assert_no_panic_no_hang(strategy);
         assert_eq!(out.stdout_str(), direct.stdout_str(), "{strategy}");
         let s = common::summary(&out.stderr_str());
-        assert_eq!(common::field(&s, "stack_rebuilds"), 0, "{strategy}: {s}");
+        let rebuilds = u64::from(strategy == "hybrid");
+        assert_eq!(
+            common::field(&s, "stack_rebuilds"),
+            rebuilds,
+            "{strategy}: {s}"
+        );
         assert_eq!(common::field(&s, "pushes"), 1200, "{strategy}: {s}");
         assert_eq!(
             common::field(&s, "fallbacks_passthrough"),
