@@ -356,9 +356,11 @@ impl Engine {
             return;
         }
         let (wall, q, bytes) = self.governed_clock();
+        let served = self.stats.served_itself();
         let Some(g) = self.governor.as_mut() else {
             return;
         };
+        g.note_served(q, served);
         if !g.due(wall, q, bytes) || g.decide(wall, q, bytes) != governor::Route::Lean {
             return;
         }

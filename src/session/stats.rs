@@ -99,6 +99,20 @@ pub struct Stats {
     pub notes: Vec<String>,
 }
 
+impl Stats {
+    /// Queries, or parts of queries, smtproxy answered itself, without a solver: store and
+    /// model hits, components enumerated, bounded or guessed, objectives searched.
+    pub fn served_itself(&self) -> u64 {
+        self.cache_hits
+            + self.model_hits
+            + self.exact_hits
+            + self.enumerated
+            + self.bounded
+            + self.guessed
+            + self.optimisations
+    }
+}
+
 /// One portfolio member's counters.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct SolverCounts {
