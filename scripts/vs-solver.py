@@ -19,8 +19,9 @@ with. Both runs' stdout is kept and the check-sat answers are compared (`diff` c
 A direct run that takes longer than --limit seconds (default 60) is stopped, and the proxy run on that
 log is skipped (the row says so); a proxy run is stopped after 4 times that. The solver binary is the real one behind pyenv's shim (a shim costs ~50 ms
 per start), the same for both sides. Prints one row per (log, solver): seconds direct, seconds proxy,
-ratio proxy/direct (at most 1.00 is the goal), and the CPU seconds of each side (the process and the
-solver processes it reaped: less sensitive than wall time to other work on the machine).
+ratio proxy/direct (at most 1.00 is the goal), and the CPU seconds of each side (the process and every
+solver process it started, those still exiting when it exits included: this script is their subreaper;
+less sensitive than wall time to other work on the machine).
 
 `--repeat N` (default 1): where the first direct run took less than --short seconds (default 0.2),
 both sides run N times, interleaved (direct, then proxy on a new empty store), and each column is the
@@ -85,8 +86,28 @@ def cpu():
     return r.ru_utime + r.ru_stime
 
 
+def become_subreaper():
+    """Processes orphaned under this one (a solver smtproxy left dying at its exit, reaped by
+    no one) are reparented here, so that `reap_orphans` counts their CPU too."""
+    try:
+        import ctypes
+        PR_SET_CHILD_SUBREAPER = 36
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def reap_orphans():
+    """Waits for every child left (orphans reparented here), so their CPU is counted."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
 def run(cmd, stream, limit):
-    """(wall seconds, CPU seconds of the process and the children it reaped, stdout)"""
+    """(wall seconds, CPU seconds of the process and of every process under it, stdout)"""
     c0 = cpu()
     start = time.monotonic()
     with open(stream, "rb") as f:
@@ -96,8 +117,12 @@ def run(cmd, stream, limit):
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, 9)
             p.communicate()
+            reap_orphans()
             return None, None, None
-    return time.monotonic() - start, cpu() - c0, out
+    wall = time.monotonic() - start
+    # smtproxy ends its solvers without waiting for them: they may still be exiting.
+    reap_orphans()
+    return wall, cpu() - c0, out
 
 
 def main():
@@ -110,6 +135,7 @@ def main():
     ap.add_argument("--short", type=float, default=0.2, help="a log whose direct run is shorter is repeated")
     ap.add_argument("logs", nargs="*")
     a = ap.parse_args()
+    become_subreaper()
     logs = a.logs or default_logs()
     solvers = a.solvers.split(",")
     bins = {s: real_binary(BINARY[s]) for s in solvers}
