@@ -663,7 +663,12 @@ fn value_tokens<'a>(toks: Vec<YTok<'a>>, out: &mut Vec<PpTok<'a>>) {
 /// `print_term_value_list` in `smt2_commands.c` sends a V-layout block of pairs, each an
 /// H/M/T block of the term's tokens (`pp_smt2_expr`) and the value's, to the pretty
 /// printer, which breaks what does not fit in 160 columns. Without the trailing newline.
+/// Short pairs of one-token values, which it never breaks, are laid out directly
+/// ([`yices_flat_answer`]: a sixth of the engine's time on KLEE logs it answers itself).
 pub fn yices_get_value(pairs: &[(&str, &str)]) -> String {
+    if let Some(flat) = yices_flat_answer(pairs) {
+        return flat;
+    }
     let mut toks: Vec<PpTok<'_>> = Vec::new();
     toks.push(PpTok::Open(Open::VPAR));
     for (term, value) in pairs {
@@ -684,6 +689,64 @@ pub fn yices_get_value(pairs: &[(&str, &str)]) -> String {
     }
     toks.push(PpTok::Close);
     pretty_print(&toks)
+}
+
+/// The widest pair, in bytes, [`yices_flat_answer`] lays out itself: well inside the
+/// printer's 160 columns, with the pair's indent and the list's closing parenthesis.
+const FLAT_PAIR_MAX: usize = 120;
+
+/// [`yices_get_value`]'s answer where every pair is short and its value one token (a
+/// symbolic executor's byte reads: `((select a (_ bv0 32)) #b01100001)`): the pretty
+/// printer then puts each pair on a line of its own, flat, the first after `(` and the
+/// others one column in. `None` for anything else, which the printer lays out.
+fn yices_flat_answer(pairs: &[(&str, &str)]) -> Option<String> {
+    if pairs.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(pairs.len() * 32);
+    out.push('(');
+    for (k, (term, value)) in pairs.iter().enumerate() {
+        if k > 0 {
+            out.push_str("\n ");
+        }
+        let start = out.len();
+        out.push('(');
+        let mut spaced = false;
+        for t in yices_lex(term)? {
+            match t {
+                YTok::Open => {
+                    if spaced {
+                        out.push(' ');
+                    }
+                    out.push('(');
+                    spaced = false;
+                }
+                YTok::Close => {
+                    out.push(')');
+                    spaced = true;
+                }
+                YTok::Atom(a) => {
+                    if spaced {
+                        out.push(' ');
+                    }
+                    out.push_str(&a);
+                    spaced = true;
+                }
+            }
+        }
+        let value = yices_lex(value)?;
+        let [YTok::Atom(v)] = value.as_slice() else {
+            return None;
+        };
+        out.push(' ');
+        out.push_str(v);
+        out.push(')');
+        if out.len() - start > FLAT_PAIR_MAX || out[start..].contains(['\n', '\r', '\t']) {
+            return None;
+        }
+    }
+    out.push(')');
+    Some(out)
 }
 
 /// The text yices' pretty printer makes of `toks` (balanced), printing from column 0 in
@@ -1167,6 +1230,86 @@ mod tests {
         assert_eq!(
             yices_get_value(&[(&xs(79), "(- 74496106933282)")]),
             format!("(({first}\n   x)\n  (- 74496106933282)))")
+        );
+    }
+
+    /// The flat layout of short pairs is the pretty printer's, byte for byte: random
+    /// terms of nested applications and atoms of every kind, widths on both sides of
+    /// [`FLAT_PAIR_MAX`], one to four pairs, values a token or an application.
+    #[test]
+    fn short_pairs_are_laid_out_as_the_printer_lays_them_out() {
+        let mut state = 0x5eed_f1a7u64;
+        let mut rng = |n: usize| (crate::test_rng::xorshift(&mut state) % n as u64) as usize;
+        let atoms = [
+            "x",
+            "|weird x|",
+            "#b0101",
+            "#x0f",
+            "17",
+            "0.5",
+            "bvadd",
+            "select",
+            "a",
+            "\"s t\"",
+            ":k",
+            "(_ bv0 32)",
+            "((_ extract 7 0) y)",
+        ];
+        let values = [
+            "#b00000001",
+            "true",
+            "(- 3)",
+            "(_ bv5 8)",
+            "0",
+            "#b0",
+            "(/ 1 3)",
+            "x",
+        ];
+        fn term(rng: &mut dyn FnMut(usize) -> usize, atoms: &[&str], depth: u32) -> String {
+            if depth == 0 || rng(3) == 0 {
+                return atoms[rng(atoms.len())].to_string();
+            }
+            let n = 1 + rng(4);
+            let args: Vec<String> = (0..n).map(|_| term(rng, atoms, depth - 1)).collect();
+            let sep = ["  ", " ", "\n  "][rng(3)];
+            format!("( {}{sep})", args.join(sep))
+        }
+        let (mut flat, mut printed) = (0, 0);
+        for _ in 0..3000 {
+            let n = 1 + rng(4);
+            let depth = 1 + rng(6) as u32;
+            let owned: Vec<(String, String)> = (0..n)
+                .map(|_| {
+                    let v = values[rng(values.len())];
+                    (term(&mut rng, &atoms, depth), v.to_string())
+                })
+                .collect();
+            let pairs: Vec<(&str, &str)> = owned
+                .iter()
+                .map(|(t, v)| (t.as_str(), v.as_str()))
+                .collect();
+            let Some(fast) = yices_flat_answer(&pairs) else {
+                printed += 1;
+                continue;
+            };
+            flat += 1;
+            let mut toks: Vec<PpTok<'_>> = vec![PpTok::Open(Open::VPAR)];
+            for (t, v) in &pairs {
+                toks.push(PpTok::Open(Open::PAR));
+                toks.extend(yices_lex(t).unwrap().into_iter().map(|t| match t {
+                    YTok::Open => PpTok::Open(Open::PAR),
+                    YTok::Close => PpTok::Close,
+                    YTok::Atom(a) => PpTok::Atom(a),
+                }));
+                value_tokens(yices_lex(v).unwrap(), &mut toks);
+                toks.push(PpTok::Close);
+            }
+            toks.push(PpTok::Close);
+            assert_eq!(fast, pretty_print(&toks), "pairs {pairs:?}");
+        }
+        assert!(
+            flat > 500 && printed > 500,
+            "flat {flat}, printed {printed}"
         );
     }
 

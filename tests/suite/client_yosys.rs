@@ -393,7 +393,8 @@ fn yosys_bmc_with_yices_its_default_solver_keeps_one_incremental_stack() {
     // declares a sort (the design's state), asserts each step's transition at the base
     // level and checks each step's assertion in a scope of its own: smtproxy answers it
     // from one long-lived stack, pushing a step at a time, not each check in a fresh
-    // context (which cost 3.5x yices' own time on a session of 108 checks).
+    // context (which cost 3.5x yices' own time on a session of 108 checks). The checks
+    // after the governor's first window go lean: the client's own scopes, in one yices.
     if let Some(r) = missing() {
         panic!("client_yosys cannot run: {r} (the test command installs it)");
     }
@@ -437,9 +438,10 @@ fn yosys_bmc_with_yices_its_default_solver_keeps_one_incremental_stack() {
     let f = |k: &str| s[k].as_u64().unwrap_or(0);
     assert_eq!(f("queries"), u64::from(steps), "one check per step: {s}");
     assert!(
-        f("pushes") >= f("queries"),
-        "each step's check pushed on the stack, not posed afresh: {s}"
+        f("pushes") >= f("queries") - f("lean_queries"),
+        "each step's modelled check pushed on the stack, not posed afresh: {s}"
     );
+    assert!(f("pushes") >= 1, "{s}");
 }
 
 /// yosys-smtbmc's recorded 1,200-step session with z3 (`z3 -smt2 -in`, the command line it
