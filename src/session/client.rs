@@ -3,7 +3,11 @@
 //! Invariant: `frames` is never empty (frame 0 is the base level); `frames.len() - 1` is
 //! the client's push depth, and the `Signature` is pushed and popped in step with it. A
 //! frame's raw log grows by `push_raw` only, which notes where its assertions are, so a
-//! query finds the base level's assertion texts without reading the log again.
+//! query finds the base level's assertion texts without reading the log again. The
+//! declarations and definitions of all frames are kept in one list each, in the order
+//! made, a frame's own from where its `decls_from` / `defs_from` says on (frames are
+//! pushed by [`ClientState::push_frame`]): a query borrows them whole, where a copy per
+//! query cost a session whose declarations grow with it time in their square.
 
 use crate::term::{SortId, Sym, TermId};
 
@@ -20,10 +24,9 @@ pub struct Decl {
 pub struct ClientFrame {
     pub assertions: Vec<TermId>,
     pub named: Vec<(String, TermId)>,
-    pub decls: Vec<Decl>,
-    /// Raw text of definitions the backend must see verbatim (declare-sort, datatypes,
-    /// define-fun-rec), in order.
-    pub defs: Vec<String>,
+    /// Where this frame's declarations and definitions start in the state's lists.
+    decls_from: usize,
+    defs_from: usize,
     /// Raw text of every state-changing command of this frame, in order (for passthrough
     /// replay into a restarted solver). Added to by `push_raw` only.
     raw: Vec<String>,
@@ -59,6 +62,11 @@ impl ClientFrame {
 #[derive(Clone, Debug)]
 pub struct ClientState {
     pub frames: Vec<ClientFrame>,
+    /// Every frame's declared free symbols, outermost frame first.
+    decls: Vec<Decl>,
+    /// Raw text of definitions the backend must see verbatim (declare-sort, datatypes,
+    /// define-fun-rec), in order, outermost frame first.
+    defs: Vec<String>,
     pub logic: Option<String>,
     pub print_success: bool,
     pub produce_models: bool,
@@ -79,6 +87,8 @@ impl Default for ClientState {
     fn default() -> Self {
         ClientState {
             frames: vec![ClientFrame::default()],
+            decls: Vec::new(),
+            defs: Vec::new(),
             logic: None,
             print_success: false,
             produce_models: false,
@@ -101,6 +111,15 @@ fn option_keyword(text: &str) -> Option<&str> {
 }
 
 impl ClientState {
+    /// A new state with print-success and produce-models as given.
+    pub fn with_options(print_success: bool, produce_models: bool) -> ClientState {
+        ClientState {
+            print_success,
+            produce_models,
+            ..ClientState::default()
+        }
+    }
+
     /// Record `(set-option K V)` (its text `text`): the value of K for fresh contexts and
     /// in the preamble, in the place K was first set. Setting an option again replaces
     /// it, so the preamble holds one command per option and does not grow in a session
@@ -146,6 +165,27 @@ impl ClientState {
         let n = self.frames.len() - 1;
         &mut self.frames[n]
     }
+    /// Open a new frame (the client's `push`).
+    pub fn push_frame(&mut self) {
+        self.frames.push(ClientFrame {
+            decls_from: self.decls.len(),
+            defs_from: self.defs.len(),
+            ..ClientFrame::default()
+        });
+    }
+    /// Declare `d` in the innermost frame.
+    pub fn declare(&mut self, d: Decl) {
+        self.decls.push(d);
+    }
+    /// Define `text` (a raw definition) in the innermost frame.
+    pub fn define(&mut self, text: &str) {
+        self.defs.push(text.to_string());
+    }
+    /// The declarations made in the innermost frame.
+    pub fn top_decls(&self) -> &[Decl] {
+        let from = self.frames.last().map_or(0, |f| f.decls_from);
+        &self.decls[from.min(self.decls.len())..]
+    }
     pub fn depth(&self) -> usize {
         self.frames.len() - 1
     }
@@ -176,11 +216,11 @@ impl ClientState {
             vec![None; f.assertions.len()]
         }
     }
-    pub fn decls(&self) -> impl Iterator<Item = &Decl> {
-        self.frames.iter().flat_map(|f| f.decls.iter())
+    pub fn decls(&self) -> &[Decl] {
+        &self.decls
     }
-    pub fn defs(&self) -> impl Iterator<Item = &String> {
-        self.frames.iter().flat_map(|f| f.defs.iter())
+    pub fn defs(&self) -> &[String] {
+        &self.defs
     }
     pub fn named(&self) -> impl Iterator<Item = &(String, TermId)> {
         self.frames.iter().flat_map(|f| f.named.iter())
@@ -197,9 +237,13 @@ impl ClientState {
         let Some(f) = self.frames.pop() else {
             return;
         };
+        if !global {
+            self.decls.truncate(f.decls_from);
+            self.defs.truncate(f.defs_from);
+        }
+        // Kept (global), the frame's declarations and definitions follow the parent's in
+        // the lists already: they are the parent's from now on.
         if let (true, Some(parent)) = (global, self.frames.last_mut()) {
-            parent.decls.extend(f.decls);
-            parent.defs.extend(f.defs);
             // No assertion moves down, so the parent's `raw_assertions` still holds.
             parent
                 .raw
@@ -250,8 +294,8 @@ impl ClientState {
         self.frames.clear();
         base.assertions.clear();
         base.named.clear();
-        base.decls.clear();
-        base.defs.clear();
+        self.decls.clear();
+        self.defs.clear();
         base.raw.clear();
         base.raw_assertions.clear();
         self.frames.push(base);
@@ -397,5 +441,53 @@ mod tests {
             Some(":tactic.x")
         );
         assert_eq!(option_keyword("(set-logic ALL)"), None);
+    }
+
+    fn decl(name: &str) -> Decl {
+        Decl {
+            name: name.into(),
+            sym: Sym(0),
+            params: Vec::new(),
+            ret: SortId(0),
+        }
+    }
+
+    fn names(c: &ClientState) -> Vec<&str> {
+        c.decls().iter().map(|d| d.name.as_str()).collect()
+    }
+
+    #[test]
+    fn declarations_live_as_long_as_their_frame() {
+        let mut c = ClientState::default();
+        c.declare(decl("a"));
+        c.define("(declare-sort S 0)");
+        c.push_frame();
+        assert!(c.top_decls().is_empty());
+        c.declare(decl("b"));
+        c.push_frame();
+        c.declare(decl("c"));
+        c.define("(declare-sort T 0)");
+        assert_eq!(names(&c), ["a", "b", "c"]);
+        assert_eq!(c.top_decls().len(), 1);
+        c.pop_frame(false);
+        assert_eq!(names(&c), ["a", "b"]);
+        assert_eq!(c.defs(), ["(declare-sort S 0)"]);
+        assert_eq!(c.top_decls()[0].name, "b");
+        // Global declarations: what the popped frame declared is its parent's now.
+        c.push_frame();
+        c.declare(decl("d"));
+        c.pop_frame(true);
+        assert_eq!(names(&c), ["a", "b", "d"]);
+        assert_eq!(c.top_decls().len(), 2);
+        c.pop_frame(false);
+        assert_eq!(names(&c), ["a"]);
+        // z3's reset-assertions keeps them; SMT-LIB's drops them with the levels.
+        c.push_frame();
+        c.declare(decl("e"));
+        c.reset_assertions(true, false);
+        assert_eq!(names(&c), ["a", "e"]);
+        c.reset_assertions(false, false);
+        assert!(c.decls().is_empty() && c.defs().is_empty());
+        assert_eq!(c.depth(), 0);
     }
 }

@@ -215,11 +215,10 @@ impl Engine {
             }),
             memo: CommandMemo::default(),
             logic_check: LogicCheck::without_logic(dialect),
-            client: ClientState {
-                print_success: cfg.client.print_success,
-                produce_models: default_produce_models(dialect, &cfg.client),
-                ..Default::default()
-            },
+            client: ClientState::with_options(
+                cfg.client.print_success,
+                default_produce_models(dialect, &cfg.client),
+            ),
             dialect,
             planner,
             last: Last::None,
@@ -827,7 +826,7 @@ impl Engine {
             Command::Push(n) => {
                 for _ in 0..*n {
                     self.sig.push();
-                    self.client.frames.push(Default::default());
+                    self.client.push_frame();
                 }
             }
             Command::Pop(n) => {
@@ -1013,11 +1012,8 @@ impl Engine {
                 preamble,
             )
         });
-        self.client = ClientState {
-            print_success: ps,
-            produce_models: default_produce_models(self.dialect, &self.flags),
-            ..Default::default()
-        };
+        self.client =
+            ClientState::with_options(ps, default_produce_models(self.dialect, &self.flags));
         self.sig.clear();
         if let Some((models, global, options, preamble)) = kept {
             self.client.produce_models = models;
@@ -1041,7 +1037,8 @@ impl Engine {
         self.client
             .frames
             .iter()
-            .any(|f| !f.assertions.is_empty() || !f.named.is_empty() || !f.decls.is_empty())
+            .any(|f| !f.assertions.is_empty() || !f.named.is_empty())
+            || !self.client.decls().is_empty()
     }
 
     /// The client's state after reset-assertions: z3 keeps the levels and their
@@ -1074,7 +1071,7 @@ impl Engine {
     fn declare(&mut self, cmd: &Command) {
         let sym = cmd.declare_in(&mut self.store, &mut self.sig);
         if let (Some(sym), Command::DeclareFun { name, params, ret }) = (sym, cmd) {
-            self.client.top().decls.push(Decl {
+            self.client.declare(Decl {
                 name: name.clone(),
                 sym,
                 params: params.clone(),
@@ -1088,10 +1085,9 @@ impl Engine {
     /// its definitions. (Any other command: its raw text only.)
     fn keep_declaration(&mut self, cmd: &Command, text: &str) {
         self.declare(cmd);
-        let top = self.client.top();
-        top.push_raw(text);
+        self.client.top().push_raw(text);
         if cmd.is_verbatim_definition() {
-            top.defs.push(text.to_string());
+            self.client.define(text);
         }
     }
 
@@ -1270,7 +1266,7 @@ impl Engine {
             Command::Push(n) => {
                 for _ in 0..n {
                     self.sig.push();
-                    self.client.frames.push(Default::default());
+                    self.client.push_frame();
                 }
                 self.last = Last::None;
                 self.success();
@@ -1541,8 +1537,6 @@ impl Engine {
     fn solve(&mut self, assumptions: &[TermId], bound: Option<TermId>) -> Answer {
         let mut assertions = self.client.assertions();
         assertions.extend(bound);
-        let decls: Vec<Decl> = self.client.decls().cloned().collect();
-        let defs: Vec<String> = self.client.defs().cloned().collect();
         let base: &[TermId] = if self.client.depth() > 0 {
             &self.client.frames[0].assertions
         } else {
@@ -1558,8 +1552,8 @@ impl Engine {
             base,
             base_text: &base_text,
             assumptions,
-            decls: &decls,
-            defs: &defs,
+            decls: self.client.decls(),
+            defs: self.client.defs(),
             preamble: &self.client.preamble,
             logic: self.client.logic.as_deref(),
             sig: &self.sig,
@@ -1700,7 +1694,7 @@ impl Engine {
         if self.model_refused("model", text, line, col) {
             return;
         }
-        let decls: Vec<Decl> = self.client.decls().cloned().collect();
+        let decls: Vec<Decl> = self.client.decls().to_vec();
         let busy = self.planner.busy();
         let mut r = self.planner.model(&mut self.store, &decls, self.dialect);
         if let Err(e) = &r {

@@ -43,7 +43,6 @@ mod persist;
 mod terms;
 
 use super::cache_stage::{model_from_text, model_satisfies, model_to_text, BlockText};
-use super::client::Decl;
 use super::vocab::{Answer, Outcome};
 use super::{Engine, Last, Mode};
 use crate::smt2::command::Command;
@@ -451,7 +450,7 @@ impl Engine {
     /// The term of the constant the last command declared (`declares`: it was a
     /// `declare-fun` or `declare-const`); None for a function or a definition.
     fn declared_constant(&mut self, declares: bool) -> Option<crate::term::TermId> {
-        let d = self.client.top().decls.last().filter(|_| declares)?;
+        let d = self.client.top_decls().last().filter(|_| declares)?;
         let (sym, ret, constant) = (d.sym, d.ret, d.params.is_empty());
         constant.then(|| self.store.mk_sym_app(sym, Vec::new(), ret))
     }
@@ -462,8 +461,7 @@ impl Engine {
         let (a, model) = match k {
             Known::Unsat => (Answer::Unsat, None),
             Known::Sat(text) => {
-                let decls: Vec<Decl> = self.client.decls().cloned().collect();
-                let m = model_from_text(&mut self.store, &decls, text)?;
+                let m = model_from_text(&mut self.store, self.client.decls(), text)?;
                 (Answer::Sat, Some(m))
             }
         };
@@ -512,12 +510,12 @@ impl Engine {
             None => None,
         };
         let m = self.planner.own_model()?.clone();
-        let decls: Vec<Decl> = self.client.decls().cloned().collect();
+        let decls = self.client.decls();
         let text = match made {
             Some(t) => t,
-            None => model_to_text(&mut self.store, &decls, &m)?,
+            None => model_to_text(&mut self.store, decls, &m)?,
         };
-        let back = model_from_text(&mut self.store, &decls, &text)?;
+        let back = model_from_text(&mut self.store, decls, &text)?;
         if back == m {
             return Some(text);
         }
