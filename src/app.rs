@@ -173,8 +173,12 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
     if let Some(limit) = args.solver_flags.run_limit {
         arm_run_limit(limit);
     }
+    let mut cache = cache_config(args)?;
+    if matches!(strat, Strategy::Hybrid | Strategy::Cache) {
+        cache.open_ahead();
+    }
     let out: Box<dyn Write + Send> = Box::new(std::io::stdout());
-    let mut engine = make_engine(args, strat, out, cache_config(args)?)?;
+    let mut engine = make_engine(args, strat, out, cache)?;
     engine.set_governed(governed(args));
     if starts_at_once(engine.backend_spec(), strat) {
         if let Err(e) = engine.start_backend() {

@@ -65,6 +65,7 @@ pub fn cache_config(args: &EngineArgs) -> Result<CacheConfig> {
         disk_max_bytes: max_bytes(args)?,
         secret: secret(args)?,
         redis_ttl_secs: ttl,
+        disk_opening: None,
     };
     match args.cache.as_deref() {
         Some("none") => {}

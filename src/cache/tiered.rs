@@ -10,8 +10,9 @@
 //!   background, and reads resume once that thread has written to the server again.
 //!   The memory tier cannot fail. A single undecodable entry is treated as a miss
 //!   (warned once) rather than disabling a tier.
-//! * The disk tier is opened on a thread of its own (`TieredCache::new` returns at once)
-//!   and taken at its first use: a session starts its solver while SQLite reads the
+//! * The disk tier is opened on a thread of its own (`TieredCache::new` returns at once,
+//!   or the open was begun before the engine was set up: `CacheConfig::open_ahead`, taken
+//!   by the first cache built for that path) and taken at its first use: a session starts its solver while SQLite reads the
 //!   file's schema and log (about 1 ms of a short session). Every method that touches the
 //!   disk tier, or reports on the tiers, waits for that open first, so callers see the
 //!   same tiers, warnings and answers as with an open made in place.
@@ -26,6 +27,7 @@
 use super::{CacheError, DiskStore, Entry, FleetSecret, Key, MemoryStore, RedisStore, Store};
 use rustc_hash::FxHashMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The memory tier's default bound in bytes (`Entry::approx_size`). It is a front for the
@@ -52,6 +54,70 @@ pub struct CacheConfig {
     pub secret: Option<FleetSecret>,
     /// Entries written to Redis expire after this many seconds.
     pub redis_ttl_secs: Option<u64>,
+    /// The disk tier's open, begun ahead of the cache ([`CacheConfig::open_ahead`]).
+    pub disk_opening: Option<DiskOpening>,
+}
+
+/// The disk tier's open under way on a thread of its own, taken by the first
+/// [`TieredCache`] built for its path.
+#[derive(Clone)]
+pub struct DiskOpening {
+    path: PathBuf,
+    handle: Arc<Mutex<Option<Opening>>>,
+}
+
+type Opening = std::thread::JoinHandle<Result<DiskStore, CacheError>>;
+
+impl DiskOpening {
+    fn take(&self, path: &std::path::Path) -> Option<Opening> {
+        if self.path != path {
+            return None;
+        }
+        self.handle.lock().ok()?.take()
+    }
+}
+
+impl std::fmt::Debug for DiskOpening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DiskOpening({})", self.path.display())
+    }
+}
+
+impl PartialEq for DiskOpening {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.handle, &other.handle)
+    }
+}
+
+impl Eq for DiskOpening {}
+
+/// Opens the store at `path` bounded to `max` bytes, its writes behind (the engine does
+/// not wait for SQLite's commits), on a thread of its own.
+fn open_disk(path: PathBuf, max: Option<u64>) -> std::io::Result<Opening> {
+    std::thread::Builder::new()
+        .name("store-open".into())
+        .spawn(move || {
+            DiskStore::open(&path)
+                .and_then(|d| d.with_max_bytes(max))
+                .and_then(DiskStore::write_behind)
+        })
+}
+
+impl CacheConfig {
+    /// Begin opening the disk tier now, so that the cache built later (with the solver
+    /// resolved, the engine set up meanwhile) waits less for it. A failure to start the
+    /// thread leaves the open to the cache.
+    pub fn open_ahead(&mut self) {
+        let Some(path) = self.disk.clone() else {
+            return;
+        };
+        if let Ok(h) = open_disk(path.clone(), self.disk_max_bytes) {
+            self.disk_opening = Some(DiskOpening {
+                path,
+                handle: Arc::new(Mutex::new(Some(h))),
+            });
+        }
+    }
 }
 
 impl Default for CacheConfig {
@@ -65,6 +131,7 @@ impl Default for CacheConfig {
             disk_max_bytes: Some(super::disk::DEFAULT_MAX_MB << 20),
             secret: None,
             redis_ttl_secs: None,
+            disk_opening: None,
         }
     }
 }
@@ -141,17 +208,8 @@ impl TieredCache {
         };
         if let Some(p) = &cfg.disk {
             c.disk_label = format!("disk cache at {}", p.display());
-            let (path, max) = (p.clone(), cfg.disk_max_bytes);
-            // Writes behind: the engine does not wait for SQLite's commits.
-            let open = move || {
-                DiskStore::open(&path)
-                    .and_then(|d| d.with_max_bytes(max))
-                    .and_then(DiskStore::write_behind)
-            };
-            match std::thread::Builder::new()
-                .name("store-open".into())
-                .spawn(open)
-            {
+            let ahead = cfg.disk_opening.as_ref().and_then(|o| o.take(p));
+            match ahead.map_or_else(|| open_disk(p.clone(), cfg.disk_max_bytes), Ok) {
                 Ok(h) => c.opening = Some(h),
                 Err(e) => c.warn_disabled(Tier::Disk, &CacheError::Io(e)),
             }
@@ -519,5 +577,38 @@ mod tests {
         assert_eq!(c.stats().disk_hits, 1);
         assert_eq!(c.stats().mem_hits, 1);
         assert!(c.warnings().is_empty());
+    }
+
+    /// A cache built after `open_ahead` takes that open; the next cache of the same
+    /// config opens its own, and a config for another path ignores it.
+    #[test]
+    fn an_open_begun_ahead_is_taken_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.sqlite3");
+        let k = Key([5; 16]);
+        let mut cfg = CacheConfig {
+            mem_entries: 10,
+            mem_bytes: 1 << 20,
+            disk: Some(p.clone()),
+            ..CacheConfig::default()
+        };
+        cfg.open_ahead();
+        let opening = cfg.disk_opening.clone().expect("an open under way");
+        {
+            let mut c = TieredCache::new(&cfg);
+            assert!(opening.handle.lock().unwrap().is_none(), "taken");
+            assert_eq!(c.active_tiers(), vec!["memory", "disk"]);
+            c.put(&k, &Entry::unsat());
+        }
+        let mut c = TieredCache::new(&cfg);
+        assert_eq!(c.active_tiers(), vec!["memory", "disk"]);
+        assert_eq!(c.get(&k), Some(Entry::unsat()));
+        assert_eq!(c.stats().disk_hits, 1);
+        let other = dir.path().join("d.sqlite3");
+        cfg.open_ahead();
+        let ahead = cfg.disk_opening.clone().unwrap();
+        assert!(ahead.take(&other).is_none());
+        let store = ahead.take(&p).expect("still there").join().unwrap();
+        assert!(store.is_ok());
     }
 }
