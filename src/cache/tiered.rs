@@ -12,8 +12,9 @@
 //!   (warned once) rather than disabling a tier.
 //! * The disk tier is opened on a thread of its own (`TieredCache::new` returns at once,
 //!   or the open was begun before the engine was set up: `CacheConfig::open_ahead`, taken
-//!   by the first cache built for that path) and taken at its first use: a session starts its solver while SQLite reads the
-//!   file's schema and log (about 1 ms of a short session). Every method that touches the
+//!   by the first cache built for that path) and taken at its first use: a session starts
+//!   its solver while SQLite reads the file's schema and log (about 1 ms of a short
+//!   session). Every method that touches the
 //!   disk tier, or reports on the tiers, waits for that open first, so callers see the
 //!   same tiers, warnings and answers as with an open made in place.
 //! * Nothing here can make a lookup return an answer that was not stored by `put`.

@@ -511,8 +511,14 @@ fn yices_term(src: &str) -> String {
         return src.to_string();
     };
     let mut out = String::with_capacity(src.len());
+    push_flat(&toks, &mut out);
+    out
+}
+
+/// `toks` onto `out` on one line, one space apart, none after `(` or before `)`.
+fn push_flat(toks: &[YTok<'_>], out: &mut String) {
     let mut space = false;
-    for t in &toks {
+    for t in toks {
         match t {
             YTok::Open => {
                 if space {
@@ -534,7 +540,6 @@ fn yices_term(src: &str) -> String {
             }
         }
     }
-    out
 }
 
 /// yices' pretty printer (`src/io/pretty_printer.c`, after Oppen): the layouts a block
@@ -664,7 +669,7 @@ fn value_tokens<'a>(toks: Vec<YTok<'a>>, out: &mut Vec<PpTok<'a>>) {
 /// H/M/T block of the term's tokens (`pp_smt2_expr`) and the value's, to the pretty
 /// printer, which breaks what does not fit in 160 columns. Without the trailing newline.
 /// Short pairs of one-token values, which it never breaks, are laid out directly
-/// ([`yices_flat_answer`]: a sixth of the engine's time on KLEE logs it answers itself).
+/// (`yices_flat_answer`: a sixth of the engine's time on KLEE logs it answers itself).
 pub fn yices_get_value(pairs: &[(&str, &str)]) -> String {
     if let Some(flat) = yices_flat_answer(pairs) {
         return flat;
@@ -711,29 +716,7 @@ fn yices_flat_answer(pairs: &[(&str, &str)]) -> Option<String> {
         }
         let start = out.len();
         out.push('(');
-        let mut spaced = false;
-        for t in yices_lex(term)? {
-            match t {
-                YTok::Open => {
-                    if spaced {
-                        out.push(' ');
-                    }
-                    out.push('(');
-                    spaced = false;
-                }
-                YTok::Close => {
-                    out.push(')');
-                    spaced = true;
-                }
-                YTok::Atom(a) => {
-                    if spaced {
-                        out.push(' ');
-                    }
-                    out.push_str(&a);
-                    spaced = true;
-                }
-            }
-        }
+        push_flat(&yices_lex(term)?, &mut out);
         let value = yices_lex(value)?;
         let [YTok::Atom(v)] = value.as_slice() else {
             return None;
