@@ -1694,12 +1694,15 @@ impl Engine {
         if self.model_refused("model", text, line, col) {
             return;
         }
-        let decls: Vec<Decl> = self.client.decls().to_vec();
         let busy = self.planner.busy();
-        let mut r = self.planner.model(&mut self.store, &decls, self.dialect);
+        let mut r = self
+            .planner
+            .model(&mut self.store, self.client.decls(), self.dialect);
         if let Err(e) = &r {
             if self.recover_model(e) {
-                r = self.planner.model(&mut self.store, &decls, self.dialect);
+                r = self
+                    .planner
+                    .model(&mut self.store, self.client.decls(), self.dialect);
             }
         }
         self.stats.solver += self.planner.busy().saturating_sub(busy);
