@@ -181,22 +181,36 @@ impl Gate {
     }
 }
 
-/// What the backend stage takes per component: a running mean over about the last 16.
+/// What the backend stage takes per component: the lower median of the last
+/// [`BACKEND_SAMPLES`]. A median, not a mean: the first solve of a process pays its start
+/// (z3's first check-sat costs it 11-14 ms, against a fraction of one for the next), and a
+/// portfolio's first race of a kind of query waits for the slowest; such a sample would
+/// otherwise stand for the backend's cost for dozens of queries, and make local decisions
+/// look cheap beside it.
 #[derive(Default)]
 pub(super) struct BackendCost {
-    mean: Option<Duration>,
+    recent: [Duration; BACKEND_SAMPLES],
+    seen: usize,
 }
+
+/// Backend times the median is taken over.
+const BACKEND_SAMPLES: usize = 16;
 
 impl BackendCost {
     pub(super) fn note(&mut self, took: Duration) {
-        self.mean = Some(match self.mean {
-            None => took,
-            Some(m) => (m * 15 + took) / 16,
-        });
+        self.recent[self.seen % BACKEND_SAMPLES] = took;
+        self.seen += 1;
     }
 
-    pub(super) fn mean(&self) -> Option<Duration> {
-        self.mean
+    pub(super) fn median(&self) -> Option<Duration> {
+        let n = self.seen.min(BACKEND_SAMPLES);
+        if n == 0 {
+            return None;
+        }
+        let mut v = self.recent;
+        let v = &mut v[..n];
+        v.sort_unstable();
+        Some(v[(n - 1) / 2])
     }
 }
 
@@ -330,11 +344,34 @@ mod tests {
         let let_through = (0..32).filter(|_| g.pays(Some(ms(1)))).count();
         assert_eq!(let_through, 2);
         assert!(g.pays(Some(ms(3))));
+    }
+
+    /// The backend's cost is the lower median of its last 16 components: a first solve
+    /// that paid the process's start stands for nothing once others are known, and the
+    /// cost follows a log whose queries get dearer.
+    #[test]
+    fn one_slow_start_is_not_the_backends_cost() {
+        let us = Duration::from_micros;
         let mut costs = BackendCost::default();
-        assert_eq!(costs.mean(), None);
-        costs.note(ms(16));
-        costs.note(ms(0));
-        assert_eq!(costs.mean(), Some(ms(15)));
+        assert_eq!(costs.median(), None);
+        costs.note(us(14_000));
+        assert_eq!(costs.median(), Some(us(14_000)));
+        costs.note(us(500));
+        assert_eq!(costs.median(), Some(us(500)));
+        for _ in 0..14 {
+            costs.note(us(400));
+        }
+        assert_eq!(costs.median(), Some(us(400)));
+        for _ in 0..8 {
+            costs.note(us(3_000));
+        }
+        assert_eq!(
+            costs.median(),
+            Some(us(400)),
+            "half of the window is not yet the cost"
+        );
+        costs.note(us(3_000));
+        assert_eq!(costs.median(), Some(us(3_000)));
     }
 
     /// Models are read while they cost under four solves or 50 ms (the first solve not

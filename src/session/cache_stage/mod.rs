@@ -855,7 +855,7 @@ impl CachePlanner {
         }
         c.small(store);
         let small = c.small.as_ref().and_then(Option::as_ref);
-        let backend = self.backend_cost.mean();
+        let backend = self.backend_cost.median();
         let (recent, models) = (&self.recent, &self.models);
         let base = |leaf| recent_value(recent, models, leaf);
         let decided = match small {
