@@ -10,7 +10,7 @@ use crate::driver::DriverError;
 use crate::driver::SolverSpec;
 use crate::replay;
 use crate::session::Strategy;
-use crate::setup::{cache_config, governed, make_engine, strategy};
+use crate::setup::{cache_config, governed, make_engine, starts_at_once, strategy};
 use crate::smt2::reader::CommandReader;
 use anyhow::{bail, Context, Result};
 use std::io::{BufReader, Write};
@@ -128,19 +128,6 @@ fn relay_refusal(spec: &SolverSpec) -> Option<i32> {
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().write_all(&out.stderr);
     Some(out.status.code().unwrap_or(1))
-}
-
-/// Whether the backend starts before the session's first command. It does when its
-/// command line is not smtproxy's own for a known solver (a flag the client passed on, a
-/// full command line, a custom solver): the solver may refuse it, and the client must then
-/// see that refusal before anything else, as from the solver. The passthrough needs it
-/// at once anyway. Otherwise it starts at its first use (`SolverHandle` starts lazily), so
-/// a session answered from the store or by smtproxy's own decisions never pays for a
-/// solver's start (z3 about 3 ms, cvc5 6 ms, yices 1 ms here).
-fn starts_at_once(spec: &SolverSpec, strat: Strategy) -> bool {
-    strat == Strategy::Passthrough
-        || spec.kind == crate::driver::SolverKind::Custom
-        || spec.args != spec.kind.default_args()
 }
 
 /// A deadline on the whole run (z3 `-T:`, cvc5 `--tlimit`): when it passes, say what the
@@ -295,7 +282,9 @@ fn replay_cmd(
             Box::new(std::io::stdout())
         };
         let mut engine = make_engine(args, strat, out, cache_config(args)?)?;
-        engine.start_backend().map_err(crate::error::Error::from)?;
+        if starts_at_once(engine.backend_spec(), strat) {
+            engine.start_backend().map_err(crate::error::Error::from)?;
+        }
         let bar = crate::replay::progress_bar(replay::count_checks(&log) as u64, &log.path);
         let res = replay::replay(&log, &mut engine, |n| {
             if let Some(b) = &bar {

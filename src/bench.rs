@@ -20,7 +20,7 @@ use crate::replay::{self, progress_bar, ReplayResult};
 use crate::session::stats::Summary;
 use crate::session::vocab::Answer;
 use crate::session::Strategy;
-use crate::setup::{cache_config, make_engine};
+use crate::setup::{cache_config, make_engine, starts_at_once};
 use anyhow::{bail, Context, Result};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -283,7 +283,9 @@ fn run_one(
     fresh: Option<&[Answer]>,
 ) -> Result<(Summary, Vec<Answer>)> {
     let mut engine = make_engine(args, s, Box::new(std::io::sink()), cache)?;
-    engine.start_backend().map_err(crate::error::Error::from)?;
+    if starts_at_once(engine.backend_spec(), s) {
+        engine.start_backend().map_err(crate::error::Error::from)?;
+    }
     let bar = progress_bar(replay::count_checks(log) as u64, label);
     let res: ReplayResult = replay::replay(log, &mut engine, |n| {
         if let Some(b) = &bar {
