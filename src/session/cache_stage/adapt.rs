@@ -187,10 +187,12 @@ impl Gate {
 /// portfolio's first race of a kind of query waits for the slowest; such a sample would
 /// otherwise stand for the backend's cost for dozens of queries, and make local decisions
 /// look cheap beside it.
+/// (Taken at each backend solve, which is rarer than the local decisions that read it.)
 #[derive(Default)]
 pub(super) struct BackendCost {
     recent: [Duration; BACKEND_SAMPLES],
     seen: usize,
+    median: Option<Duration>,
 }
 
 /// Backend times the median is taken over.
@@ -200,17 +202,15 @@ impl BackendCost {
     pub(super) fn note(&mut self, took: Duration) {
         self.recent[self.seen % BACKEND_SAMPLES] = took;
         self.seen += 1;
-    }
-
-    pub(super) fn median(&self) -> Option<Duration> {
         let n = self.seen.min(BACKEND_SAMPLES);
-        if n == 0 {
-            return None;
-        }
         let mut v = self.recent;
         let v = &mut v[..n];
         v.sort_unstable();
-        Some(v[(n - 1) / 2])
+        self.median = Some(v[(n - 1) / 2]);
+    }
+
+    pub(super) fn median(&self) -> Option<Duration> {
+        self.median
     }
 }
 
