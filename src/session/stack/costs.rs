@@ -182,10 +182,13 @@ impl Costs {
     }
 }
 
-/// Keep the last 64 samples.
+/// Samples a window keeps.
+const WINDOW: usize = 64;
+
+/// Keep the last [`WINDOW`] samples.
 fn push_window(v: &mut Vec<f64>, x: f64) {
     v.push(x);
-    if v.len() > 64 {
+    if v.len() > WINDOW {
         v.remove(0);
     }
 }
@@ -194,11 +197,37 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
+/// The upper median of a window (at most [`WINDOW`] samples), without allocating: it is
+/// taken at every query.
 fn median(v: &[f64]) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
-    let mut v = v.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    Some(v[v.len() / 2])
+    let mut buf = [0.0; WINDOW];
+    let n = v.len().min(WINDOW);
+    let w = &mut buf[..n];
+    w.copy_from_slice(&v[v.len() - n..]);
+    let (_, m, _) = w.select_nth_unstable_by(n / 2, |a, b| a.total_cmp(b));
+    Some(*m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The median taken in place is the sorted window's middle sample, for every window
+    /// length (duplicates among the samples too).
+    #[test]
+    fn the_median_is_the_sorted_windows_middle() {
+        let mut seed = 0x5eed_u64;
+        let mut next = |n: u64| crate::test_rng::xorshift(&mut seed) % n;
+        assert_eq!(median(&[]), None);
+        for _ in 0..2_000 {
+            let len = 1 + next(WINDOW as u64) as usize;
+            let v: Vec<f64> = (0..len).map(|_| next(40) as f64 / 4.0).collect();
+            let mut sorted = v.clone();
+            sorted.sort_by(|a, b| a.total_cmp(b));
+            assert_eq!(median(&v), Some(sorted[len / 2]), "{v:?}");
+        }
+    }
 }
