@@ -10,7 +10,9 @@ use crate::driver::DriverError;
 use crate::driver::SolverSpec;
 use crate::replay;
 use crate::session::Strategy;
-use crate::setup::{cache_config, governed, make_engine, starts_at_once, strategy};
+use crate::setup::{
+    cache_config, governed, make_engine, make_engine_with, solvers, starts_at_once, strategy,
+};
 use crate::smt2::reader::CommandReader;
 use anyhow::{bail, Context, Result};
 use std::io::{BufReader, Write};
@@ -161,11 +163,14 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
         arm_run_limit(limit);
     }
     let mut cache = cache_config(args)?;
+    // The solvers are looked up first: a run whose solver is not there fails before it
+    // creates or opens a store.
+    let found = solvers(args.solver.as_deref())?;
     if matches!(strat, Strategy::Hybrid | Strategy::Cache) {
         cache.open_ahead();
     }
     let out: Box<dyn Write + Send> = Box::new(std::io::stdout());
-    let mut engine = make_engine(args, strat, out, cache)?;
+    let mut engine = make_engine_with(args, strat, out, cache, found)?;
     engine.set_governed(governed(args));
     if starts_at_once(engine.backend_spec(), strat) {
         if let Err(e) = engine.start_backend() {

@@ -118,8 +118,19 @@ pub fn make_engine(
     out: Box<dyn Write + Send>,
     cache: CacheConfig,
 ) -> Result<Engine> {
+    let found = solvers(args.solver.as_deref())?;
+    make_engine_with(args, strategy, out, cache, found)
+}
+
+/// `make_engine` with the solvers already looked up (`solvers`).
+pub fn make_engine_with(
+    args: &EngineArgs,
+    strategy: Strategy,
+    out: Box<dyn Write + Send>,
+    cache: CacheConfig,
+    (mut solver, portfolio): (SolverSpec, Vec<SolverSpec>),
+) -> Result<Engine> {
     let timeout = args.timeout_ms.map(Duration::from_millis);
-    let (mut solver, portfolio) = solvers(args.solver.as_deref())?;
     solver
         .args
         .extend(args.solver_flags.backend.iter().cloned());

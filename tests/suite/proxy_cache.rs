@@ -347,3 +347,35 @@ fn forged_models_are_never_served() {
         );
     }
 }
+
+/// A run whose solver is not there fails before it touches the default store: no store
+/// (nor its directory) is made for a session that never ran.
+#[test]
+fn a_missing_solver_makes_no_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(common::bin())
+        .args(["--solver", "/nonexistent/z3", "--strategy", "hybrid"])
+        .env("XDG_CACHE_HOME", dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            // (It may have exited before reading anything.)
+            let _ = c.stdin.take().unwrap().write_all(b"(check-sat)\n");
+            c.wait_with_output()
+        })
+        .expect("run smtproxy");
+    assert!(
+        !out.status.success(),
+        "a missing solver should fail the run"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/z3"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "made {left:?}");
+}
