@@ -115,20 +115,11 @@ fn exact_keys_across_runs() {
             "(set-option :print-success false)\n(set-logic ALL)\n{decls}\n\
              (assert (distinct x y z))\n(check-sat)\n"
         );
-        let out = Command::new(common::bin())
-            .args(["--strategy", "cache", "--cache", store])
-            .env("XDG_CACHE_HOME", dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .and_then(|mut c| {
-                use std::io::Write;
-                c.stdin.take().unwrap().write_all(script.as_bytes())?;
-                c.wait_with_output()
-            })
-            .expect("run smtproxy");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        let mut cmd = Command::new(common::bin());
+        cmd.args(["--strategy", "cache", "--cache", store])
+            .env("XDG_CACHE_HOME", dir.path());
+        let out = common::run_cmd(cmd, script.as_bytes(), Duration::from_secs(60));
+        out.stdout_str().trim().to_string()
     };
     let bools = "(declare-fun x () Bool) (declare-fun y () Bool) (declare-fun z () Bool)";
     let ints = "(declare-fun x () Int) (declare-fun y () Int) (declare-fun z () Int)";
@@ -353,25 +344,16 @@ fn forged_models_are_never_served() {
 #[test]
 fn a_missing_solver_makes_no_store() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(common::bin())
-        .args(["--solver", "/nonexistent/z3", "--strategy", "hybrid"])
-        .env("XDG_CACHE_HOME", dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            use std::io::Write;
-            // (It may have exited before reading anything.)
-            let _ = c.stdin.take().unwrap().write_all(b"(check-sat)\n");
-            c.wait_with_output()
-        })
-        .expect("run smtproxy");
+    let mut cmd = Command::new(common::bin());
+    cmd.args(["--solver", "/nonexistent/z3", "--strategy", "hybrid"])
+        .env("XDG_CACHE_HOME", dir.path());
+    let out = common::run_cmd(cmd, b"(check-sat)\n", Duration::from_secs(60));
+    out.assert_no_panic_no_hang("a missing solver");
     assert!(
-        !out.status.success(),
+        !out.status.is_some_and(|s| s.success()),
         "a missing solver should fail the run"
     );
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = out.stderr_str();
     assert!(err.contains("/nonexistent/z3"), "{err}");
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()

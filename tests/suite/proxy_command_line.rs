@@ -207,25 +207,8 @@ fn a_flag_for_what_smtproxy_does_not_model_passes_the_session_through() {
 fn the_solver_starts_at_its_first_use_unless_its_command_line_may_be_refused() {
     common::require("z3");
     let dir = tempfile::tempdir().unwrap();
-    let marker = dir.path().join("starts");
-    let script = dir.path().join("z3");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\necho start >> '{}'\nexec '{}' \"$@\"\n",
-            marker.display(),
-            common::program("z3").to_string_lossy()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let starts = || {
-        let n = std::fs::read_to_string(&marker).map_or(0, |s| s.lines().count());
-        let _ = std::fs::remove_file(&marker);
-        n
-    };
-    let solver = script.to_str().unwrap();
+    let z3 = common::CountingZ3::new(dir.path(), "z3");
+    let solver = z3.path.to_str().unwrap();
     // Decided by smtproxy itself (one value forced), then a query only a solver decides.
     let own = b"(set-logic QF_BV)(declare-const x (_ BitVec 8))(assert (= x #x05))(check-sat)(get-value (x))\n";
     let hard = b"(set-logic QF_NIA)(declare-const x Int)(declare-const y Int)(assert (= (* x x y) 12))(assert (> y 1))(check-sat)\n";
@@ -240,7 +223,7 @@ fn the_solver_starts_at_its_first_use_unless_its_command_line_may_be_refused() {
         args.extend(flags);
         let proxied = run(&args, input, T);
         assert_eq!(
-            starts(),
+            z3.take_starts(),
             started,
             "{flags:?} {}",
             String::from_utf8_lossy(input)

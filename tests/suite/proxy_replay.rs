@@ -312,47 +312,25 @@ fn unreadable_kquery_log_says_where() {
 /// z3, with z3's own flags) counts its starts.
 #[test]
 fn replay_starts_the_solver_only_when_a_query_needs_it() {
-    use std::os::unix::fs::PermissionsExt;
     common::require("z3");
     let dir = tempfile::tempdir().unwrap();
-    let starts = dir.path().join("starts");
-    let z3 = dir.path().join("z3-counting");
-    std::fs::write(
-        &z3,
-        format!(
-            "#!/bin/sh\necho start >> '{}'\nexec '{}' \"$@\"\n",
-            starts.display(),
-            common::find_program("z3").expect("z3").display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&z3, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let solver = z3.to_string_lossy().into_owned();
-    let count = || {
-        std::fs::read_to_string(&starts)
-            .map(|s| s.lines().count())
-            .unwrap_or(0)
-    };
-    let (code, v, err, _) = replay(
-        &corpus("klee/sbase-echo/solver-queries.smt2.gz"),
-        "hybrid",
-        &solver,
-        Duration::from_secs(120),
-    );
-    assert_eq!(code, Some(0), "{err}");
-    assert_eq!(common::field(&v, "solver_checks"), 0, "{v}");
-    assert_eq!(
-        count(),
-        0,
-        "the solver was started for a log that never needs it"
-    );
-    let (code, v, err, _) = replay(
-        &corpus("klee/sbase-cut/solver-queries.smt2.gz"),
-        "hybrid",
-        &solver,
-        Duration::from_secs(120),
-    );
-    assert_eq!(code, Some(0), "{err}");
-    assert!(common::field(&v, "solver_checks") > 0, "{v}");
-    assert!(count() > 0, "no start recorded where the solver answered");
+    let z3 = common::CountingZ3::new(dir.path(), "z3-counting");
+    let solver = z3.path.to_string_lossy().into_owned();
+    for (log, needs_solver) in [
+        ("klee/sbase-echo/solver-queries.smt2.gz", false),
+        ("klee/sbase-cut/solver-queries.smt2.gz", true),
+    ] {
+        let (code, v, err, _) = replay(&corpus(log), "hybrid", &solver, Duration::from_secs(120));
+        assert_eq!(code, Some(0), "{log}: {err}");
+        assert_eq!(
+            common::field(&v, "solver_checks") > 0,
+            needs_solver,
+            "{log}: {v}"
+        );
+        assert_eq!(
+            z3.take_starts() > 0,
+            needs_solver,
+            "{log}: the solver started where no query needed it, or not where one did"
+        );
+    }
 }

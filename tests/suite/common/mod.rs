@@ -42,6 +42,39 @@ pub fn program(name: &str) -> std::ffi::OsString {
         .clone()
 }
 
+/// z3 behind a wrapper `dir/name` (a name starting with `z3` gets z3's flags and dialect)
+/// that notes each start of it in a file beside it.
+pub struct CountingZ3 {
+    pub path: PathBuf,
+    marker: PathBuf,
+}
+
+impl CountingZ3 {
+    pub fn new(dir: &Path, name: &str) -> CountingZ3 {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(name);
+        let marker = dir.join(format!("{name}.starts"));
+        std::fs::write(
+            &path,
+            format!(
+                "#!/bin/sh\necho start >> '{}'\nexec '{}' \"$@\"\n",
+                marker.display(),
+                program("z3").to_string_lossy()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        CountingZ3 { path, marker }
+    }
+
+    /// The starts noted since the last call.
+    pub fn take_starts(&self) -> usize {
+        let n = std::fs::read_to_string(&self.marker).map_or(0, |s| s.lines().count());
+        let _ = std::fs::remove_file(&self.marker);
+        n
+    }
+}
+
 /// z3 behind a wrapper (in `dir`) that holds every get-value and get-model for `delay_ms`
 /// before z3 sees it: a solver whose models are dear to read, as cvc5's are on some KLEE
 /// queries (it builds its model at the first get-value after a sat).
