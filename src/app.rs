@@ -5,7 +5,7 @@
 use crate::cache::admin;
 use crate::cli::{CacheAction, Cli, EngineArgs, Sub};
 use crate::corpus;
-use crate::driver::process::default_signals;
+use crate::driver::spawn::default_signals;
 use crate::driver::DriverError;
 use crate::driver::SolverSpec;
 use crate::replay;

@@ -124,7 +124,7 @@ pub fn run_exit_flushes() {
 
 /// Ignore SIGXFSZ and block SIGINT and SIGTERM in the calling thread, and so in every
 /// thread it spawns later (see the module doc); returns the set blocked. A solver started
-/// from such a thread is given its default signals back (`driver::process::default_signals`).
+/// from such a thread is given its default signals back (`driver::spawn`).
 pub fn block_stop_signals() -> libc::sigset_t {
     // SAFETY: plain libc signal-mask and disposition calls on a zeroed sigset_t.
     unsafe {

@@ -21,6 +21,7 @@ mod lean;
 pub mod process;
 pub mod reader;
 mod response;
+pub mod spawn;
 pub mod spec;
 
 pub use channel::Channel;

@@ -12,24 +12,30 @@
 //! * [`Proc::input_pending`] (bytes queued or still in the stdin pipe, by FIONREAD) and
 //!   [`Proc::sched`] (`/proc/PID/stat`: state and CPU ticks) only observe; they never
 //!   block or signal;
-//! * a solver starts with no signal blocked and SIGXFSZ at its default action, whatever
-//!   smtproxy's own threads block or ignore, so that the SIGTERM of a kill ends it;
-//! * a solver outlives no smtproxy: it is started with the parent-death signal set to
-//!   SIGKILL (Linux), so even a smtproxy killed with SIGKILL leaves no solver running.
+//! * a solver is started by [`spawn`](super::spawn): with no signal blocked and SIGXFSZ
+//!   at its default action, whatever smtproxy's own threads block or ignore, so that the
+//!   SIGTERM of a kill ends it; with the parent-death signal set to SIGKILL (Linux), so
+//!   even a smtproxy killed with SIGKILL leaves no solver running. Every solver is started
+//!   from the engine thread, which lives until smtproxy has stopped them (the signal
+//!   fires when the thread that started the child ends);
+//!
+//! * a `Proc` owns its solver from the moment it starts: any failure after that drops
+//!   it, which kills the group.
 //!
 //! The group leader is checked with `waitid(WNOWAIT)` before it is reaped, so the
 //! SIGKILL sent to its group can never hit a recycled process-group id.
 
 use std::collections::VecDeque;
+use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use super::error::DriverError;
+use super::spawn::{spawn, Spawned};
 use super::spec::SolverSpec;
 
 /// How much of the solver's stderr is kept for error messages.
@@ -53,12 +59,12 @@ struct StderrBuf {
     done: bool,
 }
 
-/// A running solver process with its pump threads.
+/// A running solver process and the thread that drains its stderr.
 pub struct Proc {
-    child: Child,
+    /// The leader's pid, which is also its group's id; reaped by `waitpid`.
     pid: u32,
-    stdin: Option<ChildStdin>,
-    stdout: ChildStdout,
+    stdin: Option<File>,
+    stdout: File,
     /// Bytes queued for stdin that the pipe has not taken yet.
     unwritten: Vec<u8>,
     stderr: Arc<Mutex<StderrBuf>>,
@@ -69,18 +75,14 @@ pub struct Proc {
 impl Proc {
     pub fn spawn(spec: &SolverSpec) -> Result<Proc, DriverError> {
         let program = spec.program.display().to_string();
-        let mut cmd = Command::new(&spec.program);
-        cmd.args(&spec.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Own process group (pgid = pid): the group can be signalled as a
-            // whole and a Ctrl-C on the client's terminal does not reach it.
-            .process_group(0);
-        default_signals(&mut cmd);
-        die_with_parent(&mut cmd);
-        let spawned = crate::signals::spawn_group(|| cmd.spawn(), |c: &Child| c.id());
-        let mut child = match spawned {
+        let spawned =
+            crate::signals::spawn_group(|| spawn(&spec.program, &spec.args), |c: &Spawned| c.pid);
+        let Spawned {
+            pid,
+            stdin,
+            stdout,
+            stderr: mut stderr_pipe,
+        } = match spawned {
             Some(r) => r.map_err(|source| DriverError::Spawn {
                 program: program.clone(),
                 source,
@@ -93,25 +95,22 @@ impl Proc {
                 return Err(DriverError::Spawn { program, source });
             }
         };
-        let pid = child.id();
-        let (Some(stdin), Some(stdout), Some(mut stderr_pipe)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            // Cannot happen with Stdio::piped(); clean up rather than panic.
-            let _ = signal_group(pid, libc::SIGKILL);
-            crate::signals::remove_group(pid as i32);
-            let _ = child.wait();
-            return Err(DriverError::Protocol(format!(
-                "{program}: stdio pipes missing after spawn"
-            )));
+
+        // From here on a failure drops `proc`, which kills the solver.
+        let proc = Proc {
+            pid,
+            stdin: Some(stdin),
+            stdout,
+            unwritten: Vec::new(),
+            stderr: Arc::new(Mutex::new(StderrBuf::default())),
+            status: None,
+            buf: vec![0u8; 64 * 1024],
         };
-
-        set_nonblocking(stdin.as_raw_fd()).map_err(DriverError::Io)?;
-        set_nonblocking(stdout.as_raw_fd()).map_err(DriverError::Io)?;
-
-        // stderr drain
-        let stderr = Arc::new(Mutex::new(StderrBuf::default()));
-        let err_buf = Arc::clone(&stderr);
+        set_nonblocking(proc.stdout.as_raw_fd()).map_err(DriverError::Io)?;
+        if let Some(stdin) = &proc.stdin {
+            set_nonblocking(stdin.as_raw_fd()).map_err(DriverError::Io)?;
+        }
+        let err_buf = Arc::clone(&proc.stderr);
         thread::Builder::new()
             .name(format!("solver-{pid}-err"))
             .spawn(move || {
@@ -134,17 +133,7 @@ impl Proc {
                 }
             })
             .map_err(DriverError::Io)?;
-
-        Ok(Proc {
-            child,
-            pid,
-            stdin: Some(stdin),
-            stdout,
-            unwritten: Vec::new(),
-            stderr,
-            status: None,
-            buf: vec![0u8; 64 * 1024],
-        })
+        Ok(proc)
     }
 
     pub fn pid(&self) -> u32 {
@@ -397,14 +386,9 @@ impl Proc {
         // kill any remaining member (including one that ignored SIGTERM).
         let _ = signal_group(self.pid, libc::SIGKILL);
         crate::signals::remove_group(self.pid as i32);
-        match self.child.wait() {
-            Ok(st) => self.status = Some(st),
-            Err(_) => {
-                // ECHILD or similar: nothing left to reap. Record something so
-                // we do not try again.
-                self.status = Some(std::os::unix::process::ExitStatusExt::from_raw(9));
-            }
-        }
+        // ECHILD or similar: nothing left to reap. Record something so we do not try again.
+        let status = reap(self.pid).unwrap_or(libc::SIGKILL);
+        self.status = Some(std::os::unix::process::ExitStatusExt::from_raw(status));
     }
 
     /// Kill as [`kill`](Self::kill) does without waiting for the end: SIGTERM goes to the
@@ -442,14 +426,23 @@ fn end_group(pid: u32, grace: Duration) {
     }
     let _ = signal_group(pid, libc::SIGKILL);
     crate::signals::remove_group(pid as i32);
-    let Ok(p) = libc::pid_t::try_from(pid) else {
-        return;
-    };
+    let _ = reap(pid);
+}
+
+/// Wait for our child `pid` to end and return its wait status; None if there is nothing to
+/// reap (it was reaped already, or is not ours).
+fn reap(pid: u32) -> Option<libc::c_int> {
+    let p = libc::pid_t::try_from(pid).ok()?;
     let mut status = 0;
-    // SAFETY: waitpid on our own child, with a valid out-pointer; EINTR is retried.
-    while unsafe { libc::waitpid(p, &mut status, 0) } < 0
-        && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-    {}
+    loop {
+        // SAFETY: waitpid on our own child, with a valid out-pointer.
+        if unsafe { libc::waitpid(p, &mut status, 0) } == p {
+            return Some(status);
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return None;
+        }
+    }
 }
 
 impl Drop for Proc {
@@ -457,59 +450,6 @@ impl Drop for Proc {
         self.kill(KILL_GRACE);
     }
 }
-
-/// A solver starts with the signal handling a shell would give it: an empty signal mask
-/// and SIGXFSZ at its default action. smtproxy blocks SIGINT and SIGTERM in every thread
-/// (`signals` takes them on a thread of its own) and ignores SIGXFSZ, and a child keeps
-/// both across exec: a solver with SIGTERM blocked ignores the one `Proc::kill` sends, so
-/// every kill of a busy solver waited out [`KILL_GRACE`] before its SIGKILL.
-pub fn default_signals(cmd: &mut Command) {
-    // SAFETY: the closure runs in the child between fork and exec and calls only
-    // async-signal-safe functions (sigemptyset, sigprocmask, sigaction) on values it owns;
-    // it allocates nothing.
-    unsafe {
-        cmd.pre_exec(|| {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            if libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut()) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let mut dfl: libc::sigaction = std::mem::zeroed();
-            dfl.sa_sigaction = libc::SIG_DFL;
-            libc::sigemptyset(&mut dfl.sa_mask);
-            if libc::sigaction(libc::SIGXFSZ, &dfl, std::ptr::null_mut()) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-}
-
-/// The solver gets SIGKILL when the thread that started it ends (Linux), so that a
-/// smtproxy killed with SIGKILL, which cannot stop its solvers itself, leaves none behind
-/// using the machine's cores. Every solver is started from the engine thread, which lives
-/// until smtproxy has stopped them. A parent that is gone before the child has set this is
-/// caught by the parent check (the child then exits at once).
-#[cfg(target_os = "linux")]
-fn die_with_parent(cmd: &mut Command) {
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: the closure runs in the child between fork and exec and calls only
-    // async-signal-safe functions (prctl, getppid); it allocates nothing.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::getppid() != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_cmd: &mut Command) {}
 
 fn set_nonblocking(fd: std::os::fd::RawFd) -> std::io::Result<()> {
     // SAFETY: fcntl on a file descriptor we own; no memory is passed.
