@@ -103,7 +103,7 @@ impl FramedSolver {
     /// Start the solver, turn on print-success and consume its `success`.
     pub fn start(spec: &SolverSpec) -> Result<FramedSolver, DriverError> {
         let mut s = FramedSolver::spawn(spec)?;
-        s.confirm_start(None)?;
+        s.confirm_start(None, 0)?;
         Ok(s)
     }
 
@@ -118,30 +118,58 @@ impl FramedSolver {
         Ok(s)
     }
 
-    /// Read the `success` that ends a start (`spawn`): `Ok(false)` when it has not come
-    /// within `wait` (None: wait for it, 30 s at most, so a wedged binary cannot hang the
-    /// start for ever); an error, the process killed, when the solver answered anything
-    /// else or died.
-    pub fn confirm_start(&mut self, wait: Option<Duration>) -> Result<bool, DriverError> {
+    /// Read the `success` that ends a start (`spawn`), and then the responses to the
+    /// `then` commands sent ahead after it (`send_ahead`): `Ok(false)` when they have not
+    /// all come within `wait` (None: wait for them, 30 s at most, so a wedged binary cannot
+    /// hang the start for ever); an error, the process killed, when the solver answered
+    /// anything else to print-success, refused a command sent ahead, or died.
+    pub fn confirm_start(
+        &mut self,
+        wait: Option<Duration>,
+        then: usize,
+    ) -> Result<bool, DriverError> {
         if let Some(w) = wait {
-            if !self.responses_ready(1, w) {
+            if !self.responses_ready(1 + then, w) {
                 return Ok(false);
             }
         }
         let t0 = Instant::now();
-        let r = self.read_response(t0, Some(Duration::from_secs(30)))?;
-        self.ch.busy += t0.elapsed();
-        match r {
-            Response::Success => Ok(true),
-            other => {
+        let bound = Some(Duration::from_secs(30));
+        let r = self.read_response(t0, bound)?;
+        if r != Response::Success {
+            self.kill();
+            return Err(DriverError::Protocol(format!(
+                "{} answered `{}` to (set-option :print-success true); is it an SMT-LIB solver?",
+                self.spec().command_line(),
+                r.to_text()
+            )));
+        }
+        for _ in 0..then {
+            if let Response::Error(e) = self.read_response(t0, bound)? {
                 self.kill();
-                Err(DriverError::Protocol(format!(
-                    "{} answered `{}` to (set-option :print-success true); is it an SMT-LIB solver?",
-                    self.spec().command_line(),
-                    other.to_text()
-                )))
+                return Err(DriverError::Protocol(format!(
+                    "{} refused a command sent at its start: {e}",
+                    self.spec().command_line()
+                )));
             }
         }
+        self.ch.busy += t0.elapsed();
+        Ok(true)
+    }
+
+    /// Plain commands sent in one write right after `spawn`, nothing read: the solver
+    /// works through them while the caller goes on, and `confirm_start` reads their
+    /// responses. False, having sent nothing, when a command needs special handling.
+    pub fn send_ahead(&mut self, cmds: &[String]) -> Result<bool, DriverError> {
+        if !cmds.iter().all(|c| matches!(plan(c), Plan::Send)) {
+            return Ok(false);
+        }
+        let mut payload = String::new();
+        for c in cmds {
+            push_command(&mut payload, c);
+        }
+        self.send_raw(&payload)?;
+        Ok(true)
     }
 
     /// Send one complete command (a newline is appended) and read exactly one

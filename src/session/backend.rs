@@ -83,6 +83,9 @@ pub struct SolverHandle {
     /// The process was started by `prestart` and its start is not confirmed yet: its
     /// first response (print-success's `success`) is still to be read, before any other.
     unconfirmed: bool,
+    /// Of an unconfirmed start, the commands sent right after it (`prestart_with`), whose
+    /// responses are read with its `success`.
+    ahead: usize,
 }
 
 /// A check sent by `send_detached` whose answer nobody waits for.
@@ -113,6 +116,7 @@ impl SolverHandle {
             detached: None,
             detached_done: None,
             unconfirmed: false,
+            ahead: 0,
         }
     }
     pub fn spec(&self) -> &SolverSpec {
@@ -144,6 +148,38 @@ impl SolverHandle {
         }
     }
 
+    /// `prestart`, then `cmds` (plain commands: options, the logic, the solver's warm-up)
+    /// sent at once, nothing read: the solver works through them while the caller goes on
+    /// (z3 builds its context, ~11 ms, at the first command that needs one), and the first
+    /// use reads their responses with the start's (a refusal ends the process, and that
+    /// use starts another). The new process's generation when `cmds` went to it; `None`
+    /// when a process already ran or a start was under way, when none could be started,
+    /// or when a command needs special handling (the process may then have been started,
+    /// with nothing more sent).
+    pub fn prestart_with(&mut self, cmds: &[String]) -> Option<u64> {
+        if self.solver.is_some() {
+            return None;
+        }
+        self.prestart();
+        let sent = match self.solver.as_mut().map(|s| s.framed()) {
+            Some(Ok(s)) => s.send_ahead(cmds),
+            _ => return None,
+        };
+        match self.after(sent) {
+            Ok(true) => {
+                self.ahead = cmds.len();
+                Some(self.generation)
+            }
+            _ => None,
+        }
+    }
+
+    /// A start with commands sent ahead of need (`prestart_with`) is still being worked
+    /// through.
+    pub fn warming(&mut self) -> bool {
+        self.ahead > 0 && !self.started(Duration::ZERO)
+    }
+
     /// Whether a use now would not wait for the process to start, waiting up to `wait`
     /// for it: true once a `prestart`ed process has answered, and when none is starting.
     pub fn started(&mut self, wait: Duration) -> bool {
@@ -169,9 +205,12 @@ impl SolverHandle {
     fn confirm(&mut self, wait: Option<Duration>) -> Option<Result<bool, DriverError>> {
         let t0 = Instant::now();
         let r = match self.solver.as_mut().map(|s| s.framed()) {
-            Some(Ok(s)) => Some(s.confirm_start(wait)),
+            Some(Ok(s)) => Some(s.confirm_start(wait, self.ahead)),
             _ => None,
         };
+        if matches!(r, Some(Ok(true))) {
+            self.ahead = 0;
+        }
         self.start_wait += t0.elapsed();
         r
     }
@@ -511,6 +550,7 @@ impl SolverHandle {
     pub fn kill(&mut self) {
         self.detached = None;
         self.unconfirmed = false;
+        self.ahead = 0;
         if let Some(mut s) = self.solver.take() {
             s.channel().retire();
         }

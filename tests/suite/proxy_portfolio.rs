@@ -366,13 +366,15 @@ fn an_unsat_first_waits_for_the_first_solver_unless_the_first_answer_wins() {
         let v = portfolio_summary(&solvers, &script, extra, &z3);
         let members = v["solvers"].as_array().unwrap();
         let z3_wins = members[0]["wins"].as_u64().unwrap();
+        // z3 starts ahead of the first race (a portfolio warms it), so its second of
+        // loading is a wait for its start, not solver time: the session's wall shows it.
         if first_wins {
             assert_eq!(z3_wins, 0, "{v}");
             assert!(members[1]["wins"].as_u64().unwrap() >= 1, "{v}");
-            assert!(v["solver_ms"].as_f64().unwrap() < 900.0, "{v}");
+            assert!(v["wall_ms"].as_f64().unwrap() < 900.0, "{v}");
         } else {
             assert!(z3_wins >= 1, "yices' unsat held for z3's: {v}");
-            assert!(v["solver_ms"].as_f64().unwrap() >= 900.0, "{v}");
+            assert!(v["wall_ms"].as_f64().unwrap() >= 900.0, "{v}");
         }
     }
 }

@@ -334,3 +334,31 @@ fn replay_starts_the_solver_only_when_a_query_needs_it() {
         );
     }
 }
+
+/// A portfolio starts z3 as soon as a query gets past the memory tier, before any query
+/// needs a solver, so that z3 builds its context (about 11 ms) while smtproxy answers
+/// queries itself: the portfolio's first race would otherwise wait for it. That process is
+/// the one later queries use (one start in all), and on a log smtproxy answers alone it is
+/// the only cost. One solver alone still starts at its first use (test above).
+#[test]
+fn a_portfolio_starts_z3_ahead_of_its_first_query_once() {
+    common::require("z3");
+    common::require("yices-smt2");
+    let dir = tempfile::tempdir().unwrap();
+    let z3 = common::CountingZ3::new(dir.path(), "z3-counting");
+    let solvers = format!("{},yices", z3.path.to_string_lossy());
+    for (log, needs_solver) in [
+        ("klee/sbase-echo/solver-queries.smt2.gz", false),
+        ("klee/sbase-cut/solver-queries.smt2.gz", true),
+    ] {
+        let (code, v, err, _) = replay(&corpus(log), "hybrid", &solvers, Duration::from_secs(120));
+        assert_eq!(code, Some(0), "{log}: {err}");
+        assert_eq!(common::field(&v, "expected_mismatches"), 0, "{log}: {v}");
+        assert_eq!(
+            common::field(&v, "solver_checks") > 0,
+            needs_solver,
+            "{log}: {v}"
+        );
+        assert_eq!(z3.take_starts(), 1, "{log}: z3 started ahead, once");
+    }
+}

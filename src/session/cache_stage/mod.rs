@@ -121,6 +121,9 @@ pub struct CachePlanner {
     block_reads: Gate,
     /// What the backend stage has been taking per component (`BackendCost`).
     backend_cost: BackendCost,
+    /// The miss path was shown the first component that got past the memo and the
+    /// memory tier (`MissPath::first_component`).
+    warmed: bool,
     /// What the backend's solves and model reads take (`ModelCost`).
     model_cost: ModelCost,
     /// What each conjunct seen reads and which symbols it needs declared (`SliceMemo`).
@@ -283,6 +286,7 @@ impl CachePlanner {
             searches: Gate::default(),
             block_reads: Gate::default(),
             backend_cost: BackendCost::default(),
+            warmed: false,
             model_cost: ModelCost::default(),
             exact: FxHashMap::default(),
             whole: FxHashMap::default(),
@@ -762,15 +766,18 @@ impl CachePlanner {
         ahead: &mut Option<(usize, M::Ahead)>,
         stats: &mut Stats,
     ) {
-        if ahead.is_some()
-            || !self.local
-            || !self.ahead.pays()
-            || c.small(store).is_some_and(Small::is_exhaustive)
-        {
+        if !self.local || c.small(store).is_some_and(Small::is_exhaustive) {
             return;
         }
         let decls = component_decls(store, q, &c.leaves);
         let cq = component_query(q, c.conj, &decls);
+        if !self.warmed {
+            self.warmed = true;
+            miss.first_component(&cq);
+        }
+        if ahead.is_some() || !self.ahead.pays() {
+            return;
+        }
         if let Some(f) = miss.begin(store, &cq, stats) {
             stats.speculations += 1;
             *ahead = Some((c.index, f));

@@ -582,7 +582,9 @@ impl StackMirror {
         stats: &mut Stats,
     ) -> Option<InFlight> {
         let next = self.costs.queries + 1;
-        if !self.settle(main, stats)
+        // A process still building its context (`warm`) would make this wait for it.
+        if main.warming()
+            || !self.settle(main, stats)
             || self.costs.backing_off(next)
             || self.costs.probe_due(next)
             || self.defs_detour(main, q)
@@ -764,6 +766,54 @@ impl StackMirror {
         r
     }
 
+    /// Mirror a new process of generation `gen`, empty: `cmds` gets what every process is
+    /// told first (models, global declarations, cores where they are learned, the client's
+    /// options and logic, its definitions), for `q`.
+    fn open_generation(
+        &mut self,
+        gen: u64,
+        q: &Query,
+        options: Vec<String>,
+        cmds: &mut Vec<String>,
+    ) {
+        self.clear();
+        self.generation = gen;
+        cmds.push("(set-option :produce-models true)".into());
+        cmds.push("(set-option :global-declarations true)".into());
+        if self.cores.start(q.logic) {
+            cmds.push("(set-option :produce-unsat-cores true)".into());
+        }
+        cmds.extend(options.iter().cloned());
+        cmds.extend(q.defs.iter().cloned());
+        self.defs = q.defs.to_vec();
+        self.preamble = options;
+    }
+
+    /// Start `h`'s first process ahead of need, told what `try_begin` would tell it for
+    /// `q` first (`open_generation`) and the solver's warm-up (`SolverKind::warm_up`), so
+    /// that it builds its context while smtproxy answers queries itself: z3 takes about
+    /// 11 ms there, which the first query it is sent would otherwise wait for. Nothing is
+    /// read; the first use reads it all (`SolverHandle::prestart_with`). Only a solver
+    /// that has a warm-up (a start costs the engine ~0.3 ms, and yices' own start is less
+    /// than its context's) and a handle that never ran a process: a restart happens where
+    /// the process is needed anyway.
+    pub fn warm(&mut self, h: &mut SolverHandle, q: &Query) {
+        let Some(warm_up) = h.spec().kind.warm_up() else {
+            return;
+        };
+        if h.generation != 0 || h.is_running() {
+            return;
+        }
+        let mut cmds = Vec::new();
+        // The process `prestart_with` starts is generation 1, the handle's first.
+        self.open_generation(1, q, backend_options(q), &mut cmds);
+        cmds.push(warm_up.into());
+        match h.prestart_with(&cmds) {
+            Some(gen) => self.generation = gen,
+            None => self.clear(),
+        }
+    }
+
     /// `try_begin` with the query's conjuncts split (`split`, `change` what changed since
     /// the last query's).
     fn begin_split(
@@ -775,15 +825,7 @@ impl StackMirror {
         change: SplitChange,
         stats: &mut Stats,
     ) -> Result<InFlight, DriverError> {
-        // The client's own `:global-declarations` is modelled by smtproxy; the backend
-        // keeps its own (true, set below): a client's `false` there would let a pop drop
-        // declarations the mirror still counts as made.
-        let options: Vec<String> = q
-            .preamble
-            .iter()
-            .filter(|c| !sets_global_declarations(c))
-            .cloned()
-            .collect();
+        let options = backend_options(q);
         let conjuncts = split.conjuncts();
         // Base-level conjuncts can only be dropped by starting over. The base holds
         // conjuncts of the last query only, so a conjunct gone is one taken out of it.
@@ -830,17 +872,7 @@ impl StackMirror {
         let gen = h.start()?;
         let mut cmds: Vec<String> = Vec::new();
         if gen != self.generation {
-            self.clear();
-            self.generation = gen;
-            self.preamble = options.clone();
-            cmds.push("(set-option :produce-models true)".into());
-            cmds.push("(set-option :global-declarations true)".into());
-            if self.cores.start(q.logic) {
-                cmds.push("(set-option :produce-unsat-cores true)".into());
-            }
-            cmds.extend(options.iter().cloned());
-            cmds.extend(q.defs.iter().cloned());
-            self.defs = q.defs.to_vec();
+            self.open_generation(gen, q, options, &mut cmds);
         }
         // The client's own base-level assertions (it pushes above them) go to the backend's
         // base level too: z3 simplifies base-level assertions far better than scoped ones.
@@ -1274,6 +1306,18 @@ impl StackMirror {
     pub fn add_model_cost(&mut self, incremental: bool, d: Duration) {
         self.costs.add_model_cost(incremental, d);
     }
+}
+
+/// The client's options and logic as a backend is told them. The client's own
+/// `:global-declarations` is modelled by smtproxy; the backend keeps its own (true, see
+/// `open_generation`): a client's `false` there would let a pop drop declarations the
+/// mirror still counts as made.
+fn backend_options(q: &Query) -> Vec<String> {
+    q.preamble
+        .iter()
+        .filter(|c| !sets_global_declarations(c))
+        .cloned()
+        .collect()
 }
 
 /// Send `q` in a fresh context to `aux` and its check-sat, without waiting for the answer

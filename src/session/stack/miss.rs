@@ -45,6 +45,10 @@ impl MissPath for StackMiss<'_> {
         self.main.prestart();
     }
 
+    fn warm(&mut self, q: &Query) {
+        self.stack.warm(self.main, q);
+    }
+
     fn free(&mut self, wait: Duration, stats: &mut Stats) -> bool {
         self.main.started(wait) && self.stack.idle(self.main, wait, stats)
     }
