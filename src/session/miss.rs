@@ -30,18 +30,18 @@ pub trait MissPath {
     /// runs (see `SolverHandle::prestart`); a path without one does nothing.
     fn prestart(&mut self) {}
 
-    /// Start the processes of this path that keep their state (the incremental stacks),
-    /// where none ever ran, and have them build their contexts ahead of need (see
+    /// Start the process of this path that keeps its state (the incremental stack),
+    /// where none ever ran, and have it build its context ahead of need (see
     /// `StackMirror::warm`). A path that keeps none does nothing (a fresh context begins
     /// with a reset, which throws a built context away).
     fn warm(&mut self, _q: &Query) {}
 
-    /// The session's first component past the memory tier, `q`, is here. A path that
-    /// races several solvers warms them now (`warm`): the first race of a kind of query
-    /// would otherwise wait for the slowest start (z3's context, ~11 ms, where yices
-    /// answers in one). A path of one solver waits for its first miss: most KLEE logs here
-    /// never reach the solver, and a start would cost the engine the spawn (~0.3 ms) and
-    /// z3 its context for nothing.
+    /// The session's first component past the memory tier, `q`, is here. The portfolio
+    /// warms its first solver now (`warm`): its first exploring race waits for that
+    /// solver's answer, which would otherwise wait for its context (z3's, ~11 ms, where
+    /// yices answers in one). A path of one solver waits for its first miss: most KLEE
+    /// logs here never reach the solver, and a start would cost the engine the spawn
+    /// (~0.3 ms) and z3 its context for nothing.
     fn first_component(&mut self, _q: &Query) {}
 
     /// Whether `begin` would not wait for its solver, waiting up to `wait`: neither for the

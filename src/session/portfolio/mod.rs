@@ -28,11 +28,11 @@
 //!   answered and serves the sat only with a model it evaluated true on the client's query
 //!   (else the query goes to the first solver). Values the client asks for are printed by
 //!   smtproxy from that model, in the first solver's dialect.
-//! * A member whose start builds a costly context (z3, cvc5: `SolverKind::warm_up`) is
-//!   started at the session's first component past the memory tier, before any query
-//!   needs it, and told its options, its logic and the warm-up (`StackMirror::warm`):
-//!   the first exploring race, which waits for z3's answer, would otherwise wait for its
-//!   context (~11 ms). The others start when first needed.
+//! * The first solver, when its start builds a costly context (z3, cvc5:
+//!   `SolverKind::warm_up`), is started at the session's first component past the memory
+//!   tier, before any query needs it, and told its options, its logic and the warm-up
+//!   (`StackMirror::warm`): the first exploring race, which waits for its answer, would
+//!   otherwise wait for its context (z3 ~11 ms). The others start when first needed.
 //! * While a class is explored the first solver's own path and the others are posed the
 //!   query side by side, processes that are not running started together
 //!   (`SolverHandle::prestart`: none waits for another's start). Another member's `sat`
@@ -1025,24 +1025,13 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
         }
     }
 
-    /// The first solver's path, and every other member's stack when several may run at
-    /// once (with `--jobs 1` the others start when first asked); each only if its solver
-    /// has a warm-up (`StackMirror::warm`).
+    /// The first solver's path only: while a class is explored, another member's `unsat`
+    /// waits for the first solver's answer (`explore`), so the first solver's context is
+    /// the one a race waits for. The others start when first needed: a member warmed
+    /// ahead would be measured against others paying their start, and the learner would
+    /// take that start for their solve time.
     fn first_component(&mut self, q: &Query) {
-        self.warm(q);
-    }
-
-    fn warm(&mut self, q: &Query) {
         self.primary.warm(q);
-        let pf = &mut *self.portfolio;
-        if pf.jobs < 2 {
-            return;
-        }
-        for m in pf.members.iter_mut().filter(|m| m.enabled) {
-            if let Some(s) = m.stack.as_mut() {
-                s.warm(&mut m.h, q);
-            }
-        }
     }
 
     fn drop_ahead(&mut self, ahead: Self::Ahead) {
