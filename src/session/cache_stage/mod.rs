@@ -766,16 +766,22 @@ impl CachePlanner {
         ahead: &mut Option<(usize, M::Ahead)>,
         stats: &mut Stats,
     ) {
-        if !self.local || c.small(store).is_some_and(Small::is_exhaustive) {
+        let begin = ahead.is_none() && self.ahead.pays();
+        if (self.warmed && !begin)
+            || !self.local
+            || c.small(store).is_some_and(Small::is_exhaustive)
+        {
             return;
         }
+        // The component's query is built only where it is used: for the first component
+        // (to warm the miss path) and for a solve begun ahead.
         let decls = component_decls(store, q, &c.leaves);
         let cq = component_query(q, c.conj, &decls);
         if !self.warmed {
             self.warmed = true;
             miss.first_component(&cq);
         }
-        if ahead.is_some() || !self.ahead.pays() {
+        if !begin {
             return;
         }
         if let Some(f) = miss.begin(store, &cq, stats) {
