@@ -7,15 +7,15 @@
 //! glibc's `posix_spawn` makes one, with the parent-death signal set between clone and
 //! exec, which `posix_spawn` cannot do. A `fork` (what `std::process::Command` does when
 //! asked for that step) copies smtproxy's page tables and leaves the copy for the solver's
-//! exec to tear down: 0.7-1.2 ms of the engine's time per solver on a quiet machine, up
-//! to 7 on two busy cores. Invariants of the child side:
+//! exec to tear down: 0.6-0.8 ms of the engine's time per solver on a quiet machine, up
+//! to 7 on two busy cores (0.2-0.4 ms this way). Invariants of the child side:
 //! * it runs on a stack of its own, inside smtproxy's memory, while the calling thread is
 //!   suspended (until the exec or the child's exit), and every other thread of smtproxy
 //!   runs on: so it calls only async-signal-safe functions, allocates nothing, takes no
-//!   lock, and reads only what the parent prepared before the clone ([`Plan`]);
+//!   lock, and reads only what the parent prepared before the clone (`Plan`);
 //! * no handler of smtproxy's runs in it: the calling thread blocks every signal around
 //!   the clone and the child sets every handled signal to its default before unblocking;
-//! * a failed step before the exec is reported as its errno in [`Plan::err`], which the
+//! * a failed step before the exec is reported as its errno in `Plan::err`, which the
 //!   parent reads after the clone returns, and the child exits without running anything.
 //!
 //! Elsewhere `std::process::Command` does the work, without the parent-death signal.
@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 /// and SIGXFSZ at its default action. smtproxy blocks SIGINT and SIGTERM in every thread
 /// (`signals` takes them on a thread of its own) and ignores SIGXFSZ, and a child keeps
 /// both across exec: a solver with SIGTERM blocked ignores the one `Proc::kill` sends, so
-/// every kill of a busy solver waited out [`KILL_GRACE`] before its SIGKILL.
+/// every kill of a busy solver waited out `process::KILL_GRACE` before its SIGKILL.
 pub fn default_signals(cmd: &mut std::process::Command) {
     // SAFETY: the closure runs in the child between fork and exec and calls only
     // async-signal-safe functions (sigemptyset, sigprocmask, sigaction) on values it owns;
