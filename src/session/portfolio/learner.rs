@@ -22,6 +22,13 @@
 //!   whose fastest member takes more than [`SLOW_MS`] is raced from the start, unless the
 //!   fastest is the first solver (member 0): its own path (the incremental stack) cannot
 //!   be raced, and is what made it fastest.
+//! * "Fastest" is what a member's answer costs the session: its solve, and after a `sat`
+//!   the read of its model that follows (the cache stage asks the answering process for
+//!   its values; z3 prints a KLEE array's cells slower than yices by far). A class's share
+//!   of `sat` answers weighs each member's read estimate (its reads in this class, else
+//!   its reads in any class, else none measured yet: nothing). A loser's model is never
+//!   read, so reads are estimated apart from solves, never added to one member's solve
+//!   time and not to the other's.
 
 use rustc_hash::FxHashMap;
 use std::time::Duration;
@@ -77,12 +84,19 @@ struct Class {
     seen: u64,
     /// Estimated solve time per member, in ms (None: never measured here).
     est: Vec<Option<f64>>,
+    /// Estimated time to read a member's model after its `sat` here, in ms.
+    read: Vec<Option<f64>>,
+    /// The share of this class's queries answered `sat` (None: none answered yet).
+    sat_share: Option<f64>,
 }
 
 pub struct Learner {
     members: usize,
     jobs: usize,
     classes: FxHashMap<ClassKey, Class>,
+    /// Each member's model-read estimate over every class (for a class where it has not
+    /// been read yet).
+    read: Vec<Option<f64>>,
 }
 
 impl Learner {
@@ -91,15 +105,41 @@ impl Learner {
             members,
             jobs: jobs.max(1),
             classes: FxHashMap::default(),
+            read: vec![None; members],
         }
     }
 
     fn class(&mut self, key: &ClassKey) -> &mut Class {
         if !self.classes.contains_key(key) {
             let est = self.prior(key).unwrap_or_else(|| vec![None; self.members]);
-            self.classes.insert(key.clone(), Class { seen: 0, est });
+            let class = Class {
+                seen: 0,
+                est,
+                read: vec![None; self.members],
+                sat_share: None,
+            };
+            self.classes.insert(key.clone(), class);
         }
         self.classes.get_mut(key).expect("inserted above")
+    }
+
+    /// What member `m`'s answer is expected to cost in class `c`, in ms: its solve, and its
+    /// model's read weighed by the class's share of `sat` (None: its solve is unmeasured).
+    fn cost(&self, c: &Class, m: usize) -> Option<f64> {
+        let solve = c.est.get(m).copied().flatten()?;
+        let read = c
+            .read
+            .get(m)
+            .copied()
+            .flatten()
+            .or_else(|| self.read.get(m).copied().flatten())
+            .unwrap_or(0.0);
+        Some(solve + c.sat_share.unwrap_or(0.0) * read)
+    }
+
+    /// Every member's [`Learner::cost`] in class `c`.
+    fn costs(&self, c: &Class) -> Vec<Option<f64>> {
+        (0..c.est.len()).map(|m| self.cost(c, m)).collect()
     }
 
     /// Estimates for a new class of `key`'s logic from the classes of that logic measured
@@ -112,7 +152,11 @@ impl Learner {
             if k.logic != key.logic || c.est.iter().any(Option::is_none) {
                 continue;
             }
-            let est: Vec<f64> = c.est.iter().map(|e| e.unwrap_or(f64::INFINITY)).collect();
+            let est: Vec<f64> = self
+                .costs(c)
+                .iter()
+                .map(|e| e.unwrap_or(f64::INFINITY))
+                .collect();
             let best = (0..est.len()).min_by(|&a, &b| est[a].total_cmp(&est[b]))?;
             let wide = (0..est.len())
                 .all(|m| m == best || est[m] >= WIDE_MARGIN * est[best].max(f64::MIN_POSITIVE));
@@ -141,7 +185,8 @@ impl Learner {
         if live.len() <= 1 {
             return Plan::Alone(live.first().copied().unwrap_or(0));
         }
-        let order = order(c, &live);
+        let c = &self.classes[key];
+        let order = order(&self.costs(c), &live);
         let unmeasured = live.iter().any(|&m| c.est[m].is_none());
         if unmeasured || seen.is_multiple_of(REEXPLORE) {
             if jobs >= 2 {
@@ -165,11 +210,11 @@ impl Learner {
 
     /// The enabled members other than `except`, unmeasured ones first, then fastest first.
     pub fn others(&mut self, key: &ClassKey, enabled: &[bool], except: &[usize]) -> Vec<usize> {
-        let c = self.class(key);
+        self.class(key);
         let live: Vec<usize> = (0..enabled.len())
             .filter(|&m| enabled[m] && !except.contains(&m))
             .collect();
-        order(c, &live)
+        order(&self.costs(&self.classes[key]), &live)
     }
 
     /// How long member `m`, answering alone, runs before the others join.
@@ -185,6 +230,33 @@ impl Learner {
                 Some(old) => old + ALPHA * (ms - old),
                 None => ms,
             });
+        }
+    }
+
+    /// A query of class `key` was answered, `sat` or not (once per query, whoever
+    /// answered it).
+    pub fn outcome(&mut self, key: &ClassKey, sat: bool) {
+        let c = self.class(key);
+        let x = if sat { 1.0 } else { 0.0 };
+        c.sat_share = Some(match c.sat_share {
+            Some(old) => old + ALPHA * (x - old),
+            None => x,
+        });
+    }
+
+    /// Member `m`'s model of a query of class `key`, which it found sat, was read in `ms`.
+    pub fn model_read(&mut self, key: &ClassKey, m: usize, ms: f64) {
+        let mean = |e: &mut Option<f64>| {
+            *e = Some(match *e {
+                Some(old) => old + ALPHA * (ms - old),
+                None => ms,
+            })
+        };
+        if let Some(e) = self.class(key).read.get_mut(m) {
+            mean(e);
+        }
+        if let Some(e) = self.read.get_mut(m) {
+            mean(e);
         }
     }
 
@@ -206,12 +278,12 @@ impl Learner {
 }
 
 /// `live` ordered for a race: unmeasured members first (to measure them), then by
-/// estimate, fastest first; ties in `--solver` order.
-fn order(c: &Class, live: &[usize]) -> Vec<usize> {
+/// `cost` (each member's, see [`Learner::cost`]), cheapest first; ties in `--solver` order.
+fn order(cost: &[Option<f64>], live: &[usize]) -> Vec<usize> {
     let mut v = live.to_vec();
     v.sort_by(|&a, &b| {
-        let ka = c.est.get(a).copied().flatten().unwrap_or(-1.0);
-        let kb = c.est.get(b).copied().flatten().unwrap_or(-1.0);
+        let ka = cost.get(a).copied().flatten().unwrap_or(-1.0);
+        let kb = cost.get(b).copied().flatten().unwrap_or(-1.0);
         ka.total_cmp(&kb).then(a.cmp(&b))
     });
     v
@@ -314,6 +386,48 @@ mod tests {
         assert!(l.classes[&k].est[0].unwrap() >= before);
         l.failed(&k, 1);
         assert!(l.classes[&k].est[1].unwrap() > before);
+    }
+
+    /// A member whose solves are a little faster but whose models are dear to read loses
+    /// a class that is mostly sat, and keeps one that is unsat (no model is read there);
+    /// a class where its reads were never measured takes them from the others it was read
+    /// in.
+    #[test]
+    fn a_dear_model_read_counts_where_queries_are_sat() {
+        let all = [true, true];
+        let sat = ClassKey::new(Some("QF_ABV"), 3, 2);
+        let mut l = Learner::new(2, 2);
+        l.plan(&sat, &all, false);
+        l.answered(&sat, 0, 1.0);
+        l.answered(&sat, 1, 1.5);
+        assert_eq!(
+            l.plan(&sat, &all, false),
+            Plan::Alone(0),
+            "reads unmeasured"
+        );
+        for _ in 0..4 {
+            l.outcome(&sat, true);
+        }
+        l.model_read(&sat, 0, 2.0);
+        l.model_read(&sat, 1, 0.1);
+        assert_eq!(l.plan(&sat, &all, false), Plan::Alone(1));
+        // Unsat answers: no read follows, the faster solve wins.
+        let unsat = ClassKey::new(Some("QF_ABV"), 5, 2);
+        l.plan(&unsat, &all, false);
+        l.answered(&unsat, 0, 1.0);
+        l.answered(&unsat, 1, 1.5);
+        for _ in 0..4 {
+            l.outcome(&unsat, false);
+        }
+        assert_eq!(l.plan(&unsat, &all, false), Plan::Alone(0));
+        // A mostly-sat class where neither was read yet: the reads measured elsewhere.
+        let other = ClassKey::new(Some("QF_ABV"), 7, 2);
+        l.plan(&other, &all, false);
+        l.answered(&other, 0, 1.0);
+        l.answered(&other, 1, 1.5);
+        l.outcome(&other, true);
+        assert_eq!(l.plan(&other, &all, false), Plan::Alone(1));
+        assert_eq!(l.others(&other, &all, &[]), vec![1, 0]);
     }
 
     #[test]

@@ -615,7 +615,6 @@ impl Portfolio {
         late: bool,
         stats: &mut Stats,
     ) -> Poll {
-        let ran = self.ran_ms(m, t0);
         let member = &mut self.members[m];
         let stacked = member.sent.is_some();
         let got = match (member.sent.as_mut(), member.stack.as_mut()) {
@@ -633,6 +632,9 @@ impl Portfolio {
             },
             _ => member.h.detached_answer(wait).map(|(_, r)| r),
         };
+        // Read after the wait: an answer that came during it took until now (give or take
+        // the wait's own granularity), not until the look began.
+        let ran = self.ran_ms(m, t0);
         let member = &mut self.members[m];
         let lost = if stacked {
             member.sent.is_none()
@@ -721,6 +723,8 @@ pub struct PortfolioMiss<'a, M: MissPath> {
     pub primary: M,
     pub portfolio: &'a mut Portfolio,
     last: Last,
+    /// The class of the last query solved (its answerer's model read is timed for it).
+    last_key: Option<ClassKey>,
 }
 
 impl<'a, M: MissPath> PortfolioMiss<'a, M> {
@@ -729,6 +733,7 @@ impl<'a, M: MissPath> PortfolioMiss<'a, M> {
             primary,
             portfolio,
             last: Last::None,
+            last_key: None,
         }
     }
 
@@ -740,8 +745,9 @@ impl<'a, M: MissPath> PortfolioMiss<'a, M> {
         )
     }
 
-    /// `q` through the first solver's own path, timed for the learner from `t0` (when its
-    /// solve was started, ahead or now).
+    /// `q` through the first solver's own path, timed for the learner from `t0`: when its
+    /// solve was sent, ahead (a member's time runs from its send too), or now, the send
+    /// then counted (a few printed assertions: small beside a solve).
     fn on_primary(
         &mut self,
         store: &mut TermStore,
@@ -768,6 +774,52 @@ impl<'a, M: MissPath> PortfolioMiss<'a, M> {
 }
 
 impl<M: MissPath> PortfolioMiss<'_, M> {
+    /// `solve` for a query of class `key`: who answers, as the learner plans (or as a solve
+    /// begun ahead began it).
+    fn solve_in(
+        &mut self,
+        store: &mut TermStore,
+        q: &Query,
+        key: &ClassKey,
+        ahead: Option<Ahead<M::Ahead>>,
+        stats: &mut Stats,
+    ) -> Result<Answer, DriverError> {
+        let enabled = self.portfolio.enabled();
+        // Planned here even when a solve was started ahead: this counts the query in its
+        // class (`begin` only peeked), whoever answers it.
+        let plan = self.portfolio.learner.plan(key, &enabled, false);
+        let ahead_at = match ahead {
+            Some(Ahead::Primary(a, sent)) => {
+                return self.on_primary(store, q, Some(a), key, stats, sent)
+            }
+            Some(Ahead::Member(m, t0)) => Some((m, t0)),
+            None => None,
+        };
+        if let Some((m, t0)) = ahead_at {
+            let how = Race {
+                first: &[m],
+                wait_all: false,
+                ahead: Some(t0),
+            };
+            return self.answer(store, q, key, &how, stats);
+        }
+        let (first, wait_all) = match plan {
+            Plan::Alone(0) => return self.on_primary(store, q, None, key, stats, Instant::now()),
+            Plan::Race {
+                first,
+                wait_all: true,
+            } if first.contains(&0) => return self.explore(store, q, key, &first, stats),
+            Plan::Alone(m) => (vec![m], false),
+            Plan::Race { first, wait_all } => (first, wait_all),
+        };
+        let how = Race {
+            first: &first,
+            wait_all,
+            ahead: None,
+        };
+        self.answer(store, q, key, &how, stats)
+    }
+
     /// The race's answer (see `Portfolio::race`); when nobody answered, the first
     /// solver's own path has the last word (it may still say unknown, never stored).
     fn answer(
@@ -895,10 +947,11 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
     /// others' definitive answers to `early`. The first solver's answer when it comes
     /// before any other's `sat`, or nobody else is left; `None` when another's `sat` came
     /// first, the first solver's solve (if it was posed) then left to finish in the
-    /// background. Its start
-    /// counts in its time: a solver that takes long to load loses the queries that come
-    /// while it loads. The time watched counts in the portfolio's `busy`; the first
-    /// solver's path counts its own solve in its handle's.
+    /// background. The first solver's time for the learner runs from its send, as a
+    /// member's does (neither counts a start: z3's is made ahead, `first_component`); a
+    /// query another member answered before the first solver was free to be posed it
+    /// tells the learner nothing of the first solver. The time watched counts in the
+    /// portfolio's `busy`; the first solver's path counts its own solve in its handle's.
     #[allow(clippy::too_many_arguments)]
     fn watch(
         &mut self,
@@ -911,26 +964,30 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
         stats: &mut Stats,
     ) -> Result<Option<Answer>, DriverError> {
         let mut ahead: Option<M::Ahead> = None;
-        let mut begun = false;
+        // When the first solver's solve went out: its time runs from there, as a member's
+        // from its send (the others' sends and the wait for its process to be free are
+        // not its solve).
+        let mut begun: Option<Instant> = None;
         loop {
             // Nothing else can come that would be taken before the first solver's answer.
             let alone = running.is_empty();
             let deadline = self.portfolio.timeout.is_some_and(|t| t0.elapsed() >= t);
-            if !begun && (alone || deadline || self.primary.free(RACE_SLICE, stats)) {
-                begun = true;
+            if begun.is_none() && (alone || deadline || self.primary.free(RACE_SLICE, stats)) {
+                let at = Instant::now();
                 ahead = self.primary.begin(store, q, stats);
                 if ahead.is_none() {
                     // This path does not solve ahead now: it answers as it blocks.
                     self.portfolio.busy += t0.elapsed();
-                    return self.on_primary(store, q, None, key, stats, t0).map(Some);
+                    return self.on_primary(store, q, None, key, stats, at).map(Some);
                 }
+                begun = Some(Instant::now());
             }
-            if let Some(a) = ahead.take() {
+            if let (Some(a), Some(at)) = (ahead.take(), begun) {
                 if alone || deadline || self.primary.ready(&a, RACE_SLICE) {
                     // Its answer is there, or nothing else can come first: its path
                     // finishes the solve (under its own deadline, in its own time).
                     self.portfolio.busy += t0.elapsed();
-                    return self.on_primary(store, q, Some(a), key, stats, t0).map(Some);
+                    return self.on_primary(store, q, Some(a), key, stats, at).map(Some);
                 }
                 ahead = Some(a);
             }
@@ -958,12 +1015,11 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
                 early.iter().any(|x| x.1 == Answer::Sat)
             };
             if take {
-                let ran = t0.elapsed().as_secs_f64() * 1000.0;
-                if let Some(a) = ahead {
+                if let (Some(a), Some(at)) = (ahead, begun) {
                     self.primary.drop_ahead(a);
                     pf.members[0].counts.checks += 1;
+                    pf.learner.lost(key, 0, at.elapsed().as_secs_f64() * 1000.0);
                 }
-                pf.learner.lost(key, 0, ran);
                 return Ok(None);
             }
         }
@@ -995,8 +1051,8 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
 
 /// A solve started ahead of need (`MissPath::begin`).
 pub enum Ahead<A> {
-    /// By the first solver's own path.
-    Primary(A),
+    /// By the first solver's own path, sent at the instant given.
+    Primary(A, Instant),
     /// By member `m`, alone (on its stack, or in a fresh context), posed at `t0`.
     Member(usize, Instant),
 }
@@ -1015,7 +1071,10 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
         let pf = &mut *self.portfolio;
         let enabled = pf.enabled();
         match pf.learner.plan(&Self::key(q), &enabled, true) {
-            Plan::Alone(0) => self.primary.begin(store, q, stats).map(Ahead::Primary),
+            Plan::Alone(0) => {
+                let a = self.primary.begin(store, q, stats)?;
+                Some(Ahead::Primary(a, Instant::now()))
+            }
             Plan::Alone(m) => {
                 let t0 = Instant::now();
                 pf.start(m, store, q, &mut None, stats)
@@ -1036,7 +1095,7 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
 
     fn drop_ahead(&mut self, ahead: Self::Ahead) {
         match ahead {
-            Ahead::Primary(a) => self.primary.drop_ahead(a),
+            Ahead::Primary(a, _) => self.primary.drop_ahead(a),
             // Left to finish: the member's next use reads or ends it (`Portfolio::settle`).
             Ahead::Member(..) => {}
         }
@@ -1051,40 +1110,12 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
     ) -> Result<Answer, DriverError> {
         self.last = Last::None;
         let key = Self::key(q);
-        let enabled = self.portfolio.enabled();
-        // Planned here even when a solve was started ahead: this counts the query in its
-        // class (`begin` only peeked), whoever answers it.
-        let plan = self.portfolio.learner.plan(&key, &enabled, false);
-        let ahead_at = match ahead {
-            Some(Ahead::Primary(a)) => {
-                return self.on_primary(store, q, Some(a), &key, stats, Instant::now())
-            }
-            Some(Ahead::Member(m, t0)) => Some((m, t0)),
-            None => None,
-        };
-        if let Some((m, t0)) = ahead_at {
-            let how = Race {
-                first: &[m],
-                wait_all: false,
-                ahead: Some(t0),
-            };
-            return self.answer(store, q, &key, &how, stats);
+        let a = self.solve_in(store, q, &key, ahead, stats)?;
+        if a != Answer::Unknown {
+            self.portfolio.learner.outcome(&key, a == Answer::Sat);
         }
-        let (first, wait_all) = match plan {
-            Plan::Alone(0) => return self.on_primary(store, q, None, &key, stats, Instant::now()),
-            Plan::Race {
-                first,
-                wait_all: true,
-            } if first.contains(&0) => return self.explore(store, q, &key, &first, stats),
-            Plan::Alone(m) => (vec![m], false),
-            Plan::Race { first, wait_all } => (first, wait_all),
-        };
-        let how = Race {
-            first: &first,
-            wait_all,
-            ahead: None,
-        };
-        self.answer(store, q, &key, &how, stats)
+        self.last_key = Some(key);
+        Ok(a)
     }
 
     fn values(
@@ -1092,11 +1123,19 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
         store: &TermStore,
         terms: &[TermId],
     ) -> Result<Option<Vec<String>>, DriverError> {
-        match self.last {
-            Last::Primary => self.primary.values(store, terms),
-            Last::Member(m, g, stacked) => self.portfolio.values(m, g, stacked, store, terms),
-            Last::None => Ok(None),
+        let t0 = Instant::now();
+        let (m, v) = match self.last {
+            Last::Primary => (0, self.primary.values(store, terms)),
+            Last::Member(m, g, stacked) => (m, self.portfolio.values(m, g, stacked, store, terms)),
+            Last::None => return Ok(None),
+        };
+        // What reading this member's model cost counts against it in the class where it
+        // answered (see `learner`): the cache stage reads the model of each sat it is given.
+        if let (Ok(Some(_)), Some(key)) = (&v, &self.last_key) {
+            let ms = t0.elapsed().as_secs_f64() * 1000.0;
+            self.portfolio.learner.model_read(key, m, ms);
         }
+        v
     }
 
     fn unsat_core(&mut self) -> Option<Vec<TermId>> {
