@@ -114,7 +114,7 @@ impl Stats {
 }
 
 /// One portfolio member's counters.
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct SolverCounts {
     /// Its name (`z3`, `yices`, `cvc5`, or a custom program's file name).
     pub solver: String,
@@ -126,6 +126,28 @@ pub struct SolverCounts {
     pub races: u64,
     /// Times it was killed because another solver answered first (or past a deadline).
     pub kills: u64,
+    /// Its definitive answers that were timed (a race's losers that answered too), and
+    /// their times summed, in ms: each from the check's send to its answer, as the
+    /// portfolio's learner measured it.
+    pub answers: u64,
+    pub answer_ms: f64,
+    /// Its models read after its `sat`, and the reads' times summed, in ms.
+    pub model_reads: u64,
+    pub model_read_ms: f64,
+}
+
+impl SolverCounts {
+    /// An answer of this solver, timed at `ms`.
+    pub fn answered(&mut self, ms: f64) {
+        self.answers += 1;
+        self.answer_ms += ms;
+    }
+
+    /// A read of this solver's model, timed at `ms`.
+    pub fn model_read(&mut self, ms: f64) {
+        self.model_reads += 1;
+        self.model_read_ms += ms;
+    }
 }
 
 #[derive(Clone, Serialize)]

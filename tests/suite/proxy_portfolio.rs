@@ -323,6 +323,46 @@ fn a_member_answers_from_its_own_stack() {
     assert!(count("(declare-fun x ") <= nstarts, "{sent}");
 }
 
+/// A member's answer is timed when it comes, not when smtproxy began to look for it: yices
+/// behind a wrapper that holds each of its answers back 3 ms (z3 holding its own back
+/// 100 ms, so yices answers alone, and a look at a lone member waits up to 5 ms) has its
+/// answers timed at 3 ms or more each, and its models' reads are timed too. Timed from
+/// the look's start, an answer that came during the first look measured next to nothing
+/// (23 such answers: 5-8 ms in all), and the learner kept a member that had grown slower.
+#[test]
+fn a_members_answer_is_timed_when_it_comes() {
+    require_all();
+    let dir = tempfile::tempdir().unwrap();
+    let slow_z3 = wrapper(
+        dir.path(),
+        "z3-slow",
+        r#"z3 "$@" | while IFS= read -r l; do
+  case "$l" in sat|unsat) sleep 0.1;; esac
+  printf '%s\n' "$l"
+done"#,
+    );
+    let held = wrapper(
+        dir.path(),
+        "yices-held",
+        r#"yices-smt2 "$@" | while IFS= read -r l; do
+  case "$l" in sat|unsat) sleep 0.003;; esac
+  printf '%s\n' "$l"
+done"#,
+    );
+    let solvers = format!("{},{}", slow_z3.display(), held.display());
+    let (script, z3) = mixed_arithmetic(24);
+    let v = portfolio_summary(&solvers, &script, &[], &z3);
+    let yices = &v["solvers"].as_array().unwrap()[1];
+    let answers = yices["answers"].as_u64().unwrap();
+    let ms = yices["answer_ms"].as_f64().unwrap();
+    assert!(answers >= 12, "yices should answer most queries: {v}");
+    assert!(
+        ms >= 3.0 * answers as f64,
+        "{answers} answers held 3 ms each were timed at {ms:.1} ms in all: {v}"
+    );
+    assert!(yices["model_reads"].as_u64().unwrap() >= 1, "{v}");
+}
+
 /// z3 slow to start (`slow_starting_z3`): while it loads, yices (started beside it, not
 /// after it) answers the queries, all sat (an `unsat` of another member waits for the first solver's, which
 /// cross-checks it), and nothing waits for z3's start. Fails when exploring waits for the

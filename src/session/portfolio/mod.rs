@@ -658,6 +658,7 @@ impl Portfolio {
                     }
                     a => {
                         self.learner.answered(key, m, ms);
+                        member.counts.answered(ms);
                         Poll::Answered(a, ms, member.h.generation, stacked)
                     }
                 }
@@ -763,8 +764,9 @@ impl<'a, M: MissPath> PortfolioMiss<'a, M> {
         match a {
             Answer::Unknown => pf.learner.failed(key, 0),
             _ => {
-                pf.learner
-                    .answered(key, 0, t0.elapsed().as_secs_f64() * 1000.0);
+                let ms = t0.elapsed().as_secs_f64() * 1000.0;
+                pf.learner.answered(key, 0, ms);
+                pf.members[0].counts.answered(ms);
                 pf.members[0].counts.wins += 1;
             }
         }
@@ -1134,6 +1136,7 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
         if let (Ok(Some(_)), Some(key)) = (&v, &self.last_key) {
             let ms = t0.elapsed().as_secs_f64() * 1000.0;
             self.portfolio.learner.model_read(key, m, ms);
+            self.portfolio.members[m].counts.model_read(ms);
         }
         v
     }
