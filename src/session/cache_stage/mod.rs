@@ -42,7 +42,7 @@ mod hints;
 mod model;
 
 use adapt::{AheadRate, BackendCost, CoreTrial, Gate, ModelCost, ModelTries, RECENT_MODELS};
-use cells::{array_of_cells, cell_reads, unread_cell};
+use cells::{array_of_cells, cell_reads, cell_terms, fixed_cells, unread_cell};
 use hints::BlockHints;
 pub use hints::{model_from_text, model_to_text};
 pub use model::satisfies as model_satisfies;
@@ -974,12 +974,13 @@ impl CachePlanner {
     }
 
     /// The solver's model of a component it found sat: each leaf's value, except that an
-    /// array read only at literal indices is asked for those cells (z3 5.4 takes ~5 ms to
-    /// print a KLEE array's whole model; the cells are all the component can see, and
-    /// every model is evaluated before it is served anyway). One more cell, at an index the
-    /// component does not read, gives the array's value everywhere else in the solver's
-    /// model (its default): models that keep the solver's default are reused far more
-    /// often (a regexp log: 135 model hits with it, 83 with the element sort's default).
+    /// array the component only reads is asked for those cells, a symbolic index with its
+    /// cell, and none the component fixes itself (see `cells`; z3 5.4 takes ~5 ms to print
+    /// a KLEE array's whole model; the cells are all the component can see, and every model
+    /// is evaluated before it is served anyway). One more cell, at an index the component
+    /// does not read, gives the array's value everywhere else in the solver's model (its
+    /// default): models that keep the solver's default are reused far more often (a regexp
+    /// log: 135 model hits with it, 83 with the element sort's default).
     /// `None` when the model cannot be read (the query is then planned otherwise).
     fn backend_model<M: MissPath>(
         &mut self,
@@ -989,13 +990,18 @@ impl CachePlanner {
         stats: &mut Stats,
     ) -> Option<Model> {
         let cells = cell_reads(store, c.conj, &c.leaves);
+        let fixed = if cells.is_empty() {
+            FxHashMap::default()
+        } else {
+            fixed_cells(store, c.conj)
+        };
         let probe = self.model_tries.probe_defaults();
         let mut probes: FxHashMap<TermId, TermId> = FxHashMap::default();
         let mut asked: Vec<TermId> = Vec::with_capacity(c.leaves.len());
         for &l in &c.leaves {
             match cells.get(&l) {
                 Some(sel) => {
-                    asked.extend_from_slice(sel);
+                    asked.extend(cell_terms(store, sel, &fixed));
                     if let Some(p) = probe.then(|| unread_cell(store, l, sel)).flatten() {
                         probes.insert(l, p);
                         asked.push(p);
@@ -1006,17 +1012,22 @@ impl CachePlanner {
         }
         // Asked of the process that answered; if it died since, the model is simply not
         // available here and the query is planned otherwise (the backend is restarted).
-        let values = match miss.values(store, &asked) {
-            Ok(v) => v?,
-            Err(e) => {
-                stats.note(format!(
-                    "the solver died before it gave its model ({e}); solving again"
-                ));
-                return None;
+        // Nothing to ask where the component fixes every cell it reads.
+        let values = if asked.is_empty() {
+            Vec::new()
+        } else {
+            match miss.values(store, &asked) {
+                Ok(v) => v?,
+                Err(e) => {
+                    stats.note(format!(
+                        "the solver died before it gave its model ({e}); solving again"
+                    ));
+                    return None;
+                }
             }
         };
         let empty = Signature::default();
-        let mut got: FxHashMap<TermId, Value> = FxHashMap::default();
+        let mut got: FxHashMap<TermId, Value> = fixed;
         for (&t, v) in asked.iter().zip(values) {
             let vt = parse_term(store, &empty, &v).ok()?;
             got.insert(t, Value::from_term(store, vt)?);
@@ -1028,7 +1039,8 @@ impl CachePlanner {
                     let default = probes.get(&l).and_then(|p| got.get(p)).cloned();
                     array_of_cells(store, l, sel, default, &got)?
                 }
-                None => got.remove(&l)?,
+                // (Not taken out: a leaf can be a symbolic index of a cell as well.)
+                None => got.get(&l)?.clone(),
             };
             m.set(l, val);
         }
