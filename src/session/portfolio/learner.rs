@@ -125,14 +125,20 @@ impl Learner {
 
     /// What member `m`'s answer is expected to cost in class `c`, in ms: its solve, and its
     /// model's read weighed by the class's share of `sat` (None: its solve is unmeasured).
+    /// A member whose reads were never timed is taken to read as fast as the fastest that
+    /// was (a loser's model is never read: counted as free, its reads would make it look
+    /// the cheaper for as long as it lost, and a wide lead narrow).
     fn cost(&self, c: &Class, m: usize) -> Option<f64> {
         let solve = c.est.get(m).copied().flatten()?;
+        let least = |v: &[Option<f64>]| v.iter().flatten().copied().reduce(f64::min);
         let read = c
             .read
             .get(m)
             .copied()
             .flatten()
             .or_else(|| self.read.get(m).copied().flatten())
+            .or_else(|| least(&c.read))
+            .or_else(|| least(&self.read))
             .unwrap_or(0.0);
         Some(solve + c.sat_share.unwrap_or(0.0) * read)
     }
@@ -428,6 +434,15 @@ mod tests {
         l.outcome(&other, true);
         assert_eq!(l.plan(&other, &all, false), Plan::Alone(1));
         assert_eq!(l.others(&other, &all, &[]), vec![1, 0]);
+        // A member whose model was never read is not the cheaper for it: it is taken to
+        // read as fast as the fastest that was.
+        let mut l = Learner::new(2, 2);
+        l.plan(&sat, &all, false);
+        l.answered(&sat, 0, 1.0);
+        l.answered(&sat, 1, 0.5);
+        l.outcome(&sat, true);
+        l.model_read(&sat, 1, 2.0);
+        assert_eq!(l.plan(&sat, &all, false), Plan::Alone(1));
     }
 
     #[test]
