@@ -30,6 +30,21 @@ fn wrapper(dir: &Path, name: &str, body: &str) -> PathBuf {
     p
 }
 
+/// `program` behind a wrapper `name` in `dir` that holds each of its check-sat answers
+/// (`sat`, `unsat`) back `secs` seconds before passing it on.
+fn held(dir: &Path, name: &str, program: &str, secs: &str) -> PathBuf {
+    wrapper(
+        dir,
+        name,
+        &format!(
+            r#"{program} "$@" | while IFS= read -r l; do
+  case "$l" in sat|unsat) sleep {secs};; esac
+  printf '%s\n' "$l"
+done"#
+        ),
+    )
+}
+
 /// `script` through smtproxy under hybrid with the portfolio `solvers`, no store, and the
 /// JSON summary on stderr.
 fn hybrid_portfolio(solvers: &str, script: &str) -> common::Out {
@@ -271,14 +286,7 @@ fn a_member_killed_mid_session() {
 /// that yices (`yices-log`, which appends everything it is sent to `input` and a line to
 /// `starts` per process) is faster and sends it the queries.
 fn slow_z3_and_logged_yices(dir: &Path) -> (String, PathBuf, PathBuf) {
-    let slow_z3 = wrapper(
-        dir,
-        "z3-slow",
-        r#"z3 "$@" | while IFS= read -r l; do
-  case "$l" in sat|unsat) sleep 0.1;; esac
-  printf '%s\n' "$l"
-done"#,
-    );
+    let slow_z3 = held(dir, "z3-slow", "z3", "0.1");
     let input = dir.join("yices-input.smt2");
     let starts = dir.join("yices-starts");
     let yices = wrapper(
@@ -333,23 +341,9 @@ fn a_member_answers_from_its_own_stack() {
 fn a_members_answer_is_timed_when_it_comes() {
     require_all();
     let dir = tempfile::tempdir().unwrap();
-    let slow_z3 = wrapper(
-        dir.path(),
-        "z3-slow",
-        r#"z3 "$@" | while IFS= read -r l; do
-  case "$l" in sat|unsat) sleep 0.1;; esac
-  printf '%s\n' "$l"
-done"#,
-    );
-    let held = wrapper(
-        dir.path(),
-        "yices-held",
-        r#"yices-smt2 "$@" | while IFS= read -r l; do
-  case "$l" in sat|unsat) sleep 0.003;; esac
-  printf '%s\n' "$l"
-done"#,
-    );
-    let solvers = format!("{},{}", slow_z3.display(), held.display());
+    let slow_z3 = held(dir.path(), "z3-slow", "z3", "0.1");
+    let held_yices = held(dir.path(), "yices-held", "yices-smt2", "0.003");
+    let solvers = format!("{},{}", slow_z3.display(), held_yices.display());
     let (script, z3) = mixed_arithmetic(24);
     let v = portfolio_summary(&solvers, &script, &[], &z3);
     let yices = &v["solvers"].as_array().unwrap()[1];
@@ -510,14 +504,7 @@ fn values_in_the_first_solver_s_dialect() {
     require_all();
     let dir = tempfile::tempdir().unwrap();
     // cvc5 a second slower on every check-sat: once measured, z3 answers the class.
-    let slow_cvc5 = wrapper(
-        dir.path(),
-        "cvc5-slow",
-        r#"cvc5 "$@" | while IFS= read -r l; do
-  case "$l" in sat|unsat) sleep 1;; esac
-  printf '%s\n' "$l"
-done"#,
-    );
+    let slow_cvc5 = held(dir.path(), "cvc5-slow", "cvc5", "1");
     let script = unique_models_script();
     let slow = format!("{},z3", slow_cvc5.display());
     for (solvers, own) in [
