@@ -1010,6 +1010,9 @@ impl CachePlanner {
                 None => asked.push(l),
             }
         }
+        // Each term once (a leaf can also be a cell's index, an index can serve two cells).
+        let mut once = FxHashSet::default();
+        asked.retain(|&t| once.insert(t));
         // Asked of the process that answered; if it died since, the model is simply not
         // available here and the query is planned otherwise (the backend is restarted).
         // Nothing to ask where the component fixes every cell it reads.
