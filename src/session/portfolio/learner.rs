@@ -22,13 +22,14 @@
 //!   whose fastest member takes more than [`SLOW_MS`] is raced from the start, unless the
 //!   fastest is the first solver (member 0): its own path (the incremental stack) cannot
 //!   be raced, and is what made it fastest.
-//! * "Fastest" is what a member's answer costs the session: its solve, and after a `sat`
-//!   the read of its model that follows (the cache stage asks the answering process for
-//!   its values; z3 prints a KLEE array's cells slower than yices by far). A class's share
-//!   of `sat` answers weighs each member's read estimate (its reads in this class, else
-//!   its reads in any class, else none measured yet: nothing). A loser's model is never
-//!   read, so reads are estimated apart from solves, never added to one member's solve
-//!   time and not to the other's.
+//! * "Fastest" is what a member's answer costs the session: its solve (timed from its
+//!   send to its answer, for every member alike), and after a `sat` the read of its model
+//!   that follows (the cache stage asks the answering process for its values; yices builds
+//!   its model at the first `get-value`, on KLEE's PCRE log 4.8 ms a read against z3's 1).
+//!   A class's share of `sat` answers weighs each member's read estimate: its reads in
+//!   this class, else in any class, else the fastest read of any member (a loser's model
+//!   is never read: counted as free, its reads would make it look the cheaper for as long
+//!   as it lost), else nothing. Reads are estimated apart from solves for that reason.
 
 use rustc_hash::FxHashMap;
 use std::time::Duration;
