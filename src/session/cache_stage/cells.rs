@@ -159,12 +159,19 @@ pub(super) fn array_of_cells(
 mod tests {
     use super::*;
 
-    #[test]
-    fn arrays_read_at_literal_indices_are_asked_cell_by_cell() {
+    /// A store with two arrays `a` and `b` from 32-bit indices to bytes.
+    fn two_arrays() -> (TermStore, TermId, TermId) {
         let mut s = TermStore::new();
         let (b32, b8) = (s.sorts.bv(32), s.sorts.bv(8));
         let arr = s.sorts.array(b32, b8);
         let (a, b) = (s.mk_const("a", arr), s.mk_const("b", arr));
+        (s, a, b)
+    }
+
+    #[test]
+    fn arrays_only_read_are_asked_cell_by_cell() {
+        let (mut s, a, b) = two_arrays();
+        let b32 = s.sorts.bv(32);
         let x = s.mk_const("x", b32);
         let one = s.mk_bv_u64(1, 32);
         let two = s.mk_bv_u64(2, 32);
@@ -224,10 +231,7 @@ mod tests {
     /// An array stored into or compared whole is asked whole.
     #[test]
     fn arrays_used_whole_are_asked_whole() {
-        let mut s = TermStore::new();
-        let (b32, b8) = (s.sorts.bv(32), s.sorts.bv(8));
-        let arr = s.sorts.array(b32, b8);
-        let (a, b) = (s.mk_const("a", arr), s.mk_const("b", arr));
+        let (mut s, a, b) = two_arrays();
         let one = s.mk_bv_u64(1, 32);
         let k = s.mk_bv_u64(7, 8);
         let a1 = s.app(Op::Select, vec![a, one]).unwrap();
