@@ -233,37 +233,23 @@ impl Learner {
     /// Member `m` answered (sat or unsat) in `ms`.
     pub fn answered(&mut self, key: &ClassKey, m: usize, ms: f64) {
         if let Some(e) = self.class(key).est.get_mut(m) {
-            *e = Some(match *e {
-                Some(old) => old + ALPHA * (ms - old),
-                None => ms,
-            });
+            follow(e, ms);
         }
     }
 
     /// A query of class `key` was answered, `sat` or not (once per query, whoever
     /// answered it).
     pub fn outcome(&mut self, key: &ClassKey, sat: bool) {
-        let c = self.class(key);
-        let x = if sat { 1.0 } else { 0.0 };
-        c.sat_share = Some(match c.sat_share {
-            Some(old) => old + ALPHA * (x - old),
-            None => x,
-        });
+        follow(&mut self.class(key).sat_share, if sat { 1.0 } else { 0.0 });
     }
 
     /// Member `m`'s model of a query of class `key`, which it found sat, was read in `ms`.
     pub fn model_read(&mut self, key: &ClassKey, m: usize, ms: f64) {
-        let mean = |e: &mut Option<f64>| {
-            *e = Some(match *e {
-                Some(old) => old + ALPHA * (ms - old),
-                None => ms,
-            })
-        };
         if let Some(e) = self.class(key).read.get_mut(m) {
-            mean(e);
+            follow(e, ms);
         }
         if let Some(e) = self.read.get_mut(m) {
-            mean(e);
+            follow(e, ms);
         }
     }
 
@@ -282,6 +268,15 @@ impl Learner {
     pub fn failed(&mut self, key: &ClassKey, m: usize) {
         self.lost(key, m, FAILED_MS);
     }
+}
+
+/// An estimate moved [`ALPHA`] of the way to a new measurement `x` (`x` itself when there
+/// was none).
+fn follow(e: &mut Option<f64>, x: f64) {
+    *e = Some(match *e {
+        Some(old) => old + ALPHA * (x - old),
+        None => x,
+    });
 }
 
 /// `live` ordered for a race: unmeasured members first (to measure them), then by
