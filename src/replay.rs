@@ -39,6 +39,9 @@ pub struct ReplayResult {
     /// the run's `wall_ms` sums) from the previous answer (or the start) to its own, so
     /// the per-check times of a run never add up to more than its wall time.
     pub check_ms: Vec<f64>,
+    /// Of each `check_ms`, the time the engine waited for solvers (`Stats::solver` over
+    /// the same span), in ms; the rest is smtproxy's own work.
+    pub check_solver_ms: Vec<f64>,
 }
 
 /// Run every command of `log` through `engine`; a KLEE record's `(exit)` acts as `(reset)`.
@@ -50,6 +53,7 @@ pub fn replay(log: &Log, engine: &mut Engine, mut progress: impl FnMut(usize)) -
     let mut done = false;
     // The engine's wall time at the last check-sat's answer.
     let mut at_last = engine.wall_now();
+    let mut solver_at_last = engine.stats.solver;
     while !done {
         let outs = match reader.next_frame() {
             Some(frame) => {
@@ -92,6 +96,10 @@ pub fn replay(log: &Log, engine: &mut Engine, mut progress: impl FnMut(usize)) -
                 res.check_ms
                     .push(wall.saturating_sub(at_last).as_secs_f64() * 1000.0);
                 at_last = wall;
+                let solver = engine.stats.solver;
+                res.check_solver_ms
+                    .push(solver.saturating_sub(solver_at_last).as_secs_f64() * 1000.0);
+                solver_at_last = solver;
                 seen_checks += 1;
                 progress(seen_checks);
             }

@@ -220,6 +220,9 @@ pub struct Summary {
     /// ms: what the virtual best solver is computed from. Not serialised.
     #[serde(skip)]
     pub check_ms: Vec<f64>,
+    /// Of each `check_ms`, the time waited for solvers (not serialised).
+    #[serde(skip)]
+    pub check_solver_ms: Vec<f64>,
 }
 
 impl Stats {
@@ -289,6 +292,7 @@ impl Stats {
             solvers: self.portfolio.clone(),
             solver: String::new(),
             check_ms: Vec::new(),
+            check_solver_ms: Vec::new(),
         }
     }
 }
