@@ -59,10 +59,13 @@
 //!   times the preferred route's. It is then measured as it stands (the first lean window
 //!   of a session whose cache answers nearly everything costs a solver call per query,
 //!   ten times the modelled route's). The rest of the schedule is the same as for a probe
-//!   that ran its whole window. A probe of the lean route keeps at most [`PROBE_MIN`]
-//!   check-sats in flight (the engine caps its pipeline), so that work already sent
-//!   cannot outrun the early end: uncapped, a pipe full of KLEE queries (about 200) went
-//!   to z3 before the first answer came back, 400 ms of a 700 ms session.
+//!   that ran its whole window. A probe of the lean route keeps in flight only the
+//!   check-sats that the time left before its early end pays for, at what its answered
+//!   ones cost (one until the first answer, at most [`PROBE_MIN`]; the engine caps its
+//!   pipeline, [`Governor::probe_cap`]), so that work already sent cannot outrun the
+//!   early end: uncapped, a pipe full of KLEE queries (about 200) went to z3 before the
+//!   first answer came back, 400 ms of a 700 ms session; capped at 16, z3 took 100-150 ms
+//!   of probes whose early end was at 12-25 ms.
 
 use std::time::Duration;
 
@@ -193,10 +196,46 @@ impl Governor {
         self.route
     }
 
-    /// Check-sats a probe of the lean route keeps in flight at most: [`PROBE_MIN`], or an
-    /// alternating governor's window.
-    pub fn probe_cap(&self) -> u64 {
-        self.flip.unwrap_or(PROBE_MIN)
+    /// Check-sats a probe of the lean route may keep in flight at `wall` (the engine's wall
+    /// time so far), `queries` check-sats answered and `bytes` of the client's commands
+    /// sent: as many as the time left before its early end ([`Governor::due`], at
+    /// [`HOPELESS`] times the preferred route's cost for a whole window) pays for at what
+    /// its answered ones cost so far, at least one and at most [`PROBE_MIN`]; one until
+    /// the first is answered (a new solver's first query is its dearest: z3 builds its
+    /// context then). An alternating governor's window for such a governor. Work sent
+    /// cannot be called back, so a pipeline the early end did not bound would run on past
+    /// it: with 16 KLEE queries in flight, a probe of z3 whose early end was at 25 ms cost
+    /// 100-150 ms.
+    pub fn probe_cap(&self, wall: Duration, queries: u64, bytes: u64) -> u64 {
+        if let Some(w) = self.flip {
+            return w;
+        }
+        let n = queries.saturating_sub(self.start_queries);
+        let Some(limit) = self.hopeless_ms(bytes) else {
+            return PROBE_MIN;
+        };
+        if n == 0 {
+            return 1;
+        }
+        let ms = wall.saturating_sub(self.start_wall).as_secs_f64() * 1e3;
+        let per_query = ms / n as f64;
+        if per_query <= 0.0 {
+            return PROBE_MIN;
+        }
+        let affordable = ((limit - ms) / per_query).floor();
+        (affordable.max(1.0) as u64).min(PROBE_MIN)
+    }
+
+    /// Where a probe of the route not preferred ends at once, in ms since its window
+    /// began, with `bytes` of the client's commands sent so far: [`HOPELESS`] times what
+    /// the preferred route costs for a whole window, at the last window's KiB per query
+    /// (or what the probe has sent, when more). None while the preferred route has no
+    /// cost yet.
+    fn hopeless_ms(&self, bytes: u64) -> Option<f64> {
+        let p = self.cost(self.preferred)?;
+        let kib = bytes.saturating_sub(self.start_bytes) as f64 / 1024.0;
+        let window_kib = (self.kib_per_query * self.length as f64).max(kib);
+        (window_kib > 0.0).then_some(HOPELESS * p * window_kib)
     }
 
     /// Whether the current window is a probe of the route not preferred (every window of
@@ -244,8 +283,7 @@ impl Governor {
         // last window's bytes per query): the window can only cost more, so its cost per
         // KiB is past HOPELESS times the preferred route's whatever its later queries are
         // (a solver start and one hard query can be that much).
-        let window_kib = (self.kib_per_query * self.length as f64).max(kib);
-        if window_kib > 0.0 && ms > HOPELESS * p * window_kib {
+        if self.hopeless_ms(bytes).is_some_and(|limit| ms > limit) {
             return true;
         }
         n >= PROBE_MIN && kib > 0.0 && ms > HOPELESS * p * kib
@@ -518,6 +556,31 @@ mod tests {
         // first lean window is all the exploration the share allows here.
         let share = run(0.5, 15.0, 20_000);
         assert!(share <= WINDOW as f64 / 20_000.0, "lean share {share}");
+    }
+
+    #[test]
+    fn a_probe_sends_no_more_than_its_early_end_pays_for() {
+        // A first modelled window of 64 queries of 1 KiB at 0.1 ms each: a lean probe
+        // ends at once past 3 x 6.4 = 19.2 ms.
+        let mut g = Governor::default();
+        let (w, b) = (WINDOW, 1024 * WINDOW);
+        assert_eq!(
+            g.probe_cap(ms(6.4), w, b),
+            PROBE_MIN,
+            "no probe, no cost yet"
+        );
+        assert_eq!(g.decide(ms(6.4), w, b), Route::Lean);
+        // Nothing answered yet: one query, whatever its start costs.
+        assert_eq!(g.probe_cap(ms(6.4), w, b + 1024), 1);
+        // A cheap solver (0.2 ms a query): as many as a probe keeps.
+        assert_eq!(g.probe_cap(ms(6.4 + 0.8), w + 4, b + 4096), PROBE_MIN);
+        // A first answer in 4 ms: the 15.2 ms left pay for 3 more. In 8 ms (a context
+        // built): for one. Past the early end: still one, never none.
+        assert_eq!(g.probe_cap(ms(6.4 + 4.0), w + 1, b + 1024), 3);
+        assert_eq!(g.probe_cap(ms(6.4 + 8.0), w + 1, b + 1024), 1);
+        assert_eq!(g.probe_cap(ms(6.4 + 18.0), w + 2, b + 2048), 1);
+        // An alternating governor keeps its window in flight.
+        assert_eq!(Governor::alternating(5).probe_cap(ms(1.0), 0, 0), 5);
     }
 
     #[test]

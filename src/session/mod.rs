@@ -1916,10 +1916,14 @@ impl Engine {
         let mut outs = before;
         // A probe of the lean route keeps few check-sats in flight, so that it can end
         // early (`governor`).
-        let probing =
-            self.mode == Mode::ByCost && self.governor.as_ref().is_some_and(|g| g.probing());
-        let cap = self.governor.as_ref().map_or(0, |g| g.probe_cap());
-        self.lean.limit_checks(probing.then_some(cap as usize));
+        let cap = match &self.governor {
+            Some(g) if self.mode == Mode::ByCost && g.probing() => {
+                let (wall, q, bytes) = self.governed_clock();
+                Some(g.probe_cap(wall, q, bytes) as usize)
+            }
+            _ => None,
+        };
+        self.lean.limit_checks(cap);
         outs.extend(self.with_lean(|p, e| p.command(e, text, (line, col), gap, ps_after, more)));
         outs
     }

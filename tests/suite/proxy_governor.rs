@@ -97,8 +97,9 @@ fn governed_cvc5_answers_as_cvc5() {
 
 /// A stream the cache answers almost entirely (KLEE's regexp, 17,958 queries, none of
 /// which hybrid sends to z3), fed whole as from a file: the first probe of the lean route
-/// ends early, with at most `PROBE_MIN` check-sats in flight when it does, instead of a
-/// whole pipe of queries already sent to z3 (it was 197 of them, 400 ms of z3's time).
+/// ends early, with no more check-sats sent to z3 than its early end pays for (about 12
+/// ms here: z3's first query alone, its context built, is more), instead of a whole pipe
+/// of queries already sent (it was 197 of them, 400 ms of z3's time; then 16, 70 ms).
 #[test]
 fn a_lean_probe_ends_after_a_few_queries_however_much_input_is_ready() {
     require("z3");
@@ -113,9 +114,8 @@ fn a_lean_probe_ends_after_a_few_queries_however_much_input_is_ready() {
     let s = summary(&out.stderr_str());
     assert_eq!(field(&s, "queries"), 17958);
     let lean = field(&s, "lean_queries");
-    let probe_min = smtproxy::session::governor::PROBE_MIN;
     assert!(
-        (1..=2 * probe_min).contains(&lean),
+        (1..=4).contains(&lean),
         "{lean} queries on the lean route: {s}"
     );
 }
