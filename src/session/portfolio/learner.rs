@@ -16,8 +16,9 @@
 //!   margin is not worth that. The escalation below still lets the others join a query
 //!   the chosen member takes long on.
 //! * Only a definitive answer (sat/unsat) is a measured time; a member killed as a loser
-//!   is known to take at least as long as it ran; `unknown`, an error or a death counts as
-//!   very slow ([`FAILED_MS`]).
+//!   is known to take at least as long as it ran, and taken to take longer than the
+//!   answer that beat it (members are not posed a query at the same moment); `unknown`,
+//!   an error or a death counts as very slow ([`FAILED_MS`]).
 //! * A member that answers alone is given `escalate_after` before the others join; a class
 //!   whose fastest member takes more than [`SLOW_MS`] is raced from the start, unless the
 //!   fastest is the first solver (member 0): its own path (the incremental stack) cannot
@@ -253,20 +254,27 @@ impl Learner {
         }
     }
 
-    /// Member `m` was stopped after `ms` without an answer (another answered first): it
-    /// takes at least that long; its estimate never drops for it.
-    pub fn lost(&mut self, key: &ClassKey, m: usize, ms: f64) {
+    /// Member `m` was stopped after `ms` without an answer, another member having answered
+    /// the query in `beaten_in` ms (None: none did). It takes at least as long as it ran,
+    /// and is taken to take longer than the member that beat it: the two are not posed a
+    /// query at the same moment (the first solver when its own path is free, a member when
+    /// its process is up), and a first solver stopped 1 ms after its send, when a member's
+    /// `sat` came in 4, had been estimated at 1.5 ms from that alone, below the winner,
+    /// and then answered the next queries alone at 7-18 ms each. Its estimate never drops
+    /// for it.
+    pub fn lost(&mut self, key: &ClassKey, m: usize, ms: f64, beaten_in: Option<f64>) {
+        let floor = 1.5 * ms.max(beaten_in.unwrap_or(0.0));
         if let Some(e) = self.class(key).est.get_mut(m) {
             *e = Some(match *e {
-                Some(old) => old.max(old + ALPHA * (ms * 1.5 - old)),
-                None => ms * 1.5,
+                Some(old) => old.max(old + ALPHA * (floor - old)),
+                None => floor,
             });
         }
     }
 
     /// Member `m` gave no answer (`unknown`, an error, a death).
     pub fn failed(&mut self, key: &ClassKey, m: usize) {
-        self.lost(key, m, FAILED_MS);
+        self.lost(key, m, FAILED_MS, None);
     }
 }
 
@@ -384,7 +392,7 @@ mod tests {
         l.answered(&k, 1, 300.0);
         l.answered(&k, 0, 900.0);
         let before = l.classes[&k].est[0].unwrap();
-        l.lost(&k, 0, 10.0);
+        l.lost(&k, 0, 10.0, Some(300.0));
         assert!(l.classes[&k].est[0].unwrap() >= before);
         l.failed(&k, 1);
         assert!(l.classes[&k].est[1].unwrap() > before);
@@ -394,6 +402,27 @@ mod tests {
     /// a class that is mostly sat, and keeps one that is unsat (no model is read there);
     /// a class where its reads were never measured takes them from the others it was read
     /// in.
+    /// The first solver, posed the query 3 ms after a member whose `sat` came in 4, is
+    /// stopped after 1 ms: it has not been shown faster than the winner, and the class's
+    /// next query goes to the winner alone (from its 1 ms alone, it went to the loser).
+    #[test]
+    fn a_loser_posed_later_is_not_taken_for_the_faster() {
+        let k = ClassKey::new(Some("QF_AUFBV"), 9, 2);
+        let mut l = Learner::new(2, 2);
+        assert!(matches!(
+            l.plan(&k, &[true, true], false),
+            Plan::Race { .. }
+        ));
+        l.answered(&k, 1, 4.0);
+        l.lost(&k, 0, 1.0, Some(4.0));
+        assert!(l.classes[&k].est[0].unwrap() > 4.0);
+        assert_eq!(l.plan(&k, &[true, true], false), Plan::Alone(1));
+        // With no answer to beat it (a race that timed out), what it ran is the bound.
+        let j = ClassKey::new(Some("QF_AUFBV"), 3, 2);
+        l.lost(&j, 0, 2.0, None);
+        assert_eq!(l.classes[&j].est[0], Some(3.0));
+    }
+
     #[test]
     fn a_dear_model_read_counts_where_queries_are_sat() {
         let all = [true, true];

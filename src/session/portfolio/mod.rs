@@ -441,7 +441,7 @@ impl Portfolio {
                 break;
             }
         }
-        self.stop_losers(key, running, t0);
+        self.stop_losers(key, running, t0, answers.first().map(|x| x.2));
         if most > 1 {
             self.races += 1;
             stats.portfolio_races += 1;
@@ -460,14 +460,21 @@ impl Portfolio {
         }
     }
 
-    /// The checks of `running` (posed at `t0`) lost the race: each is stopped, and known
-    /// to take at least as long as it ran.
-    fn stop_losers(&mut self, key: &ClassKey, running: Vec<usize>, t0: Instant) {
+    /// The checks of `running` (posed at `t0`) lost the race to an answer that took
+    /// `beaten_in` ms (None: none came): each is stopped, and known to take at least as
+    /// long as it ran (`Learner::lost`).
+    fn stop_losers(
+        &mut self,
+        key: &ClassKey,
+        running: Vec<usize>,
+        t0: Instant,
+        beaten_in: Option<f64>,
+    ) {
         for m in running {
             let ran = self.ran_ms(m, t0);
             self.stop(m);
             self.members[m].counts.kills += 1;
-            self.learner.lost(key, m, ran);
+            self.learner.lost(key, m, ran, beaten_in);
         }
     }
 
@@ -569,7 +576,8 @@ impl Portfolio {
             }
             before = false;
         }
-        self.stop_losers(key, running, t0);
+        let beaten_in = answered_at.as_secs_f64() * 1000.0;
+        self.stop_losers(key, running, t0, Some(beaten_in));
         self.busy += t0.elapsed().saturating_sub(answered_at);
         out
     }
@@ -1020,7 +1028,12 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
                 if let (Some(a), Some(at)) = (ahead, begun) {
                     self.primary.drop_ahead(a);
                     pf.members[0].counts.checks += 1;
-                    pf.learner.lost(key, 0, at.elapsed().as_secs_f64() * 1000.0);
+                    let beaten_in = early
+                        .iter()
+                        .find(|x| pf.first_answer_wins || x.1 == Answer::Sat)
+                        .map(|x| x.2);
+                    let ran = at.elapsed().as_secs_f64() * 1000.0;
+                    pf.learner.lost(key, 0, ran, beaten_in);
                 }
                 return Ok(None);
             }
@@ -1041,7 +1054,7 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
         stats: &mut Stats,
     ) -> Answer {
         let pf = &mut *self.portfolio;
-        pf.stop_losers(key, running, t0);
+        pf.stop_losers(key, running, t0, early.first().map(|x| x.2));
         pf.busy += t0.elapsed();
         let Some((m, a, _, g, stacked)) = pf.winner(store, q, early, stats) else {
             unreachable!("`watch` gives up the first solver only for an answer");
