@@ -10,7 +10,7 @@
 //! and, for the modelled strategies (cache, hybrid), with the portfolio of them all; a
 //! `vbs` row per strategy is the virtual best solver: per check-sat the least solver wait
 //! of the solo runs (their median runs) and smtproxy's own work around it as their mean
-//! ([`vbs_check`]), summed. Rows then name their solver (`hybrid@yices`,
+//! (`vbs_check`), summed. Rows then name their solver (`hybrid@yices`,
 //! `hybrid@z3,yices`, `hybrid@vbs`) and the JSON runs carry it in `solver`. Fresh's run
 //! with the first solver is the cross-check reference.
 
