@@ -398,10 +398,6 @@ mod tests {
         assert!(l.classes[&k].est[1].unwrap() > before);
     }
 
-    /// A member whose solves are a little faster but whose models are dear to read loses
-    /// a class that is mostly sat, and keeps one that is unsat (no model is read there);
-    /// a class where its reads were never measured takes them from the others it was read
-    /// in.
     /// The first solver, posed the query 3 ms after a member whose `sat` came in 4, is
     /// stopped after 1 ms: it has not been shown faster than the winner, and the class's
     /// next query goes to the winner alone (from its 1 ms alone, it went to the loser).
@@ -423,6 +419,10 @@ mod tests {
         assert_eq!(l.classes[&j].est[0], Some(3.0));
     }
 
+    /// A member whose solves are a little faster but whose models are dear to read loses
+    /// a class that is mostly sat, and keeps one that is unsat (no model is read there);
+    /// a class where its reads were never measured takes them from the others it was read
+    /// in.
     #[test]
     fn a_dear_model_read_counts_where_queries_are_sat() {
         let all = [true, true];
