@@ -11,7 +11,8 @@ use crate::driver::SolverSpec;
 use crate::replay;
 use crate::session::Strategy;
 use crate::setup::{
-    cache_config, governed, make_engine, make_engine_with, solvers, starts_at_once, strategy,
+    cache_config, governed, make_engine, make_engine_with, names_no_store, solvers, starts_at_once,
+    strategy,
 };
 use crate::smt2::reader::CommandReader;
 use anyhow::{bail, Context, Result};
@@ -342,7 +343,7 @@ fn cache_cmd(args: &EngineArgs, action: CacheAction) -> Result<i32> {
         Redis(String),
     }
     let target = match args.cache.as_deref() {
-        Some("none") => bail!("--cache none names no store"),
+        Some(v) if names_no_store(v) => bail!("--cache {v} names no store"),
         Some(u) if u.starts_with("redis://") => Target::Redis(u.to_string()),
         Some(p) => Target::Disk(PathBuf::from(p)),
         None => Target::Disk(

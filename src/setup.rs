@@ -63,6 +63,13 @@ pub fn secret(args: &EngineArgs) -> Result<Option<FleetSecret>> {
     Ok(FleetSecret::from_args(args.cache_secret_file.as_deref())?)
 }
 
+/// Whether a `--cache` value names no store, only the memory tier: `none`, or `memory`
+/// (which a user who wants the memory tier alone writes; taken as a path it made a SQLite
+/// file named `memory` in the working directory; `./memory` is such a file).
+pub fn names_no_store(value: &str) -> bool {
+    value == "none" || value == "memory"
+}
+
 /// The cache configuration from `--cache` and its bounds. `--cache none` keeps only the
 /// memory tier (sized by `--cache-mem`): no file, no Redis, nothing outlives the process.
 pub fn cache_config(args: &EngineArgs) -> Result<CacheConfig> {
@@ -82,7 +89,7 @@ pub fn cache_config(args: &EngineArgs) -> Result<CacheConfig> {
         disk_opening: None,
     };
     match args.cache.as_deref() {
-        Some("none") => {}
+        Some(v) if names_no_store(v) => {}
         Some(s) if s.starts_with("redis://") => {
             cfg.redis = Some(s.to_string());
             cfg.disk = crate::cache::disk::default_path();
@@ -159,6 +166,14 @@ mod tests {
             Ok(Invocation::Run(c)) => c.engine,
             other => panic!("expected a run, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn cache_memory_is_the_memory_tier_alone_not_a_file() {
+        let c = cache_config(&engine_args(&["smtproxy", "--cache", "memory"])).unwrap();
+        assert!(c.disk.is_none() && c.redis.is_none());
+        let c = cache_config(&engine_args(&["smtproxy", "--cache", "./memory"])).unwrap();
+        assert_eq!(c.disk, Some(PathBuf::from("./memory")));
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub struct EngineArgs {
     /// lean passthrough while that costs less per query)
     #[arg(long, global = true, env = "SMTPROXY_STRATEGY")]
     pub strategy: Option<String>,
-    /// Result store: PATH, redis://HOST:PORT, or none (the memory tier only).
+    /// Result store: PATH, redis://HOST:PORT, or none (or memory: the memory tier only).
     #[arg(long, global = true, env = "SMTPROXY_CACHE")]
     pub cache: Option<String>,
     /// Memory tier size in entries.

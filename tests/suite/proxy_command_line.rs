@@ -233,3 +233,20 @@ fn the_solver_starts_at_its_first_use_unless_its_command_line_may_be_refused() {
         assert_eq!(proxied.code(), direct.code(), "{flags:?}");
     }
 }
+
+/// `--cache memory` is the memory tier alone, as `none` is: no store file appears in the
+/// working directory (it was taken as a path and made a SQLite file named `memory`).
+#[test]
+fn cache_memory_leaves_no_file_behind() {
+    common::require("z3");
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(common::bin());
+    cmd.args(["--cache", "memory", "-in"])
+        .current_dir(dir.path());
+    let input = "(declare-fun x () Int)(assert (> x 1))(check-sat)\n";
+    let out = common::run_cmd(cmd, input.as_bytes(), T);
+    out.assert_no_panic_no_hang("smtproxy");
+    assert_eq!(out.stdout_str().trim(), "sat");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "files left behind: {left:?}");
+}
