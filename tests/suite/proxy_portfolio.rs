@@ -629,11 +629,10 @@ fn bench_rows_per_solver_portfolio_and_virtual_best() {
     let solver: Vec<&str> = runs.iter().map(|r| r["solver"].as_str().unwrap()).collect();
     assert_eq!(solver, ["z3", "yices", "z3,yices", "vbs"]);
     let wall = |i: usize| runs[i]["wall_ms"].as_f64().unwrap();
-    // Per check-sat the least of the solo runs: never more than either in all.
-    assert!(
-        wall(3) <= wall(0) + 1e-6 && wall(3) <= wall(1) + 1e-6,
-        "{v}"
-    );
+    // Per check-sat the least solver wait and the mean of smtproxy's own work: never more
+    // than the solo runs' mean in all, and more than nothing.
+    assert!(wall(3) <= (wall(0) + wall(1)) / 2.0 + 1e-6, "{v}");
+    assert!(wall(3) > 0.0, "{v}");
     for r in runs {
         assert_eq!(r["strategy"], "hybrid");
         assert_eq!(r["queries"], runs[0]["queries"]);
