@@ -64,14 +64,15 @@ pub fn secret(args: &EngineArgs) -> Result<Option<FleetSecret>> {
 }
 
 /// Whether a `--cache` value names no store, only the memory tier: `none`, or `memory`
-/// (which a user who wants the memory tier alone writes; taken as a path it made a SQLite
-/// file named `memory` in the working directory; `./memory` is such a file).
+/// (what a user who wants the memory tier alone writes, not a SQLite file to make in the
+/// working directory; `./memory` is such a file).
 pub fn names_no_store(value: &str) -> bool {
     value == "none" || value == "memory"
 }
 
-/// The cache configuration from `--cache` and its bounds. `--cache none` keeps only the
-/// memory tier (sized by `--cache-mem`): no file, no Redis, nothing outlives the process.
+/// The cache configuration from `--cache` and its bounds. `--cache none` (or `memory`,
+/// [`names_no_store`]) keeps only the memory tier (sized by `--cache-mem`): no file, no
+/// Redis, nothing outlives the process.
 pub fn cache_config(args: &EngineArgs) -> Result<CacheConfig> {
     let ttl = match args.cache_ttl_days {
         Some(d) if !d.is_finite() || d <= 0.0 => bail!("--cache-ttl-days must be > 0"),

@@ -63,9 +63,9 @@
 //!   check-sats that the time left before its early end pays for, at what its answered
 //!   ones cost (one until the first answer, at most [`PROBE_MIN`]; the engine caps its
 //!   pipeline, [`Governor::probe_cap`]), so that work already sent cannot outrun the
-//!   early end: uncapped, a pipe full of KLEE queries (about 200) went to z3 before the
-//!   first answer came back, 400 ms of a 700 ms session; capped at 16, z3 took 100-150 ms
-//!   of probes whose early end was at 12-25 ms.
+//!   early end: a pipe full of KLEE queries (about 200) is 400 ms of z3 before its first
+//!   answer comes back, and even 16 in flight are 100-150 ms of z3 where the early end is
+//!   at 12-25 ms.
 
 use std::time::Duration;
 
@@ -202,10 +202,9 @@ impl Governor {
     /// [`HOPELESS`] times the preferred route's cost for a whole window) pays for at what
     /// its answered ones cost so far, at least one and at most [`PROBE_MIN`]; one until
     /// the first is answered (a new solver's first query is its dearest: z3 builds its
-    /// context then). An alternating governor's window for such a governor. Work sent
-    /// cannot be called back, so a pipeline the early end did not bound would run on past
-    /// it: with 16 KLEE queries in flight, a probe of z3 whose early end was at 25 ms cost
-    /// 100-150 ms.
+    /// context then). An alternating governor keeps its window in flight. Work sent cannot
+    /// be called back: a pipeline the early end does not bound runs on past it (see the
+    /// module's invariants).
     pub fn probe_cap(&self, wall: Duration, queries: u64, bytes: u64) -> u64 {
         if let Some(w) = self.flip {
             return w;

@@ -258,10 +258,9 @@ impl Learner {
     /// the query in `beaten_in` ms (None: none did). It takes at least as long as it ran,
     /// and is taken to take longer than the member that beat it: the two are not posed a
     /// query at the same moment (the first solver when its own path is free, a member when
-    /// its process is up), and a first solver stopped 1 ms after its send, when a member's
-    /// `sat` came in 4, had been estimated at 1.5 ms from that alone, below the winner,
-    /// and then answered the next queries alone at 7-18 ms each. Its estimate never drops
-    /// for it.
+    /// its process is up), so what it ran alone can be far below what it takes (on KLEE's
+    /// sbase-cut, z3 stopped 1 ms after its send, beaten by yices' `sat` in 4, takes 7-18
+    /// ms on such queries). Its estimate never drops for it.
     pub fn lost(&mut self, key: &ClassKey, m: usize, ms: f64, beaten_in: Option<f64>) {
         let floor = 1.5 * ms.max(beaten_in.unwrap_or(0.0));
         if let Some(e) = self.class(key).est.get_mut(m) {

@@ -1019,21 +1019,15 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
             // evaluated true); an `unsat` waits for the first solver, whose answer
             // cross-checks it, as when the first solver answers first, unless the first
             // answer wins (then it is trusted as it is once the class is explored).
-            let take = if pf.first_answer_wins {
-                !early.is_empty()
-            } else {
-                early.iter().any(|x| x.1 == Answer::Sat)
-            };
-            if take {
+            let taken = early
+                .iter()
+                .find(|x| pf.first_answer_wins || x.1 == Answer::Sat);
+            if let Some(&(_, _, beaten_in, _, _)) = taken {
                 if let (Some(a), Some(at)) = (ahead, begun) {
                     self.primary.drop_ahead(a);
                     pf.members[0].counts.checks += 1;
-                    let beaten_in = early
-                        .iter()
-                        .find(|x| pf.first_answer_wins || x.1 == Answer::Sat)
-                        .map(|x| x.2);
                     let ran = at.elapsed().as_secs_f64() * 1000.0;
-                    pf.learner.lost(key, 0, ran, beaten_in);
+                    pf.learner.lost(key, 0, ran, Some(beaten_in));
                 }
                 return Ok(None);
             }
