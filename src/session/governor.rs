@@ -45,13 +45,20 @@
 //!   often as above.
 //!   The first measurement of each route is not bounded.
 //! * Small sessions are never switched: the first window runs modelled, [`WINDOW`]
-//!   queries, or [`PROBE_MIN`] when smtproxy answered none of them itself, wholly or in
-//!   part ([`Governor::note_served`]: no cache or model hit, nothing enumerated, bounded or
-//!   guessed): the modelled route then only adds its own work to the solver's (a
+//!   queries, or [`PROBE_MIN`] where what it has shown by then says the lean route is
+//!   likely the cheaper ([`Governor::note_first_window`]): smtproxy answered none of its
+//!   queries itself, wholly or in part (no cache or model hit, nothing enumerated, bounded
+//!   or guessed: the modelled route then only adds its own work to the solver's; a
 //!   yosys-smtbmc session's unsat checks behind yices: 0.5 ms per KiB modelled, 0.17
-//!   lean), and the lean route is measured sooner. A session whose store answers from
-//!   the start keeps the whole window: measured after 16 queries, its modelled cost was
-//!   still its cold start's, and the lean route won a probe it then lost for 256 queries.
+//!   lean), or the solver's checks so far, one per query at what they cost here, come to
+//!   less than [`MARGIN`] times the window's cost (the solver answers faster than
+//!   smtproxy plans: cyphert-alu behind yices, 0.26 ms per KiB modelled over its first 64
+//!   queries, 0.08 lean). Answers smtproxy finds itself give no such measure (no solver
+//!   check), and a probe is not free (z3 builds its context for 16 ms, and behind yices
+//!   too the modelled route wins the short KLEE logs it answers from models), so those
+//!   windows run whole. A session whose store answers from the start (on-disk or Redis
+//!   hits) keeps the whole window: measured after 16 queries, its modelled cost was still
+//!   its cold start's, and the lean route won a probe it then lost for 256 queries.
 //! * A probe ends early once it cannot change the decision: at once when it has cost
 //!   [`HOPELESS`] times what the preferred route costs for a whole window (at the last
 //!   window's bytes per query; a solver's start and one hard query against a warm store),
@@ -86,6 +93,23 @@ pub const EXPLORE_SHARE: f64 = 0.05;
 pub const PROBE_MIN: u64 = WINDOW / 4;
 /// A probe that costs this many times the preferred route per KiB ends early.
 pub const HOPELESS: f64 = 3.0;
+
+/// What the session has shown so far, for the length of the modelled route's first window
+/// ([`Governor::note_first_window`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FirstWindow {
+    /// Check-sats since the session began.
+    pub queries: u64,
+    /// Queries, or parts of queries, smtproxy answered itself, without a solver.
+    pub served: u64,
+    /// Queries answered from what the result store held before the session.
+    pub store_hits: u64,
+    /// The governed wall time so far (as [`Governor::due`] is given it).
+    pub wall: Duration,
+    /// The time waited for the solver so far, over its `checks` check-sats.
+    pub solver: Duration,
+    pub checks: u64,
+}
 
 /// A way to answer the client's queries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -243,18 +267,24 @@ impl Governor {
         self.route != self.preferred || self.flip.is_some()
     }
 
-    /// The modelled route's first window ends after [`PROBE_MIN`] queries where smtproxy
-    /// has answered nothing itself (`served`: queries or parts of queries answered without
-    /// a solver since the session began), instead of after [`WINDOW`]. Call before
-    /// [`Governor::due`] at a point where the route may change.
-    pub fn note_served(&mut self, queries: u64, served: u64) {
-        let first = self.modelled.get().is_none() && self.lean.get().is_none();
-        if first
-            && self.flip.is_none()
-            && self.route == Route::Modelled
-            && served == 0
-            && queries.saturating_sub(self.start_queries) >= PROBE_MIN
+    /// The modelled route's first window ends after [`PROBE_MIN`] queries instead of
+    /// [`WINDOW`] where what it has shown so far (`first`) says the lean route is likely
+    /// the cheaper (see the module's invariants). Call before [`Governor::due`] at each
+    /// point where the route may change.
+    pub fn note_first_window(&mut self, first: FirstWindow) {
+        let starting = self.modelled.get().is_none() && self.lean.get().is_none();
+        if !starting
+            || self.flip.is_some()
+            || self.route != Route::Modelled
+            || first.store_hits > 0
+            || first.queries.saturating_sub(self.start_queries) < PROBE_MIN
         {
+            return;
+        }
+        let wall_ms = first.wall.saturating_sub(self.start_wall).as_secs_f64() * 1e3;
+        let per_check_ms = first.solver.as_secs_f64() * 1e3 / first.checks.max(1) as f64;
+        let lean_guess = per_check_ms * first.queries as f64;
+        if first.served == 0 || (first.checks > 0 && lean_guess < MARGIN * wall_ms) {
             self.length = self.length.min(PROBE_MIN);
         }
     }
@@ -518,12 +548,16 @@ mod tests {
         assert_eq!(g.route(), Route::Modelled);
     }
 
-    /// Queries until the first decision, with `served(q)` queries answered by smtproxy
-    /// itself after `q`.
-    fn first_decision(served: impl Fn(u64) -> u64) -> u64 {
+    /// Queries until the first decision, with what the session has shown after `q`
+    /// queries at 1 ms each given by `shown(q)` (its `queries` and `wall` set here).
+    fn first_decision(shown: impl Fn(u64) -> FirstWindow) -> u64 {
         let mut g = Governor::default();
         for q in 1..=2 * WINDOW {
-            g.note_served(q, served(q));
+            g.note_first_window(FirstWindow {
+                queries: q,
+                wall: ms(q as f64),
+                ..shown(q)
+            });
             if g.due(ms(q as f64), q, 1024 * q) {
                 g.decide(ms(q as f64), q, 1024 * q);
                 return q;
@@ -532,21 +566,53 @@ mod tests {
         u64::MAX
     }
 
+    /// `served` queries answered by smtproxy itself, `checks` solver checks at `each_ms`.
+    fn shown(served: u64, checks: u64, each_ms: f64) -> FirstWindow {
+        FirstWindow {
+            served,
+            checks,
+            solver: ms(each_ms * checks as f64),
+            ..FirstWindow::default()
+        }
+    }
+
     #[test]
-    fn a_first_window_smtproxy_answers_nothing_of_is_short() {
-        assert_eq!(first_decision(|_| 0), PROBE_MIN);
-        // One query answered itself, even the last one before PROBE_MIN: the whole window.
-        assert_eq!(first_decision(|q| u64::from(q >= PROBE_MIN)), WINDOW);
-        assert_eq!(first_decision(|_| 1), WINDOW);
+    fn a_first_window_is_short_where_the_lean_route_looks_cheaper() {
+        assert_eq!(first_decision(|_| shown(0, 0, 0.0)), PROBE_MIN);
+        // One query answered itself, even the last one before PROBE_MIN: the whole window,
+        // with no solver check to measure the lean route by...
+        assert_eq!(
+            first_decision(|q| shown(u64::from(q >= PROBE_MIN), 0, 0.0)),
+            WINDOW
+        );
+        assert_eq!(first_decision(|_| shown(1, 0, 0.0)), WINDOW);
+        // ...or with checks that cost the solver, one per query, more than the window has.
+        assert_eq!(first_decision(|q| shown(q / 2, q / 2, 1.5)), WINDOW);
+        // Cheap checks (a query at 0.2 ms of the solver against 1 ms modelled): short.
+        assert_eq!(first_decision(|q| shown(q / 2, q / 2, 0.2)), PROBE_MIN);
+        // Unless the store answers from what it held before the session.
+        let warm = |q| FirstWindow {
+            store_hits: 1,
+            ..shown(q / 2, q / 2, 0.2)
+        };
+        assert_eq!(first_decision(warm), WINDOW);
         // Only the first window: later windows keep their lengths.
         let mut g = Governor::default();
         g.decide(ms(1.0), WINDOW, 1024 * WINDOW);
-        g.note_served(WINDOW + PROBE_MIN, 0);
-        assert!(!g.due(ms(1.0), WINDOW + PROBE_MIN, 1024 * (WINDOW + PROBE_MIN)));
+        let length = g.length;
+        g.note_first_window(FirstWindow {
+            queries: WINDOW + PROBE_MIN,
+            ..shown(0, 0, 0.0)
+        });
+        assert_eq!(g.length, length);
         // An alternating governor keeps its own windows.
         let mut g = Governor::alternating(3);
-        g.note_served(1, 0);
-        assert!(!g.due(ms(1.0), 1, 1024));
+        g.note_first_window(FirstWindow {
+            queries: 1,
+            ..shown(0, 0, 0.0)
+        });
+        assert!(!g.due(ms(1.0), 2, 2048));
+        assert!(g.due(ms(1.0), 3, 3072));
     }
 
     #[test]

@@ -146,6 +146,16 @@ impl Planner {
                 .map_or_else(Default::default, |p| p.busy)
     }
 
+    /// Queries, or parts of queries, answered from what the store held before this
+    /// session's own answers went in: its on-disk and Redis tiers (a hit there is put in
+    /// the memory tier, so each key counts once).
+    pub fn store_hits(&self) -> u64 {
+        self.cached
+            .as_ref()
+            .and_then(|c| c.tier_stats())
+            .map_or(0, |t| t.disk_hits + t.redis_hits)
+    }
+
     /// Whether check-sats go through the cache stage (the cache and hybrid strategies).
     pub fn caches(&self) -> bool {
         self.cached.is_some()
