@@ -146,9 +146,9 @@ impl Planner {
                 .map_or_else(Default::default, |p| p.busy)
     }
 
-    /// Queries, or parts of queries, answered from what the store held before this
-    /// session's own answers went in: its on-disk and Redis tiers (a hit there is put in
-    /// the memory tier, so each key counts once).
+    /// Queries, or parts of queries, answered by the result store's on-disk and Redis
+    /// tiers: early in a session, what earlier sessions (or other processes) put there,
+    /// since this session's own answers are found in its memory tier first.
     pub fn store_hits(&self) -> u64 {
         self.cached
             .as_ref()
