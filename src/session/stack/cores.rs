@@ -13,9 +13,10 @@
 //!   unsatisfiable by themselves (declarations and macros are definitions).
 //! * Nothing is named once the backend's base (never popped) holds an unnamed conjunct:
 //!   no core can be asked for in that backend again. A base that held named conjuncts
-//!   when that happened turns cores off and the backend is rebuilt without them (named
+//!   when that happened turns cores off, and the backend is rebuilt without them (named
 //!   conjuncts cost z3 time on every later check: a bounded model checker's session that
-//!   asserts each step at the base ran 2x slower in z3).
+//!   asserts each step at the base ran 2x slower in z3) once the incremental solves
+//!   since have cost what its process's first query did, about what a rebuild costs.
 //! * A solve slower than [`cores_slow_ms`] turns cores off for the session
 //!   ([`Cores::off`]; the backend is rebuilt without them): core tracking costs z3 its
 //!   preprocessing on hard queries.

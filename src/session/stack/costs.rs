@@ -77,6 +77,12 @@ impl Costs {
         self.early_ms.clear();
     }
 
+    /// The whole cost of the current process's first incremental query (its batch and
+    /// check), if it has had one.
+    pub(super) fn first_ms(&self) -> Option<f64> {
+        self.early_ms.first().copied()
+    }
+
     /// Query number `n` falls in a back-off: it goes straight to a fresh context.
     pub(super) fn backing_off(&self, n: u64) -> bool {
         n < self.skip_until

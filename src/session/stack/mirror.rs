@@ -181,6 +181,10 @@ pub struct StackMirror {
     /// The backend has grown dear since its first queries (as cvc5 does, keeping memory
     /// across pops) and is to be restarted.
     rebuild_due: bool,
+    /// The ms of incremental solves since the base came to hold unnamed conjuncts beside
+    /// named ones, while the rebuild that drops the named ones waits for them to have
+    /// cost what a rebuild would (see `defer_unnamed_rebuild`).
+    named_debt: Option<f64>,
     rename_counter: u64,
     /// Unsat cores (see `cores`). The assertions of a small query are named `sp!u<k>`
     /// (`naming`, `frames_named`, `base_named`); a core is asked for only when every
@@ -214,6 +218,7 @@ impl StackMirror {
             pushes: 0,
             costs: Costs::new(),
             rebuild_due: false,
+            named_debt: None,
             rename_counter: 0,
             cores: Cores::default(),
             verbatim: true,
@@ -248,6 +253,7 @@ impl StackMirror {
         self.verbatim_sent = false;
         self.costs.new_process();
         self.rebuild_due = false;
+        self.named_debt = None;
         self.base.clear();
         self.base_set.clear();
         self.base_roots.clear();
@@ -998,8 +1004,9 @@ impl StackMirror {
             // core can be asked in this backend again, and its named conjuncts cost z3
             // time on every later check (a yosys-smtbmc session asserting each step at
             // the base: 370 ms of z3 for 1,200 checks with 19 named conjuncts left there,
-            // 187 ms without them). Cores go off and the backend is rebuilt without.
-            self.cores_off();
+            // 187 ms without them). Cores go off, and the backend is rebuilt without them
+            // once that pays.
+            self.defer_unnamed_rebuild();
         }
         // The oldest new conjuncts share one scope when there are very many of them.
         let max_scopes = if self.one_scope { 1 } else { SCOPES_MAX };
@@ -1133,6 +1140,14 @@ impl StackMirror {
         if self.costs.incremental(ms) {
             self.rebuild_due = true;
         }
+        if let Some(debt) = self.named_debt.as_mut() {
+            *debt += ms;
+            // What a rebuild costs, about: this process's first query, which sent it the
+            // base and waited for its context. None measured: rebuild now.
+            if self.costs.first_ms().is_none_or(|rebuild| *debt >= rebuild) {
+                self.rebuild_due = true;
+            }
+        }
         response_answer(resp)
     }
 
@@ -1249,9 +1264,25 @@ impl StackMirror {
         self.cores.stop();
     }
 
-    /// No more unsat cores this session; a backend that has them on is rebuilt without.
+    /// No more unsat cores this session; a backend that has them on (or whose rebuild
+    /// without them was deferred) is rebuilt without.
     fn cores_off(&mut self) {
-        self.rebuild_due |= self.cores.off();
+        self.rebuild_due |= self.cores.off() || self.named_debt.is_some();
+    }
+
+    /// No more unsat cores this session, the base now holding unnamed conjuncts beside
+    /// named ones: the backend is rebuilt without the named ones once the incremental
+    /// solves since have cost what a rebuild costs (its process's first query), not at
+    /// once. The named conjuncts cost the solver a share of each check; a rebuild costs a
+    /// new context and the base again, which a session that leaves the modelled route
+    /// soon, or checks little, never earns back (yosys-smtbmc's 1,200 steps behind z3:
+    /// rebuilt after its seventh query and passed through to a new z3 after its
+    /// sixteenth, 144 ms against 129 without the rebuild, z3 alone 104). Paying the
+    /// overhead up to the rebuild's cost first costs at most twice the better choice.
+    fn defer_unnamed_rebuild(&mut self) {
+        if self.cores.off() {
+            self.named_debt.get_or_insert(0.0);
+        }
     }
 
     /// The conjuncts of an unsat core of the backend's last check, which it has just
