@@ -273,17 +273,18 @@ impl Governor {
     /// point where the route may change.
     pub fn note_first_window(&mut self, first: FirstWindow) {
         let starting = self.modelled.get().is_none() && self.lean.get().is_none();
+        let n = first.queries.saturating_sub(self.start_queries);
         if !starting
             || self.flip.is_some()
             || self.route != Route::Modelled
             || first.store_hits > 0
-            || first.queries.saturating_sub(self.start_queries) < PROBE_MIN
+            || n < PROBE_MIN
         {
             return;
         }
         let wall_ms = first.wall.saturating_sub(self.start_wall).as_secs_f64() * 1e3;
         let per_check_ms = first.solver.as_secs_f64() * 1e3 / first.checks.max(1) as f64;
-        let lean_guess = per_check_ms * first.queries as f64;
+        let lean_guess = per_check_ms * n as f64;
         if first.served == 0 || (first.checks > 0 && lean_guess < MARGIN * wall_ms) {
             self.length = self.length.min(PROBE_MIN);
         }

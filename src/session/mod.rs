@@ -355,18 +355,17 @@ impl Engine {
             return;
         }
         let (wall, q, bytes) = self.governed_clock();
-        let first = governor::FirstWindow {
+        let Some(g) = self.governor.as_mut() else {
+            return;
+        };
+        g.note_first_window(governor::FirstWindow {
             queries: q,
             served: self.stats.served_itself(),
             store_hits: self.planner.store_hits(),
             wall,
             solver: self.stats.solver,
             checks: self.stats.solver_checks,
-        };
-        let Some(g) = self.governor.as_mut() else {
-            return;
-        };
-        g.note_first_window(first);
+        });
         if !g.due(wall, q, bytes) || g.decide(wall, q, bytes) != governor::Route::Lean {
             return;
         }
