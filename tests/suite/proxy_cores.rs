@@ -185,8 +185,8 @@ fn a_base_left_with_stranded_names_is_rebuilt_without_cores_once_that_pays() {
     assert_eq!(field(&j, "cross_mismatches"), 0, "{j}");
     assert_eq!(field(&j, "stack_rebuilds"), 1, "{j}");
     // A check or two after the names are stranded (from about the sixteenth step; 1 ms of
-    // checks): not worth a new context, nothing is rebuilt (it was, at once, before the
-    // rebuild waited to pay).
+    // checks): not worth a new context, nothing is rebuilt (a rebuild at once would have
+    // been: 15 steps strand nothing).
     let j = replay(&stepping_script(17, true));
     assert_eq!(field(&j, "unsat"), 17, "{j}");
     assert_eq!(field(&j, "expected_mismatches"), 0, "{j}");
