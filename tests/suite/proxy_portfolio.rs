@@ -357,6 +357,43 @@ fn a_members_answer_is_timed_when_it_comes() {
     assert!(yices["model_reads"].as_u64().unwrap() >= 1, "{v}");
 }
 
+/// A class slow enough to be raced from its first query (yices' answers held back 0.3 s
+/// each, z3's 0.6 s, by wrappers; past `learner::SLOW_MS` with yices the faster) races z3
+/// on its own incremental stack, the path the learner measured it on: one z3 process, and
+/// no `(reset)` in what it read. Posed in a fresh context in a second z3 (as races did),
+/// z3 lost what its stack had learnt: on domain.smt2 0.7 s a query against 10-17 ms.
+#[test]
+fn a_race_poses_the_first_solver_on_its_own_stack() {
+    require_all();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("z3-input.smt2");
+    let starts = dir.path().join("z3-starts");
+    let z3 = wrapper(
+        dir.path(),
+        "z3-logged-held",
+        &format!(
+            r#"echo start >> '{}'
+tee -a '{}' | z3 "$@" | while IFS= read -r l; do
+  case "$l" in sat|unsat) sleep 0.6;; esac
+  printf '%s\n' "$l"
+done"#,
+            starts.display(),
+            input.display()
+        ),
+    );
+    let yices = held(dir.path(), "yices-held", "yices-smt2", "0.3");
+    let (script, z3_answers) = mixed_arithmetic(8);
+    let solvers = format!("{},{}", z3.display(), yices.display());
+    let v = portfolio_summary(&solvers, &script, &[], &z3_answers);
+    let members = v["solvers"].as_array().unwrap();
+    assert!(members[1]["wins"].as_u64().unwrap() >= 4, "{v}");
+    assert!(v["portfolio_races"].as_u64().unwrap() >= 3, "{v}");
+    let nstarts = std::fs::read_to_string(&starts).unwrap().lines().count();
+    let sent = std::fs::read_to_string(&input).unwrap();
+    assert_eq!(nstarts, 1, "{v}\n{sent}");
+    assert_eq!(sent.matches("(reset)").count(), 0, "{v}\n{sent}");
+}
+
 /// z3 slow to start (`slow_starting_z3`): while it loads, yices (started beside it, not
 /// after it) answers the queries, all sat (an `unsat` of another member waits for the first solver's, which
 /// cross-checks it), and nothing waits for z3's start. Fails when exploring waits for the

@@ -5,9 +5,11 @@
 //! keeps its own long-lived incremental stack (`stack::StackMirror`, the machinery of the
 //! first solver's stack: only the difference from the query before is popped and
 //! pushed, `send_raced`), so a solver the learner picks for a class answers from its
-//! stack; the first solver's own stack is the primary path's, and when it is raced
-//! outside that path (or under `cache`) a member is posed the query in a fresh context
-//! (`fresh::fresh_script`). Either way the check goes out without waiting, so that
+//! stack; the first solver's own stack is the primary path's, and a race with the first
+//! solver in it poses the query there (its time was measured there), beside the others
+//! (`explore`, `race_on_own_path`). Where that path cannot take it now, and under
+//! `cache`, the first solver is posed it in a fresh context (`fresh::fresh_script`), as
+//! a member without a stack is. Either way the check goes out without waiting, so that
 //! several members can work at once. Per query class the [`learner`] says who answers:
 //! the first solver's own path when it has been fastest there, another solver alone (the
 //! rest joining once it runs past a threshold learned from its times), or a race.
@@ -504,6 +506,38 @@ impl Portfolio {
         Some(w)
     }
 
+    /// The first definitive answer of the checks of `running` (posed at `t0`), waited for
+    /// until the session's deadline; whoever is left then is stopped.
+    fn first_of(
+        &mut self,
+        key: &ClassKey,
+        mut running: Vec<usize>,
+        t0: Instant,
+        stats: &mut Stats,
+    ) -> Option<Answered> {
+        let mut got = None;
+        while got.is_none()
+            && !running.is_empty()
+            && !self.timeout.is_some_and(|t| t0.elapsed() >= t)
+        {
+            let mut i = 0;
+            while i < running.len() {
+                match self.poll(key, running[i], t0, RACE_SLICE, false, stats) {
+                    Poll::Running => i += 1,
+                    Poll::Failed => {
+                        running.remove(i);
+                    }
+                    Poll::Answered(a, ms, g, stacked) => {
+                        got = Some((running.remove(i), a, ms, g, stacked));
+                        break;
+                    }
+                }
+            }
+        }
+        self.stop_losers(key, running, t0, got.map(|x| x.2));
+        got
+    }
+
     /// Member `s` said sat and member `u` unsat on `q`; `holds`: smtproxy evaluated `s`'s
     /// model true on `q`. Then `u` is wrong: reported, counted, and (unless it is the
     /// first solver) left out from now on. Either way the sat goes on to the cache stage,
@@ -818,7 +852,11 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
             Plan::Race {
                 first,
                 wait_all: true,
-            } if first.contains(&0) => return self.explore(store, q, key, &first, stats),
+            } if first.contains(&0) => return self.explore(store, q, key, &first, true, stats),
+            Plan::Race {
+                first,
+                wait_all: false,
+            } if first.contains(&0) => return self.explore(store, q, key, &first, false, stats),
             Plan::Alone(m) => (vec![m], false),
             Plan::Race { first, wait_all } => (first, wait_all),
         };
@@ -850,9 +888,13 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
         }
     }
 
-    /// Explore a class with the first solver among the racers: its own path is started
-    /// ahead (`MissPath::begin`) while the others solve the query detached on the other
-    /// cores, and all are watched.
+    /// Race the first solver's own path against the others: its path is started ahead
+    /// (`MissPath::begin`) once its process is free, while the others solve the query
+    /// detached on the other cores, and all are watched. The first solver is raced on
+    /// the path its times were measured on: posed in a fresh context in a second process
+    /// (as races of an explored class once did) it lost what its stack had learnt, on
+    /// domain.smt2 0.7 s a query against 10-17 ms. `exploring` (the class is being
+    /// measured):
     /// * The first solver answers first: the others are waited for (the exploring grace)
     ///   to be measured, and every answer is cross-checked against its own.
     /// * Another answers `sat` first: that answer is taken at once (it is served only with
@@ -864,14 +906,19 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
     ///   itself, so one member's is never taken over the first solver's unseen), unless
     ///   the first answer wins (`--first-answer-wins`): then it is taken as a `sat` is.
     ///
+    /// Not `exploring` (a race of a class explored, slow enough to be raced from its
+    /// first query, `learner::SLOW_MS`): the first definitive answer wins, a member's
+    /// `unsat` included, as in `Portfolio::race`, and the others are stopped.
+    ///
     /// Where the first solver's path does not solve ahead, it answers as it blocks, and
-    /// the others are waited for as in the first case.
+    /// the others are waited for as in the first case (exploring), or stopped.
     fn explore(
         &mut self,
         store: &mut TermStore,
         q: &Query,
         key: &ClassKey,
         first: &[usize],
+        exploring: bool,
         stats: &mut Stats,
     ) -> Result<Answer, DriverError> {
         let t0 = Instant::now();
@@ -912,12 +959,38 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
         let a0 = if running.is_empty() {
             self.on_primary(store, q, None, key, stats, t0)?
         } else {
-            match self.watch(store, q, key, &mut running, &mut early, t0, stats)? {
+            match self.watch(
+                store,
+                q,
+                key,
+                &mut running,
+                &mut early,
+                t0,
+                !exploring,
+                stats,
+            )? {
                 Some(a0) => a0,
                 None => return Ok(self.early_answer(store, q, key, running, &early, t0, stats)),
             }
         };
         let pf = &mut *self.portfolio;
+        if !exploring {
+            if a0 != Answer::Unknown {
+                let beaten_in = t0.elapsed().as_secs_f64() * 1000.0;
+                pf.stop_losers(key, running, t0, Some(beaten_in));
+                return Ok(a0);
+            }
+            // The first solver gave no answer: the others still may (any definitive
+            // answer that came before the first solver's was taken by `watch`).
+            return Ok(match pf.first_of(key, running, t0, stats) {
+                Some((m, a, _, g, stacked)) => {
+                    pf.members[m].counts.wins += 1;
+                    self.last = Last::Member(m, g, stacked);
+                    a
+                }
+                None => a0,
+            });
+        }
         let mut others = early;
         others.extend(pf.collect(key, running, t0, t0.elapsed(), stats));
         let sat = others.iter().find(|x| x.1 == Answer::Sat).copied();
@@ -955,9 +1028,9 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
     /// Pose `q` to the first solver's own path, ahead (`MissPath::begin`), once its process
     /// is up and free, and watch it and the others (`running`, posed at `t0`), moving the
     /// others' definitive answers to `early`. The first solver's answer when it comes
-    /// before any other's `sat`, or nobody else is left; `None` when another's `sat` came
-    /// first, the first solver's solve (if it was posed) then left to finish in the
-    /// background. The first solver's time for the learner runs from its send, as a
+    /// before any other's `sat` (`trust`: before any other's definitive answer), or nobody
+    /// else is left; `None` when such an answer came first, the first solver's solve (if
+    /// it was posed) then left to finish in the background. The first solver's time for the learner runs from its send, as a
     /// member's does (neither counts a start: z3's is made ahead, `first_component`); a
     /// query another member answered before the first solver was free to be posed it
     /// tells the learner nothing of the first solver. The time watched counts in the
@@ -971,6 +1044,7 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
         running: &mut Vec<usize>,
         early: &mut Vec<Answered>,
         t0: Instant,
+        trust: bool,
         stats: &mut Stats,
     ) -> Result<Option<Answer>, DriverError> {
         let mut ahead: Option<M::Ahead> = None;
@@ -1016,12 +1090,13 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
                 }
             }
             // A `sat` is taken at once (it is served only with a model the cache stage
-            // evaluated true); an `unsat` waits for the first solver, whose answer
-            // cross-checks it, as when the first solver answers first, unless the first
-            // answer wins (then it is trusted as it is once the class is explored).
+            // evaluated true); while exploring, an `unsat` waits for the first solver,
+            // whose answer cross-checks it, as when the first solver answers first, unless
+            // the first answer wins (then it is trusted as it is once the class is
+            // explored, and in a race after that: `trust`).
             let taken = early
                 .iter()
-                .find(|x| pf.first_answer_wins || x.1 == Answer::Sat);
+                .find(|x| trust || pf.first_answer_wins || x.1 == Answer::Sat);
             if let Some(&(_, _, beaten_in, _, _)) = taken {
                 if let (Some(a), Some(at)) = (ahead, begun) {
                     self.primary.drop_ahead(a);
