@@ -516,9 +516,7 @@ impl Portfolio {
         stats: &mut Stats,
     ) -> Option<Answered> {
         let mut got = None;
-        while got.is_none()
-            && !running.is_empty()
-            && !self.timeout.is_some_and(|t| t0.elapsed() >= t)
+        while got.is_none() && !running.is_empty() && self.timeout.is_none_or(|t| t0.elapsed() < t)
         {
             let mut i = 0;
             while i < running.len() {
