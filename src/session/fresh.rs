@@ -115,6 +115,10 @@ impl MissPath for FreshMiss<'_> {
         match ahead {}
     }
 
+    fn solves_ahead(&self) -> bool {
+        false
+    }
+
     fn solve(
         &mut self,
         store: &mut TermStore,

@@ -26,6 +26,12 @@ pub trait MissPath {
     /// A solve started ahead is not needed after all.
     fn drop_ahead(&mut self, ahead: Self::Ahead);
 
+    /// Whether `begin` ever solves ahead on this path (it may still decline a given
+    /// query); false for a path that only answers as it blocks.
+    fn solves_ahead(&self) -> bool {
+        true
+    }
+
     /// Start this path's solver process now without waiting for it to be ready, when none
     /// runs (see `SolverHandle::prestart`); a path without one does nothing.
     fn prestart(&mut self) {}

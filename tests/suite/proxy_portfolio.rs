@@ -392,6 +392,24 @@ done"#,
     let sent = std::fs::read_to_string(&input).unwrap();
     assert_eq!(nstarts, 1, "{v}\n{sent}");
     assert_eq!(sent.matches("(reset)").count(), 0, "{v}\n{sent}");
+    // Under `cache` the first solver's path keeps no stack and answers only as it blocks:
+    // the race poses it in a fresh context beside yices, which still wins.
+    let args = [
+        "--solver",
+        &solvers,
+        "--cache",
+        "none",
+        "--strategy",
+        "cache",
+        "--stats",
+    ];
+    let out = run(&args, script.as_bytes(), T);
+    out.assert_no_panic_no_hang("cache strategy");
+    let err = out.stderr_str();
+    assert_eq!(check_sat_answers(&out.stdout_str()), z3_answers, "{err}");
+    let v = summary(&err);
+    assert!(v["solvers"][1]["wins"].as_u64().unwrap() >= 4, "{v}");
+    assert!(v["portfolio_races"].as_u64().unwrap() >= 3, "{v}");
 }
 
 /// z3 slow to start (`slow_starting_z3`): while it loads, yices (started beside it, not

@@ -854,7 +854,9 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
             Plan::Race {
                 first,
                 wait_all: false,
-            } if first.contains(&0) => return self.explore(store, q, key, &first, false, stats),
+            } if first.contains(&0) && self.primary.solves_ahead() => {
+                return self.explore(store, q, key, &first, false, stats)
+            }
             Plan::Alone(m) => (vec![m], false),
             Plan::Race { first, wait_all } => (first, wait_all),
         };
@@ -905,11 +907,14 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
     ///   the first answer wins (`--first-answer-wins`): then it is taken as a `sat` is.
     ///
     /// Not `exploring` (a race of a class explored, slow enough to be raced from its
-    /// first query, `learner::SLOW_MS`): the first definitive answer wins, a member's
-    /// `unsat` included, as in `Portfolio::race`, and the others are stopped.
+    /// first query, `learner::SLOW_MS`, on a path that solves ahead: under `cache` the
+    /// first solver races in a fresh context, `Portfolio::race`): the first definitive
+    /// answer wins, a member's `unsat` included, as in `Portfolio::race`, and the others
+    /// are stopped.
     ///
-    /// Where the first solver's path does not solve ahead, it answers as it blocks, and
-    /// the others are waited for as in the first case (exploring), or stopped.
+    /// Where the first solver's path does not solve ahead (or not this query: a probe of
+    /// its own due, its process still building its context), it answers as it blocks,
+    /// and the others are waited for as in the first case (exploring), or stopped.
     fn explore(
         &mut self,
         store: &mut TermStore,
