@@ -7,7 +7,7 @@
 //! pushed, `send_raced`), so a solver the learner picks for a class answers from its
 //! stack; the first solver's own stack is the primary path's, and a race with the first
 //! solver in it poses the query there (its time was measured there), beside the others
-//! (`explore`, `race_on_own_path`). Where that path cannot take it now, and under
+//! (`PortfolioMiss::race_own_path`). Where that path cannot take it now, and under
 //! `cache`, the first solver is posed it in a fresh context (`fresh::fresh_script`), as
 //! a member without a stack is. Either way the check goes out without waiting, so that
 //! several members can work at once. Per query class the [`learner`] says who answers:
@@ -850,12 +850,14 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
             Plan::Race {
                 first,
                 wait_all: true,
-            } if first.contains(&0) => return self.explore(store, q, key, &first, true, stats),
+            } if first.contains(&0) => {
+                return self.race_own_path(store, q, key, &first, true, stats)
+            }
             Plan::Race {
                 first,
                 wait_all: false,
             } if first.contains(&0) && self.primary.solves_ahead() => {
-                return self.explore(store, q, key, &first, false, stats)
+                return self.race_own_path(store, q, key, &first, false, stats)
             }
             Plan::Alone(m) => (vec![m], false),
             Plan::Race { first, wait_all } => (first, wait_all),
@@ -915,7 +917,7 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
     /// Where the first solver's path does not solve ahead (or not this query: a probe of
     /// its own due, its process still building its context), it answers as it blocks,
     /// and the others are waited for as in the first case (exploring), or stopped.
-    fn explore(
+    fn race_own_path(
         &mut self,
         store: &mut TermStore,
         q: &Query,
@@ -1033,11 +1035,12 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
     /// others' definitive answers to `early`. The first solver's answer when it comes
     /// before any other's `sat` (`trust`: before any other's definitive answer), or nobody
     /// else is left; `None` when such an answer came first, the first solver's solve (if
-    /// it was posed) then left to finish in the background. The first solver's time for the learner runs from its send, as a
-    /// member's does (neither counts a start: z3's is made ahead, `first_component`); a
-    /// query another member answered before the first solver was free to be posed it
-    /// tells the learner nothing of the first solver. The time watched counts in the
-    /// portfolio's `busy`; the first solver's path counts its own solve in its handle's.
+    /// it was posed) then left to finish in the background. The first solver's time for
+    /// the learner runs from its send, as a member's does (neither counts a start: z3's
+    /// is made ahead, `first_component`); a query another member answered before the
+    /// first solver was free to be posed it tells the learner nothing of the first
+    /// solver. The time watched counts in the portfolio's `busy`; the first solver's path
+    /// counts its own solve in its handle's.
     #[allow(clippy::too_many_arguments)]
     fn watch(
         &mut self,
@@ -1172,7 +1175,7 @@ impl<M: MissPath> MissPath for PortfolioMiss<'_, M> {
     }
 
     /// The first solver's path only: while a class is explored, another member's `unsat`
-    /// waits for the first solver's answer (`explore`), so the first solver's context is
+    /// waits for the first solver's answer (`race_own_path`), so the first solver's context is
     /// the one a race waits for. The others start when first needed: a member warmed
     /// ahead would be measured against others paying their start, and the learner would
     /// take that start for their solve time.
