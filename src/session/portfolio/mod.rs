@@ -409,28 +409,13 @@ impl Portfolio {
             } else {
                 ALONE_SLICE
             };
-            let mut i = 0;
-            let mut won = false;
-            while i < running.len() {
-                let m = running[i];
-                match self.poll(key, m, t0, slice, false, stats) {
-                    Poll::Running => i += 1,
-                    Poll::Failed => {
-                        running.remove(i);
-                    }
-                    Poll::Answered(a, ms, g, stacked) => {
-                        running.remove(i);
-                        answers.push((m, a, ms, g, stacked));
-                        first_answer.get_or_insert(t0.elapsed());
-                        if !wait_all {
-                            won = true;
-                            break;
-                        }
-                    }
+            let got = self.sweep(key, &mut running, t0, (slice, false), !wait_all, stats);
+            if !got.is_empty() {
+                answers.extend(got);
+                first_answer.get_or_insert(t0.elapsed());
+                if !wait_all {
+                    break;
                 }
-            }
-            if won {
-                break;
             }
             if let Some(fa) = first_answer {
                 let grace = (fa * EXPLORE_GRACE_FACTOR).clamp(EXPLORE_GRACE_MIN, EXPLORE_GRACE_MAX);
@@ -518,22 +503,44 @@ impl Portfolio {
         let mut got = None;
         while got.is_none() && !running.is_empty() && self.timeout.is_none_or(|t| t0.elapsed() < t)
         {
-            let mut i = 0;
-            while i < running.len() {
-                match self.poll(key, running[i], t0, RACE_SLICE, false, stats) {
-                    Poll::Running => i += 1,
-                    Poll::Failed => {
-                        running.remove(i);
-                    }
-                    Poll::Answered(a, ms, g, stacked) => {
-                        got = Some((running.remove(i), a, ms, g, stacked));
+            got = self
+                .sweep(key, &mut running, t0, (RACE_SLICE, false), true, stats)
+                .pop();
+        }
+        self.stop_losers(key, running, t0, got.map(|x| x.2));
+        got
+    }
+
+    /// One look at each check of `running` (posed at `t0`), waiting up to `wait.0` on
+    /// each (`wait.1`: an answer found is taken to have come earlier, see `poll`): a check
+    /// that failed leaves `running`, one answered leaves it for the answers returned, in
+    /// the order looked at (`first`: the look ends at the first answer).
+    fn sweep(
+        &mut self,
+        key: &ClassKey,
+        running: &mut Vec<usize>,
+        t0: Instant,
+        wait: (Duration, bool),
+        first: bool,
+        stats: &mut Stats,
+    ) -> Vec<Answered> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < running.len() {
+            match self.poll(key, running[i], t0, wait.0, wait.1, stats) {
+                Poll::Running => i += 1,
+                Poll::Failed => {
+                    running.remove(i);
+                }
+                Poll::Answered(a, ms, g, stacked) => {
+                    out.push((running.remove(i), a, ms, g, stacked));
+                    if first {
                         break;
                     }
                 }
             }
         }
-        self.stop_losers(key, running, t0, got.map(|x| x.2));
-        got
+        out
     }
 
     /// Member `s` said sat and member `u` unsat on `q`; `holds`: smtproxy evaluated `s`'s
@@ -591,21 +598,8 @@ impl Portfolio {
         // the solver's CPU time is counted in clock ticks): it is taken to have cost half.
         let mut before = true;
         while !running.is_empty() && t0.elapsed() < answered_at + grace {
-            let mut i = 0;
             let wait = if before { Duration::ZERO } else { RACE_SLICE };
-            while i < running.len() {
-                let m = running[i];
-                match self.poll(key, m, t0, wait, before, stats) {
-                    Poll::Running => i += 1,
-                    Poll::Answered(a, ms, g, stacked) => {
-                        running.remove(i);
-                        out.push((m, a, ms, g, stacked));
-                    }
-                    Poll::Failed => {
-                        running.remove(i);
-                    }
-                }
-            }
+            out.extend(self.sweep(key, &mut running, t0, (wait, before), false, stats));
             before = false;
         }
         let beaten_in = answered_at.as_secs_f64() * 1000.0;
@@ -1082,19 +1076,7 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
                 ahead = Some(a);
             }
             let pf = &mut *self.portfolio;
-            let mut i = 0;
-            while i < running.len() {
-                match pf.poll(key, running[i], t0, RACE_SLICE, false, stats) {
-                    Poll::Running => i += 1,
-                    Poll::Failed => {
-                        running.remove(i);
-                    }
-                    Poll::Answered(a, ms, g, stacked) => {
-                        let m = running.remove(i);
-                        early.push((m, a, ms, g, stacked));
-                    }
-                }
-            }
+            early.extend(pf.sweep(key, running, t0, (RACE_SLICE, false), false, stats));
             // A `sat` is taken at once (it is served only with a model the cache stage
             // evaluated true); while exploring, an `unsat` waits for the first solver,
             // whose answer cross-checks it, as when the first solver answers first, unless
