@@ -981,9 +981,9 @@ impl<M: MissPath> PortfolioMiss<'_, M> {
             }
             // The first solver gave no answer: the others still may (any definitive
             // answer that came before the first solver's was taken by `watch`).
-            return Ok(match pf.first_of(key, running, t0, stats) {
+            let got = pf.first_of(key, running, t0, stats);
+            return Ok(match got.and_then(|x| pf.winner(store, q, &[x], stats)) {
                 Some((m, a, _, g, stacked)) => {
-                    pf.members[m].counts.wins += 1;
                     self.last = Last::Member(m, g, stacked);
                     a
                 }
