@@ -77,6 +77,20 @@ impl SolverKind {
         }
     }
 
+    /// The warm-up a lean process may be sent before the client's state is known, so that
+    /// its context is built while it waits as a spare (`SolverHandle::prestart_lean`): z3
+    /// only. z3 takes `set-logic` after it and most options (not those fixed once its
+    /// context is built: `:global-declarations`, `:interactive-mode`, see
+    /// `session::lean::replay`); cvc5 fixes its logic at the first command that needs one,
+    /// so the client's `set-logic` after it would fail; yices starts in a fraction of a
+    /// millisecond.
+    pub fn lean_warm_up(self) -> Option<&'static str> {
+        match self {
+            SolverKind::Z3 => self.warm_up(),
+            _ => None,
+        }
+    }
+
     /// One-line install hint.
     pub fn install_hint(self) -> &'static str {
         match self {

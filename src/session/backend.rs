@@ -86,6 +86,9 @@ pub struct SolverHandle {
     /// Of an unconfirmed start, the commands sent right after it (`prestart_with`), whose
     /// responses are read with its `success`.
     ahead: usize,
+    /// A lean process started ahead of need and sent the solver's warm-up
+    /// (`prestart_lean`), its answer unread; a lean start may take it (`take_spare`).
+    spare: Option<LeanSolver>,
 }
 
 /// A check sent by `send_detached` whose answer nobody waits for.
@@ -117,6 +120,7 @@ impl SolverHandle {
             detached_done: None,
             unconfirmed: false,
             ahead: 0,
+            spare: None,
         }
     }
     pub fn spec(&self) -> &SolverSpec {
@@ -146,6 +150,56 @@ impl SolverHandle {
             self.solver = Some(Running::Framed(s));
             self.unconfirmed = true;
         }
+    }
+
+    /// Start a lean process now, beside whatever runs, and send it `warm` (a command that
+    /// builds the solver's context and touches none of its state,
+    /// `SolverKind::lean_warm_up`): z3 builds its context, 15-20 ms, while the caller goes
+    /// on. The process waits as a spare until a lean start takes it (`take_spare`), or
+    /// `drop_spare`. Nothing when a spare is there already or none can be started.
+    pub fn prestart_lean(&mut self, warm: &str) {
+        if self.spare.is_some() {
+            return;
+        }
+        if let Ok(mut s) = LeanSolver::start(&self.spec) {
+            s.write(warm);
+            s.flush();
+            self.spare = Some(s);
+        }
+    }
+
+    /// The spare (`prestart_lean`) becomes the running process, in lean mode, when it is
+    /// alive and no process runs: true. Its first output is the warm-up's answer, which
+    /// the caller reads past (a replay's handshake does).
+    pub fn take_spare(&mut self) -> bool {
+        if self.solver.is_some() || self.detached.is_some() {
+            return false;
+        }
+        let Some(mut s) = self.spare.take() else {
+            return false;
+        };
+        if !s.is_alive() {
+            return false;
+        }
+        if self.generation > 0 {
+            self.restarts += 1;
+        }
+        self.generation += 1;
+        self.mode = DriverMode::Lean;
+        self.solver = Some(Running::Lean(s));
+        true
+    }
+
+    /// End the spare, if there is one.
+    pub fn drop_spare(&mut self) {
+        if let Some(mut s) = self.spare.take() {
+            s.retire();
+        }
+    }
+
+    /// Whether a spare waits (`prestart_lean`).
+    pub fn has_spare(&self) -> bool {
+        self.spare.is_some()
     }
 
     /// `prestart`, then `cmds` (plain commands: options, the logic, the solver's warm-up)

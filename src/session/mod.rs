@@ -126,6 +126,8 @@ pub struct Engine {
     /// Chooses between the modelled engine and the lean passthrough by measured cost
     /// (the default strategy only, see `set_governed`).
     governor: Option<governor::Governor>,
+    /// The client has pushed a level this session (see `keep_spare`).
+    pushed: bool,
     /// Since when the engine has been at work without a pause: from the first command
     /// after a wait for input to the next wait (`idle`) or the end (`finish`). The wall
     /// time is the sum of these spans; reading the clock at pauses only, not twice a
@@ -229,6 +231,7 @@ impl Engine {
                 Mode::Modelled
             },
             governor: None,
+            pushed: false,
             busy_since: None,
             aside: Default::default(),
             aside_from: None,
@@ -291,6 +294,29 @@ impl Engine {
         let plain = !(f.model_after_sat || f.model_at_exit || f.stats_at_exit);
         self.governor =
             (on && plain && self.mode == Mode::Modelled).then(governor::Governor::from_env);
+        self.keep_spare();
+    }
+
+    /// A governed session whose client pushes keeps a warmed lean process ready while it
+    /// runs modelled (z3 only, `SolverKind::lean_warm_up`), so that turning to the lean
+    /// route at a pop does not wait for the solver to build its context (z3: 15-20 ms, the
+    /// most of what a turn cost on yosys-smtbmc's sessions; a turn at a reset does not
+    /// take it, `lean::replay::Replay::spare`). None before the client's first push
+    /// (KLEE's streams reset and never push), once the session cannot turn (no governor),
+    /// nor when the client has set an option the spare could not take
+    /// (`lean::replay::WARM_OPTIONS`).
+    fn keep_spare(&mut self) {
+        let fits = self
+            .client
+            .options
+            .iter()
+            .all(|(k, _)| lean::replay::WARM_OPTIONS.contains(&k.as_str()));
+        let wanted = self.pushed && self.governor.is_some() && self.mode == Mode::Modelled;
+        let main = &mut self.planner.main;
+        match main.spec().kind.lean_warm_up() {
+            Some(w) if wanted && fits => main.prestart_lean(w),
+            _ => main.drop_spare(),
+        }
     }
 
     /// The engine's wall time so far, the current span included.
@@ -375,7 +401,9 @@ impl Engine {
         // As at a fall-back: the passthrough's commands do not go into the block of
         // commands since the reset, so it names no block until the next reset.
         self.block = None;
-        self.lean = Passthrough::new(self.planner.main.generation, true).measuring_queries();
+        self.lean = Passthrough::new(self.planner.main.generation, true)
+            .measuring_queries()
+            .warm_start(at_pop);
     }
 
     /// Collect the term store at a `(reset)` once it holds `floor` nodes (default
@@ -1276,6 +1304,10 @@ impl Engine {
                 }
                 self.last = Last::None;
                 self.success();
+                if !self.pushed {
+                    self.pushed = true;
+                    self.keep_spare();
+                }
             }
             Command::Pop(n) => {
                 if n as usize > self.client.depth() {
@@ -1813,6 +1845,7 @@ impl Engine {
                     }
                     // Something the session keeps cannot be modelled: passthrough for good.
                     self.governor = None;
+                    self.keep_spare();
                 }
             }
         } else if head == "reset" && self.mode == Mode::FallBack {
@@ -1859,6 +1892,7 @@ impl Engine {
                             "an assertion smtproxy cannot read: passthrough from here on".into(),
                         );
                         self.governor = None;
+                        self.keep_spare();
                     }
                 }
             }
@@ -2045,6 +2079,7 @@ impl Engine {
         self.mode = Mode::Modelled;
         self.lean = Passthrough::default();
         self.modelled_from = (self.wall_now(), self.stats.solver, self.stats.solver_checks);
+        self.keep_spare();
     }
 }
 
@@ -2173,6 +2208,7 @@ impl lean::Host for Engine {
             produce_models: self.client.produce_models,
             reuse: self.mode == Mode::FallBack,
             handshake: false,
+            spare: false,
         }
     }
 }

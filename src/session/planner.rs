@@ -616,6 +616,7 @@ impl Planner {
             p.shutdown();
         }
         self.main.kill();
+        self.main.drop_spare();
         self.aux.kill();
         self.fallback.kill();
     }

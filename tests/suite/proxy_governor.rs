@@ -403,3 +403,95 @@ fn switching_routes_at_every_window_changes_no_answer() {
         }
     }
 }
+
+/// z3 behind a wrapper `dir/z3-logged` that copies each process's input to a file of its
+/// own in `dir` (`in.PID`).
+fn logged_z3(dir: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join("z3-logged");
+    std::fs::write(
+        &p,
+        format!(
+            "#!/bin/sh\ntee '{}/in.'$$ | {:?} \"$@\"\n",
+            dir.display(),
+            common::program("z3")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+/// The inputs of the z3 processes `logged_z3` saw.
+fn logged_inputs(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name().to_string_lossy().to_string();
+            name.starts_with("in.")
+                .then(|| std::fs::read_to_string(e.path()).unwrap_or_default())
+        })
+        .collect()
+}
+
+/// A governed push/pop session behind z3 keeps a warmed lean process ready from the
+/// client's first push (its context built by `(simplify true)` while the modelled route
+/// runs), and a turn to the lean route at a pop takes it: the process that then answers
+/// the client's queries began with the warm-up. The answers and errors are z3's own.
+/// Where the client set an option z3 fixes once its context is built
+/// (`:global-declarations`), no process began so.
+#[test]
+fn a_turn_to_the_lean_route_at_a_pop_takes_the_warmed_spare() {
+    require("z3");
+    let yosys = common::corpus_text("sessions/yosys-smtbmc-lfsr-150.smt2.gz");
+    let cut = yosys
+        .match_indices("(check-sat)")
+        .nth(30)
+        .map_or(yosys.len(), |(i, _)| i);
+    let session = &yosys[..cut];
+    let global = format!("(set-option :global-declarations true)\n{session}");
+    let t = Duration::from_secs(300);
+    for (input, spare) in [(session, true), (global.as_str(), false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let z3 = logged_z3(dir.path());
+        let direct = run_prog("z3", &["-in"], input.as_bytes(), t);
+        direct.assert_no_panic_no_hang("z3");
+        let want = check_sat_answers(&direct.stdout_str());
+        assert_eq!(want.len(), 30);
+        let mut cmd = std::process::Command::new(bin());
+        cmd.args([
+            "--solver",
+            z3.to_str().unwrap(),
+            "--cache",
+            "none",
+            "--stats",
+        ])
+        .arg("-in")
+        .env("SMTPROXY_GOVERNOR_FLIP", "1");
+        let out = common::run_cmd(cmd, input.as_bytes(), t);
+        out.assert_no_panic_no_hang("smtproxy");
+        assert_eq!(check_sat_answers(&out.stdout_str()), want);
+        let errors = |s: &str| s.lines().filter(|l| l.contains("(error")).count();
+        assert_eq!(errors(&out.stdout_str()), errors(&direct.stdout_str()));
+        let s = summary(&out.stderr_str());
+        assert!(field(&s, "lean_queries") >= 1, "never lean: {s}");
+        let inputs = logged_inputs(dir.path());
+        let warmed_and_used = inputs
+            .iter()
+            .filter(|i| i.starts_with("(simplify true)") && i.contains("(check-sat)"))
+            .count();
+        if spare {
+            assert!(
+                warmed_and_used >= 1,
+                "no lean process began warmed: {} processes",
+                inputs.len()
+            );
+        } else {
+            assert!(
+                !inputs.iter().any(|i| i.starts_with("(simplify true)")),
+                "a spare was started for a client with :global-declarations"
+            );
+        }
+    }
+}

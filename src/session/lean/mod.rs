@@ -203,6 +203,8 @@ pub struct Passthrough {
     /// counted as its start (`replay::Replay::handshake`): a passthrough the governor
     /// chose, whose cost it measures.
     handshake: bool,
+    /// A new process may be the backend's warmed spare (`replay::Replay::spare`).
+    spare: bool,
 }
 
 impl Passthrough {
@@ -219,6 +221,13 @@ impl Passthrough {
     /// for on its own and counted as a start, not as the client's queries' time.
     pub fn measuring_queries(mut self) -> Passthrough {
         self.handshake = true;
+        self
+    }
+
+    /// A new process may be the backend's warmed spare (`replay::Replay::spare`): a turn to
+    /// this route at a pop, whose session keeps the context a spare built.
+    pub fn warm_start(mut self, on: bool) -> Passthrough {
+        self.spare = on;
         self
     }
 
@@ -392,6 +401,7 @@ impl Passthrough {
     fn rebuild(&mut self, host: &mut impl Host) -> Result<(), DriverError> {
         let mut r = host.replay();
         r.handshake = self.handshake;
+        r.spare = self.spare;
         let (h, stats) = host.backend_and_stats();
         replay::rebuild(h, stats, &r, self.model_check.as_deref(), self.counted)?;
         self.ps = r.print_success;

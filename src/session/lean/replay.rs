@@ -13,7 +13,12 @@
 //!   the solver's first error after a replay names the client's line.
 //! * With [`Replay::handshake`] a new process (not in counted mode) is waited for (a
 //!   marker answered) before anything else is sent to it, and that wait counts as its
-//!   start; the replay after it does not.
+//!   start; the replay after it does not. Where [`Replay::spare`] allows it, such a start
+//!   takes the backend's spare, a process started ahead and warmed
+//!   (`SolverHandle::prestart_lean`), when the client's options are all ones z3 applies
+//!   after its context is built ([`WARM_OPTIONS`]); the warm-up's answer is read and
+//!   dropped with the handshake's marker. A spare that cannot serve the client's options
+//!   is ended.
 //! * A replayed command the solver refuses (smtproxy's parser took it, the solver does
 //!   not) is left out as the solver would leave it, and noted; the replay runs under the
 //!   session's deadline, past which the backend is killed and the error returned.
@@ -22,6 +27,31 @@ use crate::driver::{DriverError, LeanEvent, LeanSolver, SolverKind};
 use crate::session::backend::{DriverMode, SolverHandle};
 use crate::session::stats::Stats;
 use std::time::{Duration, Instant};
+
+/// The options a warmed spare (its context built before the client's state is known) may
+/// be given: z3 applies each after its context is built as it does before (answers,
+/// models, cores and assumptions the same, `proxy_lean` tests). Any other option in the
+/// client's state (z3 refuses `:global-declarations` and `:interactive-mode` then, and
+/// others may be fixed at the context's creation) starts a process afresh.
+pub const WARM_OPTIONS: &[&str] = &[
+    ":print-success",
+    ":produce-models",
+    ":produce-unsat-cores",
+    ":produce-unsat-assumptions",
+    ":produce-assignments",
+];
+
+/// Whether every `set-option` in the replay `log` sets one of [`WARM_OPTIONS`].
+fn spare_fits(log: &[String]) -> bool {
+    log.iter().all(|c| {
+        let c = c.trim_start_matches(|ch: char| ch == '(' || ch.is_whitespace());
+        let Some(rest) = c.strip_prefix("set-option") else {
+            return true;
+        };
+        let key = rest.split_whitespace().next().unwrap_or("");
+        WARM_OPTIONS.contains(&key.trim_end_matches(')'))
+    })
+}
 
 /// The client's state as a new backend must be given it.
 pub struct Replay {
@@ -41,6 +71,13 @@ pub struct Replay {
     /// count the wait as its start (`SolverHandle::start_wait`): a governor's window of
     /// this route then measures the queries, not the start.
     pub handshake: bool,
+    /// A new process may be the backend's spare, its context built ahead: where the
+    /// session keeps that context (a turn at a pop). Not at a reset: z3 builds its context
+    /// again at every reset, so a stream that resets gains one build, and its first query,
+    /// cheap in the warmed spare, would stand in a probe for the rest, each a build (on
+    /// KLEE's regexp log a probe's pipeline, sized by that first query, then held nine
+    /// queries of 17 ms where it held three).
+    pub spare: bool,
 }
 
 /// Kill, restart in lean mode and replay `r` (and `model_check`, the client's last sat
@@ -61,12 +98,24 @@ pub fn rebuild(
     if !reused {
         h.kill();
         h.mode = DriverMode::Lean;
-        h.start()?;
+        let handshake = r.handshake && !counted;
+        let warm = handshake
+            && r.spare
+            && if spare_fits(&r.log) {
+                h.take_spare()
+            } else {
+                h.drop_spare();
+                false
+            };
+        if !warm {
+            h.start()?;
+        }
         // Not in counted mode: a marker before print-success is turned on in yices made it
         // exit later (`frame::needs_counted`).
-        if r.handshake && !counted {
+        if handshake {
             // The new process answers a marker (on the replay's line) before anything
-            // else goes to it: the wait is its start, apart from the replay's work.
+            // else goes to it: the wait is its start, apart from the replay's work. A
+            // spare's warm-up answer comes before it and is dropped.
             let t0 = Instant::now();
             let deadline = h.timeout;
             let result = match h.lean_mut() {
