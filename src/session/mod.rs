@@ -303,15 +303,18 @@ impl Engine {
     /// most of what a turn cost on yosys-smtbmc's sessions; a turn at a reset does not
     /// take it, `lean::replay::Replay::spare`). None before the client's first push
     /// (KLEE's streams reset and never push), once the session cannot turn (no governor),
-    /// nor when the client has set an option the spare could not take
-    /// (`lean::replay::WARM_OPTIONS`).
+    /// with `--jobs 1` (no process runs beside the one answering), nor when the client
+    /// has set an option the spare could not take (`lean::replay::WARM_OPTIONS`).
     fn keep_spare(&mut self) {
         let fits = self
             .client
             .options
             .iter()
             .all(|(k, _)| lean::replay::WARM_OPTIONS.contains(&k.as_str()));
-        let wanted = self.pushed && self.governor.is_some() && self.mode == Mode::Modelled;
+        let wanted = self.pushed
+            && self.governor.is_some()
+            && self.mode == Mode::Modelled
+            && self.planner.parallel();
         let main = &mut self.planner.main;
         match main.spec().kind.lean_warm_up() {
             Some(w) if wanted && fits => main.prestart_lean(w),

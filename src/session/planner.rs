@@ -81,6 +81,12 @@ pub struct Planner {
 }
 
 impl Planner {
+    /// Whether a second solver process may run beside the one answering (`--jobs` 2 or
+    /// more).
+    pub fn parallel(&self) -> bool {
+        self.race
+    }
+
     pub fn new(cfg: &Config) -> Result<Planner, crate::error::Error> {
         Ok(Planner {
             strategy: cfg.strategy,

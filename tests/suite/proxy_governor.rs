@@ -440,7 +440,7 @@ fn logged_inputs(dir: &std::path::Path) -> Vec<String> {
 /// runs), and a turn to the lean route at a pop takes it: the process that then answers
 /// the client's queries began with the warm-up. The answers and errors are z3's own.
 /// Where the client set an option z3 fixes once its context is built
-/// (`:global-declarations`), no process began so.
+/// (`:global-declarations`), and with `--jobs 1`, no process began so.
 #[test]
 fn a_turn_to_the_lean_route_at_a_pop_takes_the_warmed_spare() {
     require("z3");
@@ -452,7 +452,12 @@ fn a_turn_to_the_lean_route_at_a_pop_takes_the_warmed_spare() {
     let session = &yosys[..cut];
     let global = format!("(set-option :global-declarations true)\n{session}");
     let t = Duration::from_secs(300);
-    for (input, spare) in [(session, true), (global.as_str(), false)] {
+    let cases: [(&str, &[&str], bool); 3] = [
+        (session, &[], true),
+        (global.as_str(), &[], false),
+        (session, &["--jobs", "1"], false),
+    ];
+    for (input, extra, spare) in cases {
         let dir = tempfile::tempdir().unwrap();
         let z3 = logged_z3(dir.path());
         let direct = run_prog("z3", &["-in"], input.as_bytes(), t);
@@ -467,6 +472,7 @@ fn a_turn_to_the_lean_route_at_a_pop_takes_the_warmed_spare() {
             "none",
             "--stats",
         ])
+        .args(extra)
         .arg("-in")
         .env("SMTPROXY_GOVERNOR_FLIP", "1");
         let out = common::run_cmd(cmd, input.as_bytes(), t);
@@ -490,7 +496,8 @@ fn a_turn_to_the_lean_route_at_a_pop_takes_the_warmed_spare() {
         } else {
             assert!(
                 !inputs.iter().any(|i| i.starts_with("(simplify true)")),
-                "a spare was started for a client with :global-declarations"
+                "a spare was started ({extra:?}, {} bytes of input)",
+                input.len()
             );
         }
     }
