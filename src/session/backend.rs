@@ -197,11 +197,6 @@ impl SolverHandle {
         }
     }
 
-    /// Whether a spare waits (`prestart_lean`).
-    pub fn has_spare(&self) -> bool {
-        self.spare.is_some()
-    }
-
     /// `prestart`, then `cmds` (plain commands: options, the logic, the solver's warm-up)
     /// sent at once, nothing read: the solver works through them while the caller goes on
     /// (z3 builds its context, ~11 ms, at the first command that needs one), and the first
