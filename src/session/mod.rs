@@ -42,6 +42,10 @@ pub mod stack;
 pub mod stats;
 pub mod vocab;
 
+/// The options a warmed lean z3 may be given (see `lean::replay::WARM_OPTIONS`): the
+/// tests check z3's answers with each against a z3 that was not warmed.
+pub use lean::replay::WARM_OPTIONS as LEAN_WARM_OPTIONS;
+
 use crate::driver::{DriverError, Response, SolverKind, SolverSpec};
 use crate::smt2::alpha::Block;
 use crate::smt2::command::Command;

@@ -29,8 +29,10 @@ use crate::session::stats::Stats;
 use std::time::{Duration, Instant};
 
 /// The options a warmed spare (its context built before the client's state is known) may
-/// be given: z3 applies each after its context is built as it does before (answers,
-/// models, cores and assumptions the same, `proxy_lean` tests). Any other option in the
+/// be given: z3 applies each after its context is built as it does before (the same
+/// answers, cores and assumptions, values for the same names: a model of its own, as any
+/// new z3 given the client's state at a turn finds one;
+/// `proxy_governor::z3_warmed_answers_as_z3_for_every_warm_option`). Any other option in the
 /// client's state (z3 refuses `:global-declarations` and `:interactive-mode` then, and
 /// others may be fixed at the context's creation) starts a process afresh.
 pub const WARM_OPTIONS: &[&str] = &[
