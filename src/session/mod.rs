@@ -130,7 +130,8 @@ pub struct Engine {
     /// Chooses between the modelled engine and the lean passthrough by measured cost
     /// (the default strategy only, see `set_governed`).
     governor: Option<governor::Governor>,
-    /// The client has pushed a level this session (see `keep_spare`).
+    /// The client has pushed a level on the modelled route this session (see
+    /// `keep_spare`).
     pushed: bool,
     /// Since when the engine has been at work without a pause: from the first command
     /// after a wait for input to the next wait (`idle`) or the end (`finish`). The wall
