@@ -11,7 +11,8 @@
 //! probe of the lean route may end early as hopeless (z3, cvc5); a named strategy
 //! (`--strategy hybrid`) is never governed; a lean probe on input that is all there at
 //! once ends after a few queries; a solver's slow start is not charged to the route
-//! that pays it.
+//! that pays it; behind z3 a turn to the lean route at a pop takes a z3 warmed ahead,
+//! which answers as one that was not.
 
 use crate::common;
 
@@ -514,11 +515,11 @@ fn a_turn_to_the_lean_route_at_a_pop_takes_the_warmed_spare() {
 /// cores, assumptions, assignments, scopes) as a z3 that was not warmed, the warm-up's
 /// own `true` aside: the same answers, cores and assumptions, values and assignments for
 /// the same names (the warm-up on the first line, as a spare's shares the line of its
-/// handshake, so errors name the same lines). The values themselves may differ (a model of its own, as any new z3
-/// given the client's state at a turn to the lean route finds; here `b` came out #x18
-/// where the other said #x14), so their literals are masked. An option z3 fixes once its
-/// context is built (`:global-declarations`) does change what it prints, so the
-/// comparison can tell.
+/// handshake, so errors name the same lines). The values themselves may differ (a model
+/// of its own, as any new z3 given the client's state at a turn to the lean route finds;
+/// here `b` came out #x18 where the other said #x14), so their literals are masked. An
+/// option z3 fixes once its context is built (`:global-declarations`) does change what
+/// it prints, so the comparison can tell.
 #[test]
 fn z3_warmed_answers_as_z3_for_every_warm_option() {
     require("z3");
