@@ -143,11 +143,7 @@ impl SolverHandle {
             return;
         }
         if let Ok(s) = FramedSolver::spawn(&self.spec) {
-            if self.generation > 0 {
-                self.restarts += 1;
-            }
-            self.generation += 1;
-            self.solver = Some(Running::Framed(s));
+            self.install(Running::Framed(s));
             self.unconfirmed = true;
         }
     }
@@ -181,13 +177,19 @@ impl SolverHandle {
         if !s.is_alive() {
             return false;
         }
+        self.mode = DriverMode::Lean;
+        self.install(Running::Lean(s));
+        true
+    }
+
+    /// `s` becomes the running process, of a new generation (a restart, unless it is the
+    /// handle's first).
+    fn install(&mut self, s: Running) {
         if self.generation > 0 {
             self.restarts += 1;
         }
         self.generation += 1;
-        self.mode = DriverMode::Lean;
-        self.solver = Some(Running::Lean(s));
-        true
+        self.solver = Some(s);
     }
 
     /// End the spare, if there is one.
@@ -294,11 +296,7 @@ impl SolverHandle {
                 DriverMode::Framed => Running::Framed(FramedSolver::start(&self.spec)?),
             };
             self.start_wait += t0.elapsed();
-            if self.generation > 0 {
-                self.restarts += 1;
-            }
-            self.generation += 1;
-            self.solver = Some(s);
+            self.install(s);
         }
         self.solver
             .as_mut()
