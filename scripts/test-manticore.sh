@@ -70,7 +70,7 @@ trap '[ "$keep" -eq 1 ] || rm -rf "$tmp"' EXIT
 # name, or a -k expression over the whole file (has a space), or "" for the whole file.
 # STRATEGY "-": the real solver itself (a symlink) under SOLVER_NAME.
 run() {
-    local name=$1 solver=$2 real=$3 strategy=$4 i=0 sel
+    local name=$1 solver=$2 real=$3 strategy=$4 i=0 sel start=$SECONDS
     shift 4
     smtproxy_place_solver "$tmp/$name/bin" "$solver" "$real" "$strategy" "$bin"
     for sel in "$@"; do
@@ -87,6 +87,7 @@ run() {
             "$venv/bin/python" -m pytest -p no:cacheprovider -q -rA --timeout 300 \
             --junitxml "$tmp/$name.$i.xml" "${args[@]}" >"$tmp/$name.$i.log" 2>&1 ) || true
     done
+    echo "$name: $((SECONDS - start)) s"
 }
 
 runs=(z3 z3-hybrid z3-stack)
