@@ -65,8 +65,13 @@ pub struct Proc {
     pid: u32,
     stdin: Option<File>,
     stdout: File,
-    /// Bytes queued for stdin that the pipe has not taken yet.
+    /// Bytes queued for stdin; those from `sent` on the pipe has not taken yet.
     unwritten: Vec<u8>,
+    /// How much of `unwritten` is written. The written front is dropped only once it is
+    /// at least half the buffer, so a long queue fed to a slow solver a pipe's worth at a
+    /// time is not shifted down after every write (that made each byte sent cost a copy
+    /// of the whole queue: quadratic in what was queued).
+    sent: usize,
     stderr: Arc<Mutex<StderrBuf>>,
     status: Option<ExitStatus>,
     buf: Vec<u8>,
@@ -102,6 +107,7 @@ impl Proc {
             stdin: Some(stdin),
             stdout,
             unwritten: Vec::new(),
+            sent: 0,
             stderr: Arc::new(Mutex::new(StderrBuf::default())),
             status: None,
             buf: vec![0u8; 64 * 1024],
@@ -147,30 +153,42 @@ impl Proc {
         if self.stdin.is_none() {
             return false;
         }
+        if self.sent > 0 && self.sent * 2 >= self.unwritten.len() {
+            self.unwritten.drain(..self.sent);
+            self.sent = 0;
+        }
         self.unwritten.extend_from_slice(data);
         self.flush_stdin()
+    }
+
+    /// Queued bytes the pipe has not taken yet.
+    fn queued(&self) -> usize {
+        self.unwritten.len() - self.sent
     }
 
     /// Write queued stdin bytes until the pipe is full; false on a broken pipe.
     fn flush_stdin(&mut self) -> bool {
         let Some(stdin) = self.stdin.as_mut() else {
-            return self.unwritten.is_empty();
+            return self.sent == self.unwritten.len();
         };
-        let mut done = 0;
-        while done < self.unwritten.len() {
-            match stdin.write(&self.unwritten[done..]) {
+        while self.sent < self.unwritten.len() {
+            match stdin.write(&self.unwritten[self.sent..]) {
                 Ok(0) => break,
-                Ok(n) => done += n,
+                Ok(n) => self.sent += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(_) => {
                     self.unwritten.clear();
+                    self.sent = 0;
                     self.stdin = None;
                     return false;
                 }
             }
         }
-        self.unwritten.drain(..done);
+        if self.sent == self.unwritten.len() {
+            self.unwritten.clear();
+            self.sent = 0;
+        }
         true
     }
 
@@ -186,7 +204,7 @@ impl Proc {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(e) => return Chunk::Err(e),
             }
-            let want_write = !self.unwritten.is_empty() && self.stdin.is_some();
+            let want_write = self.queued() > 0 && self.stdin.is_some();
             let wait_ms: libc::c_int = match until {
                 None => -1,
                 Some(u) => {
@@ -245,7 +263,7 @@ impl Proc {
             let Some(fd) = self.stdin.as_ref().map(|s| s.as_raw_fd()) else {
                 return;
             };
-            if self.unwritten.is_empty() {
+            if self.queued() == 0 {
                 // All of it is in the pipe: nothing to feed until the pause ends.
                 thread::sleep(left);
                 return;
@@ -267,7 +285,7 @@ impl Proc {
     /// Bytes sent to the solver's stdin that it has not read yet (queued here or still in
     /// the pipe).
     pub fn input_pending(&self) -> usize {
-        let mut n = self.unwritten.len();
+        let mut n = self.queued();
         if let Some(stdin) = &self.stdin {
             let mut v: libc::c_int = 0;
             // SAFETY: FIONREAD writes one c_int through the pointer, which is valid.

@@ -729,3 +729,50 @@ fn a_pause_feeds_the_solver_and_ends_when_it_has_read_everything() {
     }
     assert!(!out.contains("error"), "{out}");
 }
+
+/// A long queue fed to a solver that reads slowly arrives whole and in order: written a
+/// pipe's worth at a time while the engine waits for output, and added to meanwhile.
+#[test]
+fn a_long_queue_reaches_a_slow_reader_whole_and_in_order() {
+    use smtproxy::driver::process::{Chunk, Proc};
+    // `cat` started late: the first writes fill the pipe and queue the rest.
+    let spec = SolverSpec {
+        kind: SolverKind::Custom,
+        program: PathBuf::from("/bin/sh"),
+        args: vec!["-c".into(), "sleep 0.2; exec cat".into()],
+    };
+    let mut p = Proc::spawn(&spec).expect("start sh");
+    // Lines of differing lengths, so that a byte lost, doubled or moved shows.
+    let line = |i: usize| format!("{i} {}\n", "x".repeat(1000 + (i * 7919) % 30_000));
+    let mut sent = Vec::new();
+    for i in 0..32 {
+        let l = line(i);
+        sent.extend_from_slice(l.as_bytes());
+        assert!(p.write(l.as_bytes()), "stdin closed at line {i}");
+    }
+    assert!(
+        p.input_pending() > 0,
+        "{} bytes cannot all be in the pipe yet",
+        sent.len()
+    );
+    // Each wait for output writes some of the queue; each write adds to what is left.
+    let mut got = Vec::new();
+    let read = |p: &mut Proc, got: &mut Vec<u8>, want: usize| match p.read_chunk(T) {
+        Chunk::Data(d) => got.extend_from_slice(&d),
+        other => panic!("after {} of {want} bytes: {other:?}", got.len()),
+    };
+    for i in 32..96 {
+        read(&mut p, &mut got, sent.len());
+        let l = line(i);
+        sent.extend_from_slice(l.as_bytes());
+        assert!(p.write(l.as_bytes()), "stdin closed at line {i}");
+    }
+    let t0 = Instant::now();
+    while got.len() < sent.len() && t0.elapsed() < Duration::from_secs(20) {
+        read(&mut p, &mut got, sent.len());
+    }
+    assert_eq!(got.len(), sent.len());
+    assert!(got == sent, "the bytes came back changed or out of order");
+    assert_eq!(p.input_pending(), 0);
+    p.kill(Duration::from_millis(100));
+}
