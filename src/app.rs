@@ -206,12 +206,14 @@ fn proxy(args: &EngineArgs, file: Option<PathBuf>, stats: bool) -> Result<i32> {
         if engine.output_closed() || crate::signals::stop_requested() {
             break;
         }
-        // More to come without waiting: a complete command already buffered, or unread
-        // input (a file always; a pipe the client has written more into, perhaps only the
-        // rest of a line: then the idle call above answers before the reader waits). Only
-        // passthrough sends ahead on it, so only passthrough pays for the look.
+        // More to come without waiting: unread input (a file always; a pipe the client has
+        // written more into, perhaps only the rest of a line: then the idle call above
+        // answers before the reader waits), or a complete command already buffered. Only
+        // passthrough sends ahead on it, so only passthrough pays for the look; the poll
+        // first, as it costs less than scanning the buffered command (a KLEE query is
+        // kilobytes) and a client that writes ahead is what it finds.
         let more =
-            engine.is_passthrough() && (!from_pipe || reader.next_ready() || stdin_has_input());
+            engine.is_passthrough() && (!from_pipe || stdin_has_input() || reader.next_ready());
         for out in engine.push(frame, more) {
             if out.exit || engine.output_closed() || crate::signals::stop_requested() {
                 break 'session;
