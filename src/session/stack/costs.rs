@@ -11,7 +11,9 @@
 //!   given up on. After the k-th bail-out, and after an incremental solve much slower than
 //!   fresh ones, the next 2^k queries go straight to a fresh context
 //!   ([`Costs::back_off`]), so a log of hard queries soon runs almost entirely in fresh
-//!   contexts while KLEE-like logs stay on the stack.
+//!   contexts while KLEE-like logs stay on the stack. With one process (no race), a
+//!   stack measured far cheaper than fresh contexts is waited for instead
+//!   ([`Costs::sequential_patience`]): a bail-out there kills what the solver learnt.
 //! * What a fresh context costs is measured now and then (a probe: the 16th query, then
 //!   every 16 to 512, the gap doubling while the stack is clearly cheaper). A probe never
 //!   answers the client (the mirror decides how it is posed).
@@ -188,6 +190,45 @@ impl Costs {
     }
 }
 
+impl Costs {
+    /// With one process (no race), how long an incremental solve is waited for before it
+    /// is given up for a fresh context. A bail-out then kills the only process that holds
+    /// what the solver has learnt, and the next one learns it again: where the stack has
+    /// been measured far cheaper than fresh contexts (its median solve under a quarter of
+    /// theirs, over at least [`JUDGE_MIN`] solves and one fresh context), the solve is
+    /// waited for up to [`SEQUENTIAL_PATIENCE`], as the solver alone would be. yices on
+    /// `domain.smt2` with `--jobs 1`: bail-outs at 20x the usual solve took the session
+    /// from yices' own 44-61 s to 232-259 s (the process after a bail-out took 12 s for a
+    /// query the first had answered in 8 ms, and 4-14 s for each query after the hard
+    /// ones, against 20-130 ms on the process that had solved them). Elsewhere (no
+    /// measure yet, or a stack not clearly cheaper: z3's incremental mode makes some hard
+    /// queries 10-100x slower) the bail-out `deadline` stands. Never past the client's
+    /// deadline.
+    pub(super) fn sequential_patience(
+        &self,
+        deadline: Duration,
+        client: Option<Duration>,
+    ) -> Duration {
+        let stack_far_cheaper = self.recent_ms.len() >= JUDGE_MIN
+            && median(&self.recent_ms)
+                .zip(median(&self.fresh_ms))
+                .is_some_and(|(inc, fresh)| inc * 4.0 < fresh);
+        let d = if stack_far_cheaper {
+            deadline.max(SEQUENTIAL_PATIENCE)
+        } else {
+            deadline
+        };
+        match client {
+            Some(c) if c < d => c,
+            _ => d,
+        }
+    }
+}
+
+/// With one process and a stack measured far cheaper than fresh contexts, how long an
+/// incremental solve is waited for (a solver that hangs is still given up).
+const SEQUENTIAL_PATIENCE: Duration = Duration::from_secs(60);
+
 /// Samples a window keeps.
 const WINDOW: usize = 64;
 
@@ -235,5 +276,34 @@ mod tests {
             sorted.sort_by(|a, b| a.total_cmp(b));
             assert_eq!(median(&v), Some(sorted[len / 2]), "{v:?}");
         }
+    }
+
+    const DEADLINE: Duration = Duration::from_millis(250);
+
+    #[test]
+    fn one_process_waits_for_a_stack_measured_far_cheaper_than_fresh_contexts() {
+        let mut c = Costs::new();
+        // Nothing measured: the bail-out deadline.
+        assert_eq!(c.sequential_patience(DEADLINE, None), DEADLINE);
+        for _ in 0..JUDGE_MIN {
+            c.incremental(3.0);
+        }
+        // Incremental solves alone say nothing of fresh contexts.
+        assert_eq!(c.sequential_patience(DEADLINE, None), DEADLINE);
+        c.record_fresh(Duration::from_millis(500));
+        assert_eq!(c.sequential_patience(DEADLINE, None), SEQUENTIAL_PATIENCE);
+        // Never past the client's own deadline.
+        let client = Duration::from_secs(5);
+        assert_eq!(c.sequential_patience(DEADLINE, Some(client)), client);
+    }
+
+    #[test]
+    fn one_process_bails_out_where_fresh_contexts_are_about_as_cheap() {
+        let mut c = Costs::new();
+        for _ in 0..JUDGE_MIN {
+            c.incremental(3.0);
+        }
+        c.record_fresh(Duration::from_millis(10));
+        assert_eq!(c.sequential_patience(DEADLINE, None), DEADLINE);
     }
 }

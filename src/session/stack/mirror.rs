@@ -27,10 +27,13 @@
 //!   start, before any declaration; a query with other definitions starts it over, or
 //!   goes to a fresh context while such restarts have been frequent (`defs_detour`).
 //! * An incremental solve past its bail-out deadline (see `costs`) is raced against a
-//!   fresh context on the auxiliary backend (`--jobs` >= 2; with one job it is killed
-//!   instead). If the fresh context wins, the incremental solve finishes in the
-//!   background and the backend is used again once it has (a first solve over a hard base
-//!   is often the only slow one).
+//!   fresh context on the auxiliary backend (`--jobs` >= 2). If the fresh context wins,
+//!   the incremental solve finishes in the background and the backend is used again once
+//!   it has (a first solve over a hard base is often the only slow one). With one job it
+//!   is waited for while the stack has been measured far cheaper than fresh contexts
+//!   (`Costs::sequential_patience`), else killed; the queries after a bail-out go to fresh
+//!   contexts for a while only where the bailed-out query's fresh context cost less than
+//!   the wait it replaced.
 //! * A probe of what a fresh context costs goes, with a second process (`--jobs` >= 2),
 //!   there detached while the stack answers the query, and its cost (the solver's CPU
 //!   time) is read at a later query; with one process the query itself is answered in a
@@ -1114,17 +1117,37 @@ impl StackMirror {
         if race {
             return self.race(h, aux, store, q, stats, t0, None);
         }
+        // One process: waited for until it has cost what a fresh context does (see
+        // `Costs::sequential_patience`).
+        let patience = self.costs.sequential_patience(deadline, h.timeout);
+        if patience > deadline {
+            if let Some(resp) = h.poll(patience.saturating_sub(t0.elapsed()))? {
+                return Ok((self.incremental_answer(&resp, cost_from), Via::Incremental));
+            }
+            if Some(patience) == h.timeout {
+                h.kill();
+                self.clear();
+                stats.timeouts += 1;
+                return Ok((Answer::Unknown, Via::Incremental));
+            }
+        }
+        let waited = t0.elapsed();
         h.kill();
         let cores_on = self.cores.on;
         self.clear();
         stats.stack_bailouts += 1;
+        let fresh_t0 = Instant::now();
+        let answered = self.fresh(aux, store, q, stats)?;
         if cores_on {
             // Judged again without named assertions (see `incremental_answer`).
             self.cores_off();
-        } else {
+        } else if fresh_t0.elapsed() < waited {
+            // The fresh context paid: the next queries go to fresh contexts for a while.
+            // Where it cost more than the solve given up had, backing off would make every
+            // one of those queries pay it.
             self.costs.back_off();
         }
-        self.fresh(aux, store, q, stats)
+        Ok(answered)
     }
 
     /// The incremental solve finished: note its time, and back off to fresh contexts if it
