@@ -1103,11 +1103,17 @@ impl StackMirror {
             }
             Err(e) => return Err(e),
         }
-        let left = deadline.saturating_sub(t0.elapsed());
-        if let Some(resp) = h.poll(left)? {
+        // With one process, a stack far cheaper than fresh contexts is waited for longer
+        // (`Costs::sequential_patience`): a bail-out there kills what the solver learnt.
+        let limit = if race {
+            deadline
+        } else {
+            self.costs.sequential_patience(deadline, h.timeout)
+        };
+        if let Some(resp) = h.poll(limit.saturating_sub(t0.elapsed()))? {
             return Ok((self.incremental_answer(&resp, cost_from), Via::Incremental));
         }
-        if Some(deadline) == h.timeout {
+        if Some(limit) == h.timeout {
             // The client's own deadline.
             h.kill();
             self.clear();
@@ -1116,20 +1122,6 @@ impl StackMirror {
         }
         if race {
             return self.race(h, aux, store, q, stats, t0, None);
-        }
-        // One process: waited for until it has cost what a fresh context does (see
-        // `Costs::sequential_patience`).
-        let patience = self.costs.sequential_patience(deadline, h.timeout);
-        if patience > deadline {
-            if let Some(resp) = h.poll(patience.saturating_sub(t0.elapsed()))? {
-                return Ok((self.incremental_answer(&resp, cost_from), Via::Incremental));
-            }
-            if Some(patience) == h.timeout {
-                h.kill();
-                self.clear();
-                stats.timeouts += 1;
-                return Ok((Answer::Unknown, Via::Incremental));
-            }
         }
         let waited = t0.elapsed();
         h.kill();
