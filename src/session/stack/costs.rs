@@ -188,9 +188,7 @@ impl Costs {
             _ => d,
         }
     }
-}
 
-impl Costs {
     /// With one process (no race), how long an incremental solve is waited for before it
     /// is given up for a fresh context. A bail-out then kills the only process that holds
     /// what the solver has learnt, and the next one learns it again: where the stack has
@@ -218,10 +216,7 @@ impl Costs {
         } else {
             deadline
         };
-        match client {
-            Some(c) if c < d => c,
-            _ => d,
-        }
+        client.map_or(d, |c| d.min(c))
     }
 }
 

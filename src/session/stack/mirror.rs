@@ -1070,8 +1070,9 @@ impl StackMirror {
         })
     }
 
-    /// The answer to the check sent at `t0`: within the bail-out `deadline`, else raced
-    /// against a fresh context or abandoned for one. Its cost is counted from `cost_from`.
+    /// The answer to the check sent at `t0`: within the bail-out `deadline` (with one
+    /// process, the patience a far cheaper stack earns), else raced against a fresh context
+    /// or abandoned for one. Its cost is counted from `cost_from`.
     #[allow(clippy::too_many_arguments)]
     fn wait(
         &mut self,
