@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// The corpus directory (benches run with the package root as working directory).
+/// The corpus directory (`smt2-corpus/klee` of the repository, beside this package).
 pub fn corpus_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
         .join("smt2-corpus/klee")
         .join(rel)
 }

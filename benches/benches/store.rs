@@ -7,7 +7,7 @@
 //! thousand, their writes waited for outside the clock, are what a put costs the engine
 //! while the writer keeps up.
 //!
-//! `cargo bench --bench store`
+//! `cargo bench -p smtproxy-benches --bench store`
 
 mod common;
 

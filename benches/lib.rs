@@ -1,0 +1,1 @@
+//! Nothing: the package is its benches (`benches/*.rs`); cargo wants a target besides them.
