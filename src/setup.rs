@@ -24,8 +24,9 @@ pub fn governed(args: &EngineArgs) -> bool {
 /// full command line, a custom solver): the solver may refuse it, and the client must then
 /// see that refusal before anything else, as from the solver. The passthrough needs it
 /// at once anyway. Otherwise it starts at its first use (`SolverHandle` starts lazily), so
-/// a session answered from the store or by smtproxy's own decisions never pays for a
-/// solver's start (z3 about 3 ms, cvc5 6 ms, yices 1 ms here).
+/// a stream answered from the store or by smtproxy's own decisions never pays for a
+/// solver's start (z3 about 3 ms, cvc5 6 ms, yices 1 ms here), or while smtproxy waits for
+/// the client's next command, whichever comes first (`Engine::idle`).
 pub fn starts_at_once(spec: &SolverSpec, strat: Strategy) -> bool {
     strat == Strategy::Passthrough
         || spec.kind == SolverKind::Custom

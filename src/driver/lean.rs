@@ -162,12 +162,21 @@ impl DerefMut for LeanSolver {
 /// The command line of a lean solver: the spec's, but for yices without the first
 /// `--interactive` (the one smtproxy adds, [`SolverKind::default_args`]): the client's
 /// `yices-smt2 --incremental` ends its session at a syntax error or an undefined name and
-/// starts with print-success off, and so does the lean one.
-pub fn lean_spec(spec: &SolverSpec) -> SolverSpec {
+/// starts with print-success off, and so does the lean one. Without `smt2_models` (the
+/// client did not ask for `--smt2-model-format`) the first `--smt2-model-format` goes as
+/// well (smtproxy adds it for its own contexts): the client's yices prints its models as
+/// `(= x 1)` lines and integral reals bare, and the lean one prints what it is asked.
+pub fn lean_spec(spec: &SolverSpec, smt2_models: bool) -> SolverSpec {
     let mut spec = spec.clone();
     if spec.kind == SolverKind::Yices {
-        if let Some(i) = spec.args.iter().position(|a| a == "--interactive") {
-            spec.args.remove(i);
+        let mut drop = vec!["--interactive"];
+        if !smt2_models {
+            drop.push("--smt2-model-format");
+        }
+        for flag in drop {
+            if let Some(i) = spec.args.iter().position(|a| a == flag) {
+                spec.args.remove(i);
+            }
         }
     }
     spec
@@ -177,8 +186,8 @@ impl LeanSolver {
     /// Start the solver in lean mode (`lean_spec`): nothing is sent ahead of the
     /// caller's own text. Nothing is read: a binary that is not an SMT solver shows at the
     /// first wait for output.
-    pub fn start(spec: &SolverSpec) -> Result<LeanSolver, DriverError> {
-        let spec = lean_spec(spec);
+    pub fn start(spec: &SolverSpec, smt2_models: bool) -> Result<LeanSolver, DriverError> {
+        let spec = lean_spec(spec, smt2_models);
         let s = LeanSolver {
             ch: Channel::spawn(&spec, Framer::verbatim())?,
             wbuf: Vec::new(),

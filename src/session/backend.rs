@@ -89,6 +89,9 @@ pub struct SolverHandle {
     /// A lean process started ahead of need and sent the solver's warm-up
     /// (`prestart_lean`), its answer unread; a lean start may take it (`take_spare`).
     spare: Option<LeanSolver>,
+    /// Lean processes print models in SMT-LIB's format (yices' `--smt2-model-format`, as
+    /// the client asked or not: `driver::lean::lean_spec`).
+    pub lean_smt2_models: bool,
 }
 
 /// A check sent by `send_detached` whose answer nobody waits for.
@@ -121,6 +124,7 @@ impl SolverHandle {
             unconfirmed: false,
             ahead: 0,
             spare: None,
+            lean_smt2_models: true,
         }
     }
     pub fn spec(&self) -> &SolverSpec {
@@ -157,7 +161,7 @@ impl SolverHandle {
         if self.spare.is_some() {
             return;
         }
-        if let Ok(mut s) = LeanSolver::start(&self.spec) {
+        if let Ok(mut s) = LeanSolver::start(&self.spec, self.lean_smt2_models) {
             s.write(warm);
             s.flush();
             self.spare = Some(s);
@@ -292,7 +296,9 @@ impl SolverHandle {
         if self.live().is_none() {
             let t0 = Instant::now();
             let s = match self.mode {
-                DriverMode::Lean => Running::Lean(LeanSolver::start(&self.spec)?),
+                DriverMode::Lean => {
+                    Running::Lean(LeanSolver::start(&self.spec, self.lean_smt2_models)?)
+                }
                 DriverMode::Framed => Running::Framed(FramedSolver::start(&self.spec)?),
             };
             self.start_wait += t0.elapsed();

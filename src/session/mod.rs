@@ -36,6 +36,7 @@ pub mod own_model;
 pub mod planner;
 pub mod portfolio;
 mod position;
+mod recheck;
 mod repeat;
 mod set_option;
 pub mod stack;
@@ -178,6 +179,9 @@ pub struct Engine {
     status_info: Option<String>,
     /// The text of the last check-sat under an objective.
     objective_check: Option<String>,
+    /// The text of the last check-sat, when it was answered sat, and whether the client
+    /// has read the model since (`recheck`).
+    sat_check: Option<(String, bool)>,
     /// Where the optimum is known to lie when the last check-sat's search ran out of the
     /// client's deadline (it was answered `unknown`).
     optimum_interval: Option<(num_bigint::BigUint, num_bigint::BigUint)>,
@@ -286,6 +290,7 @@ impl Engine {
             optimum: None,
             status_info: None,
             objective_check: None,
+            sat_check: None,
             optimum_interval: None,
         })
     }
@@ -491,7 +496,7 @@ impl Engine {
             && matches!(self.last, Last::Sat)
             && self.models_enabled()
         {
-            self.get_model("(get-model)", 1, 1);
+            let _ = self.get_model("(get-model)", 1, 1);
         }
         if self.flags.stats_at_exit {
             let text = "(get-info :all-statistics)";
@@ -619,11 +624,17 @@ impl Engine {
     }
 
     /// The client has sent nothing more yet: answer everything in flight now (it may be
-    /// waiting for those answers before it writes again).
+    /// waiting for those answers before it writes again); under the modelled engine, start
+    /// the main solver meanwhile if it never ran.
     pub fn idle(&mut self) {
         if self.passing() {
             self.busy();
             let _ = self.pass_sync(false);
+        } else if self.planner.main.generation == 0 {
+            // Waiting on the client anyway: the solver starts meanwhile (an interactive
+            // client that starts a solver per query, as pySMT does, pauses before its
+            // first command). A stream that never pauses starts it at its first use.
+            self.planner.main.prestart();
         }
         self.pause();
     }
@@ -800,6 +811,12 @@ impl Engine {
                 let why = format!("the solver takes what smtproxy refuses ({})", e.msg);
                 Some(self.fall_back(text, line, col, &why))
             }
+            // A get-value the solver answers (a function asked for as a whole, which z3,
+            // cvc5 and yices each print their own way): the solver answers it.
+            Response::Other(_) if e.kind == ErrorKind::Sort && head == Some("get-value") => {
+                let why = format!("the solver answers what smtproxy refuses ({})", e.msg);
+                Some(self.fall_back(text, line, col, &why))
+            }
             _ => None,
         }
     }
@@ -810,6 +827,7 @@ impl Engine {
         // The state that goes to the solver holds every assertion the client made.
         self.settle_walk();
         if self.mode == Mode::Modelled {
+            self.keep_model_through_fall_back(text);
             self.mode = Mode::FallBack;
             self.block = None;
             self.fallback_options = Some(self.client.options.clone());
@@ -821,6 +839,38 @@ impl Engine {
         self.pass_command(text.to_string(), line, col, None, false)
             .pop()
             .unwrap_or_default()
+    }
+
+    /// Before a fall-back at `text`, a command that reads the model of the client's last
+    /// check-sat (answered sat): the fall-back's solver runs that check again after the
+    /// client's state, under the values the client has read of its model (`recheck`).
+    fn keep_model_through_fall_back(&mut self, text: &str) {
+        let reads_model = matches!(
+            crate::smt2::lex::command_head(text),
+            Some("get-value" | "get-model" | "eval")
+        );
+        let Some((check, read)) = self.sat_check.clone() else {
+            return;
+        };
+        if !reads_model || !matches!(self.last, Last::Sat) {
+            return;
+        }
+        let model = if read {
+            let busy = self.planner.busy();
+            let m = self
+                .planner
+                .model(&mut self.store, self.client.decls(), self.dialect);
+            self.stats.solver += self.planner.busy().saturating_sub(busy);
+            match m {
+                Ok(m) => Some(m),
+                Err(_) => return,
+            }
+        } else {
+            None
+        };
+        if let Some(cmd) = recheck::recheck(self.dialect, &check, model.as_deref()) {
+            self.lean.check_again(&cmd);
+        }
     }
 
     /// Options whose value is the client's, not the backend's (the proxy sets them on
@@ -1367,22 +1417,26 @@ impl Engine {
                 self.success();
             }
             Command::CheckSat | Command::CheckSatAssuming(_) if self.objective.is_some() => {
+                self.sat_check = None;
                 let lits = match cmd {
                     Command::CheckSatAssuming(lits) => lits,
                     _ => Vec::new(),
                 };
                 return self.optimise(&lits, text, line, col);
             }
-            Command::CheckSat => {
-                let a = self.check(&[]);
-                outcome.check = Some(a);
-            }
-            Command::CheckSatAssuming(lits) => {
+            Command::CheckSat | Command::CheckSatAssuming(_) => {
+                let lits = match cmd {
+                    Command::CheckSatAssuming(lits) => lits,
+                    _ => Vec::new(),
+                };
+                // Kept before the answer goes out (a model printed with it is read), and
+                // dropped by `answered` unless it is sat.
+                self.sat_check = Some((text.to_string(), false));
                 let a = self.check(&lits);
                 outcome.check = Some(a);
             }
             Command::GetValue(terms) => self.get_value(&terms, text, line, col),
-            Command::GetModel => self.get_model(text, line, col),
+            Command::GetModel => return self.get_model(text, line, col),
             // The options these need send the session to passthrough when set, so here
             // they are off.
             Command::GetAssignment
@@ -1565,6 +1619,9 @@ impl Engine {
 
     /// Tell the client `a`, the answer to its check-sat under `assumptions`.
     fn answered(&mut self, a: Answer, assumptions: &[TermId]) {
+        if a != Answer::Sat {
+            self.sat_check = None;
+        }
         self.count_check(a);
         self.last = match a {
             Answer::Sat => Last::Sat,
@@ -1574,7 +1631,7 @@ impl Engine {
         self.last_assumptions = assumptions.to_vec();
         self.emit(a.as_str());
         if a == Answer::Sat && self.flags.model_after_sat && self.models_enabled() {
-            self.get_model("(get-model)", 1, 1);
+            let _ = self.get_model("(get-model)", 1, 1);
         }
     }
 
@@ -1706,9 +1763,18 @@ impl Engine {
         self.stats.solver += self.planner.busy().saturating_sub(busy);
         match r {
             Ok(mut values) => {
+                let reals = (self.client.logic.as_deref())
+                    .is_some_and(crate::smt2::logic::reals_without_ints);
                 if self.dialect == Dialect::Yices && !self.flags.smt2_model_format {
                     for v in &mut values {
                         *v = response::bare_integral_reals(v);
+                    }
+                }
+                if self.dialect == Dialect::Cvc5 && reals {
+                    for v in &mut values {
+                        if let std::borrow::Cow::Owned(real) = response::cvc5_numeral_as_real(v) {
+                            *v = real;
+                        }
                     }
                 }
                 // cvc5 repeats each term as it parsed it, not as the client wrote it.
@@ -1716,7 +1782,8 @@ impl Engine {
                     .iter()
                     .map(|(_, src)| match self.dialect {
                         Dialect::Cvc5 => {
-                            crate::smt2::echo::cvc5_term(src, &|n| self.client.label_text(n)).into()
+                            let label = |n: &str| self.client.label_text(n);
+                            crate::smt2::echo::cvc5_term(src, reals, &label).into()
                         }
                         // z3 echoes the client's text; yices re-prints the client's tokens,
                         // laid out with the values by its pretty printer, which
@@ -1731,14 +1798,22 @@ impl Engine {
                     .map(|(src, v)| (src.as_ref(), v.as_str()))
                     .collect();
                 self.emit(&response::get_value(self.dialect, &pairs));
+                self.model_read();
             }
             Err(e) => self.run_error(text, line, col, &e.to_string()),
         }
     }
 
-    fn get_model(&mut self, text: &str, line: usize, col: usize) {
+    fn get_model(&mut self, text: &str, line: usize, col: usize) -> Outcome {
         if self.model_refused("model", text, line, col) {
-            return;
+            return Outcome::default();
+        }
+        let model_unread = self.sat_check.as_ref().is_some_and(|(_, read)| !read);
+        if self.dialect == Dialect::Yices && !self.flags.smt2_model_format && model_unread {
+            // yices without `--smt2-model-format` prints its model as `(= x 1)` lines in
+            // an order of its own, arrays and functions as `@fun_N` blocks: its own words,
+            // from the solver that runs the check again (`recheck`).
+            return self.fall_back(text, line, col, "yices' own model format");
         }
         let busy = self.planner.busy();
         let mut r = self
@@ -1753,8 +1828,19 @@ impl Engine {
         }
         self.stats.solver += self.planner.busy().saturating_sub(busy);
         match r {
-            Ok(text) => self.emit(&text),
+            Ok(text) => {
+                self.emit(&text);
+                self.model_read();
+            }
             Err(e) => self.run_error(text, line, col, &e.to_string()),
+        }
+        Outcome::default()
+    }
+
+    /// The client has read (part of) the model of its last check-sat.
+    fn model_read(&mut self) {
+        if let Some((_, read)) = self.sat_check.as_mut() {
+            *read = true;
         }
     }
 

@@ -88,12 +88,18 @@ impl Planner {
     }
 
     pub fn new(cfg: &Config) -> Result<Planner, crate::error::Error> {
+        // The handles that run lean processes print models as the client's solver would.
+        let lean_handle = || {
+            let mut h = SolverHandle::new(cfg.solver.clone(), cfg.timeout);
+            h.lean_smt2_models = cfg.client.smt2_model_format;
+            h
+        };
         Ok(Planner {
             strategy: cfg.strategy,
             race: cfg.jobs >= 2,
-            main: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
+            main: lean_handle(),
             aux: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
-            fallback: SolverHandle::new(cfg.solver.clone(), cfg.timeout),
+            fallback: lean_handle(),
             // Hybrid learns unsat cores (for its counterexample cache) from z3; cvc5 builds
             // cores from proofs, and yices gives them only for check-sat-assuming.
             stack: StackMirror::new(
@@ -510,8 +516,12 @@ impl Planner {
         if matches!(self.model_at, ModelAt::Aux(_)) {
             return None;
         }
-        let mut cmds: Vec<String> = Vec::with_capacity(log.len() + 1);
+        let mut cmds: Vec<String> = Vec::with_capacity(log.len() + 2);
         cmds.push("(reset)".into());
+        if needs_model {
+            // A reset puts the options back (cvc5 then refuses any get-value).
+            cmds.push("(set-option :produce-models true)".into());
+        }
         cmds.extend_from_slice(log);
         self.aux.batch(&cmds).ok()?.ok()?;
         if needs_model && !matches!(self.aux.cmd("(check-sat)"), Ok(Response::Sat)) {

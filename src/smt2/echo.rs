@@ -8,7 +8,9 @@
 //! integral and `(/ n d)` in lowest terms otherwise, a division of two numerals folded the
 //! same way (`(/ 4 2)` is `2.0`; one by zero is kept), `let` bindings substituted, a
 //! `:named` label replaced by the term it names, `|x|` as `x` when `x` is a simple symbol,
-//! and single spaces between tokens (cvc5 1.0, checked against its answers).
+//! and single spaces between tokens (cvc5 1.0, checked against its answers). Under a logic
+//! of reals without integers (`QF_LRA`, `NRA`, ...) cvc5 reads every numeral as a real:
+//! it prints `3` as `3.0` and keeps a division of numerals as written (`(/ 4.0 2.0)`).
 //!
 //! Invariants:
 //! * Only the text changes, never the term: every rewrite above is one cvc5's parser makes,
@@ -165,7 +167,8 @@ type Env = FxHashMap<String, Option<String>>;
 
 /// The term `src` (the client's text of one get-value term) as cvc5 prints it back;
 /// `label` gives the text a `:named` label names (the client's text of that term).
-pub fn cvc5_term(src: &str, label: &dyn Fn(&str) -> Option<String>) -> String {
+/// `reals`: the logic has reals and no integers (`logic::reals_without_ints`).
+pub fn cvc5_term(src: &str, reals: bool, label: &dyn Fn(&str) -> Option<String>) -> String {
     let Some(sxs) = parse(src) else {
         return src.to_string();
     };
@@ -173,8 +176,16 @@ pub fn cvc5_term(src: &str, label: &dyn Fn(&str) -> Option<String>) -> String {
         return src.to_string();
     };
     let mut out = String::with_capacity(src.len());
-    echo(sx, &Env::default(), label, 0, &mut out);
+    let cx = Cx { label, reals };
+    echo(sx, &Env::default(), &cx, 0, &mut out);
     out
+}
+
+/// What the echo of a term depends on besides the term: the labels' texts, and whether
+/// numerals are reals.
+struct Cx<'l> {
+    label: &'l dyn Fn(&str) -> Option<String>,
+    reals: bool,
 }
 
 /// The widest `(_ bvN W)` written out in binary (W digits); a wider one, which the
@@ -185,15 +196,9 @@ const WIDE_MAX: u32 = 1 << 16;
 /// as written (a label cannot name a term that uses itself, so this only bounds the work).
 const LABEL_DEPTH: u32 = 64;
 
-fn echo(
-    sx: &Sx<'_>,
-    env: &Env,
-    label: &dyn Fn(&str) -> Option<String>,
-    depth: u32,
-    out: &mut String,
-) {
+fn echo(sx: &Sx<'_>, env: &Env, cx: &Cx<'_>, depth: u32, out: &mut String) {
     match sx {
-        Sx::Atom(a) => echo_atom(a, env, label, depth, out),
+        Sx::Atom(a) => echo_atom(a, env, cx, depth, out),
         Sx::List(items) => {
             match items.as_slice() {
                 [Sx::Atom("_"), Sx::Atom(v), Sx::Atom(w)] if v.starts_with("bv") => {
@@ -213,7 +218,7 @@ fn echo(
                             Sx::List(pair) if pair.len() == 2 => {
                                 if let Sx::Atom(v) = &pair[0] {
                                     let mut t = String::new();
-                                    echo(&pair[1], env, label, depth, &mut t);
+                                    echo(&pair[1], env, cx, depth, &mut t);
                                     inner.insert(unquote(v).to_string(), Some(t));
                                 } else {
                                     ok = false;
@@ -223,7 +228,7 @@ fn echo(
                         }
                     }
                     if ok {
-                        echo(body, &inner, label, depth, out);
+                        echo(body, &inner, cx, depth, out);
                         return;
                     }
                 }
@@ -241,11 +246,13 @@ fn echo(
                     out.push(' ');
                     write_into(&Sx::List(vars.clone()), out);
                     out.push(' ');
-                    echo(body, &inner, label, depth, out);
+                    echo(body, &inner, cx, depth, out);
                     out.push(')');
                     return;
                 }
-                [Sx::Atom("/"), Sx::Atom(n), Sx::Atom(d)] if numeral(n) && numeral(d) => {
+                [Sx::Atom("/"), Sx::Atom(n), Sx::Atom(d)]
+                    if numeral(n) && numeral(d) && !cx.reals =>
+                {
                     if let (Some(n), Some(d)) = (
                         BigUint::parse_bytes(n.as_bytes(), 10),
                         BigUint::parse_bytes(d.as_bytes(), 10),
@@ -256,6 +263,11 @@ fn echo(
                         }
                     }
                 }
+                // An index is not a numeral of the theory.
+                [Sx::Atom("_"), ..] => {
+                    write_into(sx, out);
+                    return;
+                }
                 _ => {}
             }
             out.push('(');
@@ -263,20 +275,14 @@ fn echo(
                 if k > 0 {
                     out.push(' ');
                 }
-                echo(it, env, label, depth, out);
+                echo(it, env, cx, depth, out);
             }
             out.push(')');
         }
     }
 }
 
-fn echo_atom(
-    a: &str,
-    env: &Env,
-    label: &dyn Fn(&str) -> Option<String>,
-    depth: u32,
-    out: &mut String,
-) {
+fn echo_atom(a: &str, env: &Env, cx: &Cx<'_>, depth: u32, out: &mut String) {
     if let Some(hex) = a.strip_prefix("#x") {
         if let Some(v) = BigUint::parse_bytes(hex.as_bytes(), 16) {
             binary(&v, 4 * hex.len(), out);
@@ -295,6 +301,11 @@ fn echo_atom(
             }
         }
     }
+    if cx.reals && numeral(a) {
+        out.push_str(a);
+        out.push_str(".0");
+        return;
+    }
     if a.starts_with(|c: char| c.is_ascii_digit() || c == '#' || c == '"' || c == ':') {
         out.push_str(a);
         return;
@@ -303,12 +314,12 @@ fn echo_atom(
     match env.get(name) {
         Some(Some(t)) => out.push_str(t),
         Some(None) => out.push_str(printed_symbol(a)),
-        None => match (depth < LABEL_DEPTH).then(|| label(name)).flatten() {
+        None => match (depth < LABEL_DEPTH).then(|| (cx.label)(name)).flatten() {
             Some(text) => {
                 let echoed = match parse(&text) {
                     Some(sxs) if sxs.len() == 1 => {
                         let mut t = String::new();
-                        echo(&sxs[0], &Env::default(), label, depth + 1, &mut t);
+                        echo(&sxs[0], &Env::default(), cx, depth + 1, &mut t);
                         t
                     }
                     _ => text,
@@ -1065,7 +1076,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        cvc5_term(src, &|n| labels.get(n).map(|s| s.to_string()))
+        cvc5_term(src, false, &|n| labels.get(n).map(|s| s.to_string()))
     }
 
     /// Each pair was printed by cvc5 1.0.3 for the term on the left.

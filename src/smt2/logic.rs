@@ -1,8 +1,11 @@
-//! What a `set-logic` lets a strict solver take. z3 takes every theory in every logic;
-//! cvc5 and yices refuse a command that uses a theory the client's logic leaves out
-//! (`(declare-fun i () Int)` under `QF_BV`: an error, and `i` stays undeclared), each in
-//! its own way (cvc5 takes bit-vectors in `QF_LIA` and refuses functions without `UF`;
-//! yices takes functions and quantifiers anywhere). smtproxy's parser takes every theory
+//! What a `set-logic` lets a strict solver take. cvc5 and yices refuse a command that
+//! uses a theory the client's logic leaves out (`(declare-fun i () Int)` under `QF_BV`:
+//! an error, and `i` stays undeclared), each in its own way (cvc5 takes bit-vectors in
+//! `QF_LIA` and refuses functions without `UF`; yices takes functions and quantifiers
+//! anywhere). All three refuse an arithmetic operator the logic's arithmetic lacks (`/`
+//! without reals, `div` without integers, `to_real` without both) and a non-linear term
+//! (a product of two terms with variables, a division by one) under a linear logic;
+//! those are the only rules judged for z3. smtproxy's parser takes every theory
 //! it models in every logic, so the engine asks [`LogicCheck::outside`] before it takes a
 //! declaration, definition or assertion, and lets the solver judge a command outside
 //! (passthrough from there on): the client gets the solver's own error, and the session
@@ -47,6 +50,21 @@ impl Theories {
     /// Uninterpreted functions of one or more arguments, and declared sorts.
     pub const UF: Theories = Theories(64);
     pub const QUANT: Theories = Theories(128);
+    /// Real division `/`, which a logic of integers alone does not have.
+    pub const REAL_OPS: Theories = Theories(256);
+    /// `div` and `mod`, which a logic of reals alone does not have.
+    pub const INT_OPS: Theories = Theories(512);
+    /// `to_real`, `to_int`, `is_int`: only where both sorts are.
+    pub const MIXED: Theories = Theories(1024);
+    /// A product of two terms with variables, or a division or `mod` by one: only the
+    /// non-linear logics (`NIA`, `NRA`, `NIRA`).
+    pub const NONLINEAR: Theories = Theories(2048);
+    /// Not a theory: the term has a variable (a symbol), which decides `NONLINEAR` for
+    /// cvc5 and yices.
+    const VARS: Theories = Theories(4096);
+    /// Not a theory: the term is not a numeral (`2`, `(- 2)`, `(/ 1 2)`), which decides
+    /// `NONLINEAR` for z3 (a product by `(+ 1 2)` is non-linear to it).
+    const NOT_NUMERAL: Theories = Theories(8192);
     const NONE: Theories = Theories(0);
 
     fn union(self, o: Theories) -> Theories {
@@ -80,11 +98,23 @@ pub fn admitted(name: &str) -> Option<Theories> {
     if let Some(r) = rest.strip_prefix("BV") {
         (t, rest) = (t.union(Theories::BV).union(Theories::BV_SORT), r);
     }
+    let ints = Theories::INT
+        .union(Theories::ARITH)
+        .union(Theories::INT_OPS);
+    let reals = Theories::REAL
+        .union(Theories::ARITH)
+        .union(Theories::REAL_OPS);
     let arith = match rest {
         "" => Theories::NONE,
-        "IDL" | "LIA" | "NIA" => Theories::INT.union(Theories::ARITH),
-        "RDL" | "LRA" | "NRA" => Theories::REAL.union(Theories::ARITH),
-        "LIRA" | "NIRA" => Theories::INT.union(Theories::REAL).union(Theories::ARITH),
+        "IDL" | "LIA" => ints,
+        "NIA" => ints.union(Theories::NONLINEAR),
+        "RDL" | "LRA" => reals,
+        "NRA" => reals.union(Theories::NONLINEAR),
+        "LIRA" => ints.union(reals).union(Theories::MIXED),
+        "NIRA" => ints
+            .union(reals)
+            .union(Theories::MIXED)
+            .union(Theories::NONLINEAR),
         _ => return None,
     };
     let t = t.union(arith);
@@ -92,15 +122,32 @@ pub fn admitted(name: &str) -> Option<Theories> {
     (t != Theories::NONE && t != Theories::QUANT).then_some(t)
 }
 
+/// Whether the logic `name` has reals and no integers (`QF_LRA`, `NRA`, `QF_UFLRA`, ...),
+/// under which cvc5 reads every numeral as a real (`smt2::echo`).
+pub fn reals_without_ints(name: &str) -> bool {
+    admitted(name).is_some_and(|t| t.meets(Theories::REAL) && !t.meets(Theories::INT))
+}
+
 /// The theories a strict solver refuses outside its logic.
 fn enforced(dialect: Dialect) -> Theories {
     let both = Theories::INT
         .union(Theories::REAL)
         .union(Theories::ARITH)
+        .union(Theories::REAL_OPS)
+        .union(Theories::INT_OPS)
+        .union(Theories::MIXED)
+        .union(Theories::NONLINEAR)
         .union(Theories::BV)
         .union(Theories::ARRAY);
     match dialect {
-        Dialect::Z3 => Theories::NONE,
+        // z3 takes sorts and operators of theories a logic leaves out (an Int in QF_BV),
+        // but not an arithmetic's operators the logic's arithmetic lacks (`/` under
+        // QF_LIA, `to_int` under QF_LRA: "logic does not support reals") nor a
+        // non-linear term under a linear logic.
+        Dialect::Z3 => Theories::REAL_OPS
+            .union(Theories::INT_OPS)
+            .union(Theories::MIXED)
+            .union(Theories::NONLINEAR),
         Dialect::Cvc5 => both.union(Theories::UF).union(Theories::QUANT),
         Dialect::Yices => both.union(Theories::BV_SORT),
     }
@@ -112,6 +159,8 @@ pub struct LogicCheck {
     refused: Theories,
     /// Theories of each term seen, by term id (`UNSEEN` when not computed).
     memo: Vec<u16>,
+    /// Products are judged as z3 judges them (`Theories::NOT_NUMERAL`).
+    z3_products: bool,
 }
 
 const UNSEEN: u16 = u16::MAX;
@@ -124,6 +173,7 @@ impl LogicCheck {
         (refused != Theories::NONE).then(|| LogicCheck {
             refused,
             memo: Vec::new(),
+            z3_products: dialect == Dialect::Z3,
         })
     }
 
@@ -133,6 +183,7 @@ impl LogicCheck {
         (dialect == Dialect::Yices).then(|| LogicCheck {
             refused: enforced(dialect),
             memo: Vec::new(),
+            z3_products: false,
         })
     }
 
@@ -149,10 +200,12 @@ impl LogicCheck {
                     t.union(Theories::UF)
                 }
             }
+            // A body's parameters are not the variables of a product: an application may
+            // make it linear.
             Command::DefineFun {
                 params, ret, body, ..
             } => sorts_theories(store, params.iter().map(|p| p.1).chain([*ret]))
-                .union(self.term(store, *body)),
+                .union(self.term(store, *body).minus(Theories::NONLINEAR)),
             Command::Assert(t, _) => self.term(store, *t),
             _ => Theories::NONE,
         };
@@ -186,9 +239,37 @@ impl LogicCheck {
                 );
                 continue;
             }
-            let mut bits = op_theories(store.op(x));
+            let op = store.op(x);
+            let mut bits = op_theories(op);
             for a in args {
                 bits = bits.union(Theories(self.memo[a.0 as usize]));
+            }
+            let factor = if self.z3_products {
+                Theories::NOT_NUMERAL
+            } else {
+                Theories::VARS
+            };
+            let variable = |a: &TermId| Theories(self.memo[a.0 as usize]).meets(factor);
+            let nonlinear = match op {
+                Op::Mul => args.iter().filter(|a| variable(a)).count() >= 2,
+                Op::RealDiv | Op::IntDiv | Op::Mod => args.iter().skip(1).any(variable),
+                _ => false,
+            };
+            if nonlinear {
+                bits = bits.union(Theories::NONLINEAR);
+            }
+            if matches!(op, Op::Sym(_)) {
+                bits = bits.union(Theories::VARS);
+            }
+            let numeral = match op {
+                Op::Num(_) | Op::Dec(_) => true,
+                Op::Neg | Op::RealDiv => !args
+                    .iter()
+                    .any(|a| Theories(self.memo[a.0 as usize]).meets(Theories::NOT_NUMERAL)),
+                _ => false,
+            };
+            if !numeral {
+                bits = bits.union(Theories::NOT_NUMERAL);
             }
             self.memo[i] = bits.0;
         }
@@ -208,8 +289,10 @@ fn op_theories(op: Op) -> Theories {
         | BvLshr | BvAshr | BvUlt | BvUle | BvUgt | BvUge | BvSlt | BvSle | BvSgt | BvSge => {
             Theories::BV
         }
-        Neg | Sub | Add | Mul | RealDiv | IntDiv | Mod | Abs | Le | Lt | Ge | Gt | ToReal
-        | ToInt | IsInt | Divisible(_) => Theories::ARITH,
+        RealDiv => Theories::ARITH.union(Theories::REAL_OPS),
+        IntDiv | Mod => Theories::ARITH.union(Theories::INT_OPS),
+        ToReal | ToInt | IsInt => Theories::ARITH.union(Theories::MIXED),
+        Neg | Sub | Add | Mul | Abs | Le | Lt | Ge | Gt | Divisible(_) => Theories::ARITH,
         True | False | Bv(_) | BvWide(_) | Num(_) | Dec(_) | Str(_) | Sym(_) | Other(_)
         | Annot(_) | Not | And | Or | Xor | Implies | Eq | Distinct | Ite => Theories::NONE,
     }
@@ -243,8 +326,8 @@ mod tests {
         use Theories as T;
         let t = |v: &[Theories]| v.iter().fold(T::NONE, |a, &b| a.union(b));
         let bv = t(&[T::BV, T::BV_SORT]);
-        let int = t(&[T::INT, T::ARITH]);
-        let real = t(&[T::REAL, T::ARITH]);
+        let int = t(&[T::INT, T::ARITH, T::INT_OPS]);
+        let real = t(&[T::REAL, T::ARITH, T::REAL_OPS]);
         assert_eq!(admitted("QF_BV"), Some(bv));
         assert_eq!(admitted("QF_ABV"), Some(t(&[T::ARRAY, bv])));
         assert_eq!(admitted("QF_AUFBV"), Some(t(&[T::ARRAY, T::UF, bv])));
@@ -253,12 +336,19 @@ mod tests {
         assert_eq!(admitted("QF_LIA"), Some(int));
         assert_eq!(admitted("QF_IDL"), Some(int));
         assert_eq!(admitted("QF_LRA"), Some(real));
-        assert_eq!(admitted("QF_UFLIRA"), Some(t(&[T::UF, int, real])));
+        assert_eq!(
+            admitted("QF_UFLIRA"),
+            Some(t(&[T::UF, int, real, T::MIXED]))
+        );
+        assert_eq!(admitted("QF_NRA"), Some(t(&[real, T::NONLINEAR])));
         assert_eq!(
             admitted("AUFLIA"),
             Some(t(&[T::QUANT, T::ARRAY, T::UF, int]))
         );
-        assert_eq!(admitted("UFNIA"), Some(t(&[T::QUANT, T::UF, int])));
+        assert_eq!(
+            admitted("UFNIA"),
+            Some(t(&[T::QUANT, T::UF, int, T::NONLINEAR]))
+        );
         assert_eq!(admitted("BV"), Some(t(&[T::QUANT, bv])));
         for unread in [
             "ALL",
@@ -344,6 +434,31 @@ mod tests {
             // A term over declared constants: judged by its sorts.
             let decls = ["(declare-fun v () (_ BitVec 8))"];
             assert!(!outside(d, "QF_BV", &decls, "(assert (bvult v #x05))"));
+            // Each arithmetic's own operators, and products of variables only where the
+            // logic is non-linear (cvc5 1.0.3 and yices 2.6.5 alike, pySMT's tests).
+            let (a, b) = ("(declare-fun a () Int)", "(declare-fun b () Int)");
+            let (r, q) = ("(declare-fun r () Real)", "(declare-fun q () Real)");
+            assert!(outside(d, "QF_NIA", &[a], "(assert (= (/ 5 a) 2))"));
+            assert!(outside(d, "QF_LIA", &[a], "(assert (= (to_real a) 1.0))"));
+            assert!(outside(d, "QF_LRA", &[r], "(assert (= (to_int r) 1))"));
+            assert!(!outside(d, "QF_LIA", &[a], "(assert (= (div a 2) 1))"));
+            assert!(!outside(
+                d,
+                "QF_LIRA",
+                &[a, r],
+                "(assert (= (to_real a) r))"
+            ));
+            assert!(outside(d, "QF_LRA", &[r], "(assert (= (* r r) 1.0))"));
+            assert!(outside(d, "QF_LIA", &[a, b], "(assert (= (mod a b) 1))"));
+            assert!(outside(d, "QF_LRA", &[r, q], "(assert (= (/ r q) 1.0))"));
+            assert!(outside(d, "QF_UFLIRA", &[r], "(assert (= (* r r) 2.0))"));
+            assert!(!outside(d, "QF_LIA", &[a], "(assert (= (* 2 3 a) 6))"));
+            assert!(!outside(d, "QF_LIA", &[a], "(assert (= (* (+ 1 2) a) 6))"));
+            assert!(!outside(d, "QF_LRA", &[r], "(assert (= (/ r 2.0) 1.0))"));
+            assert!(!outside(d, "QF_NIA", &[a, b], "(assert (= (* a b) 1))"));
+            assert!(!outside(d, "QF_NRA", &[r], "(assert (= (* r r) 2.0))"));
+            let sq = "(define-fun sq ((x Int)) Int (* x x))";
+            assert!(!outside(d, "QF_LIA", &[], sq));
         }
         // cvc5 alone: functions and declared sorts need UF, quantifiers a quantified logic.
         assert!(outside(Cvc5, "QF_BV", &[], bvf));
@@ -372,9 +487,14 @@ mod tests {
         assert!(before(Yices, int));
         assert!(!before(Yices, "(declare-fun a () Bool)"));
         assert!(!before(Cvc5, int) && !before(Z3, int));
-        // z3 takes everything.
+        // z3 is judged on the arithmetic operators and non-linear terms only.
         for (logic, cmd) in [("QF_BV", int), ("QF_BV", lt), ("QF_BV", bvf), ("QF_BV", q)] {
             assert!(!outside(Z3, logic, &[], cmd));
         }
+        let a = "(declare-fun a () Int)";
+        assert!(outside(Z3, "QF_NIA", &[a], "(assert (= (/ 5 a) 2))"));
+        assert!(outside(Z3, "QF_LIA", &[a], "(assert (= (* a a) 4))"));
+        assert!(!outside(Z3, "QF_NIA", &[a], "(assert (= (* a a) 4))"));
+        assert!(!outside(Z3, "QF_LIA", &[a], "(assert (= (div a 2) 1))"));
     }
 }

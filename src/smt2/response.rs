@@ -158,9 +158,42 @@ pub fn bare_integral_reals(v: &str) -> String {
     out
 }
 
+/// A value of a numeral as cvc5 prints it under a logic of reals without integers, where
+/// it reads every numeral as a real (`smt2::echo`): an integer `7` or `(- 3)` (what
+/// smtproxy's evaluator gives a numeral it read as an integer) as `7.0`, `(- 3.0)`; any
+/// other value as it is.
+pub fn cvc5_numeral_as_real(v: &str) -> std::borrow::Cow<'_, str> {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+    if digits(v) {
+        return format!("{v}.0").into();
+    }
+    match v.strip_prefix("(- ").and_then(|r| r.strip_suffix(')')) {
+        Some(n) if digits(n) => format!("(- {n}.0)").into(),
+        _ => v.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cvc5_numerals_under_reals() {
+        assert_eq!(cvc5_numeral_as_real("7"), "7.0");
+        assert_eq!(cvc5_numeral_as_real("(- 3)"), "(- 3.0)");
+        for same in [
+            "7.0",
+            "(/ 1 2)",
+            "(- (/ 1 2))",
+            "(- x)",
+            "true",
+            "#b01",
+            "(- 3.5)",
+        ] {
+            assert_eq!(cvc5_numeral_as_real(same), same);
+        }
+    }
+
     #[test]
     fn error_escapes_quotes() {
         assert_eq!(error("a \"b\""), "(error \"a \"\"b\"\"\")");

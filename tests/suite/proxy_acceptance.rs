@@ -265,7 +265,7 @@ fn values_as_the_solver(solver: &str, cmd: &[&str], terms: &str) {
     let want = masked(&direct.says(&script), sort_models);
     assert!(want.contains("define-fun"), "{solver} answered {want}");
     for strategy in ["hybrid", "cache", "stack", "passthrough"] {
-        let out = run_under(solver, strategy, script.as_bytes(), T);
+        let out = run_as_client(solver, strategy, cmd, script.as_bytes(), T);
         out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
         let got = masked(&out.stdout_str(), sort_models);
         assert_eq!(got, want, "{solver} {strategy}:\n{}", out.stdout_str());
@@ -315,7 +315,7 @@ fn models_list_functions_where_each_solver_does() {
         let want = names(&direct.says(script));
         assert_eq!(want.len(), 5, "{solver} listed {want:?}");
         for strategy in ["hybrid", "cache", "stack", "fresh", "passthrough"] {
-            let out = run_under(solver, strategy, script.as_bytes(), T);
+            let out = run_as_client(solver, strategy, cmd, script.as_bytes(), T);
             out.assert_no_panic_no_hang(&format!("{solver} {strategy}"));
             assert_eq!(
                 names(&out.stdout_str()),
@@ -327,7 +327,8 @@ fn models_list_functions_where_each_solver_does() {
     }
 }
 
-/// smtproxy runs yices with `--smt2-model-format` (models as `define-fun`s, in `(model ...)`).
+/// yices run with `--smt2-model-format` prints models as `define-fun`s, in `(model ...)`
+/// (without it, `yices_models_in_the_format_the_client_asked_for`).
 #[test]
 fn values_and_models_look_as_yices_prints_them() {
     values_as_the_solver(
@@ -833,6 +834,158 @@ fn refuses_what_cvc5_refuses_in_a_logic() {
 #[test]
 fn refuses_what_yices_refuses_in_a_logic() {
     logic_as_the_solver("yices", &["yices-smt2", "--incremental"]);
+}
+
+/// An arithmetic operator the logic's arithmetic lacks, and a non-linear term under a
+/// linear logic (pySMT's own tests send these): each solver's error, where it gives it
+/// (yices at the assertion, cvc5 at the check-sat, z3 at the assertion with its
+/// position), and what the solver says after; beside them the linear and non-linear
+/// terms each logic takes.
+const ARITH_OUTSIDE_LOGIC: &[(&str, &str)] = &[
+    (
+        "QF_NIA",
+        "(declare-fun a () Int)\n(assert (< 0 a))\n(assert (= (/ 5 a) 2))",
+    ),
+    (
+        "QF_LIA",
+        "(declare-fun a () Int)\n(assert (= (to_real a) 1.0))",
+    ),
+    (
+        "QF_LIA",
+        "(declare-fun a () Int)\n(declare-fun b () Int)\n(assert (= (* a b) 1))",
+    ),
+    (
+        "QF_UFLIRA",
+        "(push 1)\n(declare-fun r () Real)\n(assert (= (* r r) 2.0))",
+    ),
+    (
+        "QF_LRA",
+        "(declare-fun r () Real)\n(declare-fun q () Real)\n(assert (= (/ r q) 1.0))",
+    ),
+    // Taken by all three.
+    (
+        "QF_LIA",
+        "(declare-fun a () Int)\n(assert (= (* (+ 1 2) a) 6))\n(assert (= (div a 2) 1))",
+    ),
+    ("QF_NIA", "(declare-fun a () Int)\n(assert (= (* a a) 4))"),
+];
+
+#[test]
+fn refuses_what_each_solver_refuses_in_an_arithmetic() {
+    let scripts: Vec<String> = ARITH_OUTSIDE_LOGIC
+        .iter()
+        .map(|(logic, cmds)| format!("(set-logic {logic})\n{cmds}\n(check-sat)\n"))
+        .collect();
+    ends_as_each_solver(&scripts, &["hybrid", "cache", "stack", "fresh"]);
+}
+
+/// [`ends_as_the_solver`] through z3, cvc5 and yices, each run as its clients run it.
+fn ends_as_each_solver(scripts: &[String], strategies: &[&str]) {
+    ends_as_the_solver("z3", &["z3", "-in"], scripts, strategies);
+    let cvc5 = ["cvc5", "--lang", "smt2", "--incremental"];
+    ends_as_the_solver("cvc5", &cvc5, scripts, strategies);
+    let yices = ["yices-smt2", "--incremental"];
+    ends_as_the_solver("yices", &yices, scripts, strategies);
+}
+
+/// Under a logic of reals without integers cvc5 reads every numeral as a real: it
+/// repeats `3` as `3.0` and keeps a division of numerals as written, and the value of a
+/// numeral is a real (`7.0`, `(- 3.0)`); with integers in the logic, as before.
+#[test]
+fn get_value_numerals_as_cvc5_reads_them_under_reals() {
+    let script = |logic: &str| {
+        format!(
+            "(set-option :produce-models true)\n(set-logic {logic})\n(declare-const r Real)\n\
+             (assert (= r 0.5))\n(check-sat)\n(get-value ((/ 28 5) (/ 4 2) (+ r 3) (- 3) 0.5 \
+             (/ 1.5 3) (* 2 r) (/ r 2) 7 (- r 1.0) (/ (- 1) 2) r))\n"
+        )
+    };
+    let scripts: Vec<String> = ["QF_LRA", "QF_NRA", "QF_UFLRA", "QF_LIRA"]
+        .iter()
+        .map(|l| script(l))
+        .collect();
+    ends_as_the_solver(
+        "cvc5",
+        &["cvc5", "--incremental"],
+        &scripts,
+        &["hybrid", "stack", "fresh", "cache"],
+    );
+}
+
+/// A function asked for as a whole (pySMT's `get_model` asks each declared symbol):
+/// each solver prints it its own way (z3 as an array, cvc5 as a `lambda`, yices as
+/// `@fun_5`), so smtproxy falls back to the solver, which runs the sat check again (no
+/// value was read before it), and the model the client reads is the solver's own.
+#[test]
+fn a_function_asked_for_whole_is_the_solvers_own() {
+    let script = "(set-option :produce-models true)\n(set-logic QF_UFLRA)\n\
+                  (declare-fun h (Real Real) Real)\n(assert (< 0.0 (h 0.0 1.0)))\n(check-sat)\n\
+                  (get-value (h))\n(get-value ((h 0.0 1.0)))\n";
+    ends_as_each_solver(
+        &[script.to_string()],
+        &["hybrid", "stack", "fresh", "cache"],
+    );
+}
+
+/// yices without `--smt2-model-format` prints its model as `(= x 1)` lines in an order
+/// of its own, arrays and functions as `@fun_N` blocks, integral reals bare: a get-model
+/// right after a sat is the solver's own, under every strategy (passthrough's yices runs
+/// without the flag smtproxy gives its own contexts); with the flag, SMT-LIB's format.
+#[test]
+fn yices_models_in_the_format_the_client_asked_for() {
+    let arrays = "(set-logic QF_AUFBV)\n(declare-const x (_ BitVec 8))\n(declare-const b Bool)\n\
+                  (declare-fun a () (Array (_ BitVec 8) (_ BitVec 8)))\n\
+                  (declare-fun f ((_ BitVec 8)) (_ BitVec 8))\n(assert (bvugt x #x05))\n(assert b)\n\
+                  (assert (= (select a x) #x11))\n(assert (= (f x) #x22))\n(check-sat)\n(get-model)\n";
+    let reals = "(set-logic QF_LIRA)\n(declare-const r Real)\n(declare-const i Int)\n\
+                 (assert (= r 2.0))\n(assert (= i (- 3)))\n(check-sat)\n(get-model)\n\
+                 (get-value (r i))\n";
+    let scripts = [arrays.to_string(), reals.to_string()];
+    let strategies = ["hybrid", "stack", "fresh", "cache", "passthrough"];
+    ends_as_the_solver(
+        "yices",
+        &["yices-smt2", "--incremental"],
+        &scripts,
+        &strategies,
+    );
+    let smt2 = ["yices-smt2", "--incremental", "--smt2-model-format"];
+    ends_as_the_solver("yices", &smt2, &scripts[1..], &strategies);
+}
+
+/// A get-value smtproxy cannot evaluate (`bv2nat`, which it does not model) after values
+/// of the same model were read: the solver it falls back to answers it under that model,
+/// the constants pinned to the values read (smtproxy's model may not be the solver's).
+#[test]
+fn a_fall_back_keeps_the_model_the_client_read() {
+    let script = "(set-option :produce-models true)\n(declare-const x (_ BitVec 8))\n\
+                  (declare-const y (_ BitVec 8))\n(assert (bvugt x #x05))\n(assert (bvult y x))\n\
+                  (check-sat)\n(get-value (x y))\n(get-value ((bv2nat x) (bv2nat y)))\n(get-value (x))\n";
+    for strategy in ["hybrid", "stack", "fresh", "cache"] {
+        let out = run_under("z3", strategy, script.as_bytes(), T);
+        out.assert_no_panic_no_hang(strategy);
+        // One answer a line, whatever the layout (z3 breaks a pair of values).
+        let text = out
+            .stdout_str()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let bv = |name: &str| -> u64 {
+            let at = text
+                .find(&format!("({name} #x"))
+                .unwrap_or_else(|| panic!("{name}: {text}"));
+            let hex = &text[at + name.len() + 4..at + name.len() + 6];
+            u64::from_str_radix(hex, 16).expect("hex")
+        };
+        let (x, y) = (bv("x"), bv("y"));
+        assert!(x > 5 && y < x, "{strategy}: {text}");
+        let want = format!(
+            "sat ((x #x{x:02x}) (y #x{y:02x})) (((bv2nat x) {x}) ((bv2nat y) {y})) ((x #x{x:02x}))"
+        );
+        assert_eq!(
+            text, want,
+            "{strategy}: the values read and the fall-back's differ"
+        );
+    }
 }
 
 /// An error on line 3 under passthrough, and one on line 1 after two commands on that
