@@ -77,3 +77,15 @@ smtproxy_place_solver() {
         chmod +x "$dir/$name"
     fi
 }
+
+# The pySMT test modules that use a solver, as paths under pySMT's site-packages directory
+# (scripts/test-pysmt.sh runs them; scripts/record-pysmt.sh records their sessions).
+smtproxy_pysmt_modules() {
+    local m
+    for m in smtlib/test_generic_wrapper.py test_solving.py test_bv.py test_int.py test_euf.py \
+        test_lira.py test_array.py test_models.py test_eager_model.py test_regressions.py \
+        test_nia.py test_nlira.py test_cnf.py test_sorts.py smtlib/test_model_validation.py \
+        test_qe.py test_string.py test_back.py; do
+        echo "pysmt/test/$m"
+    done
+}

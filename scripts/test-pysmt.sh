@@ -27,11 +27,7 @@ if ! python3 -c 'import pysmt, pytest, pytest_timeout' >/dev/null 2>&1; then
 fi
 site=$(python3 -c 'import os, pysmt; print(os.path.dirname(os.path.dirname(pysmt.__file__)))')
 
-modules=(smtlib/test_generic_wrapper.py test_solving.py test_bv.py test_int.py test_euf.py test_lira.py
-    test_array.py test_models.py test_eager_model.py test_regressions.py test_nia.py test_nlira.py test_cnf.py
-    test_sorts.py smtlib/test_model_validation.py test_qe.py test_string.py test_back.py)
-paths=()
-for m in "${modules[@]}"; do paths+=("pysmt/test/$m"); done
+mapfile -t paths < <(smtproxy_pysmt_modules)
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/test-pysmt.XXXXXX")
 trap 'rm -rf "$out"' EXIT
