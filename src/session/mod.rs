@@ -108,6 +108,19 @@ enum Last {
     Unknown,
 }
 
+/// The client's last check-sat, answered sat: what a fall-back runs again so that the
+/// client can still read its model (`recheck`).
+#[derive(Clone)]
+struct SatCheck {
+    /// The command's text.
+    text: String,
+    /// Its number among the session's check-sats on any route (`Stats::queries`): a later
+    /// check-sat, answered by whichever route, makes it stale.
+    query: u64,
+    /// The client has read (part of) its model.
+    read: bool,
+}
+
 /// A check the solver answers this fast on average is cheap: learning it again in a new
 /// solver costs little (a lean probe's window of 64 such checks risks about 0.1 s).
 const CHEAP_CHECK: Duration = Duration::from_millis(2);
@@ -179,9 +192,9 @@ pub struct Engine {
     status_info: Option<String>,
     /// The text of the last check-sat under an objective.
     objective_check: Option<String>,
-    /// The text of the last check-sat, when it was answered sat, and whether the client
-    /// has read the model since (`recheck`).
-    sat_check: Option<(String, bool)>,
+    /// The last check-sat, while it was answered sat and nothing changed the client's
+    /// state since (`recheck`).
+    sat_check: Option<SatCheck>,
     /// Where the optimum is known to lie when the last check-sat's search ran out of the
     /// client's deadline (it was answered `unknown`).
     optimum_interval: Option<(num_bigint::BigUint, num_bigint::BigUint)>,
@@ -849,13 +862,13 @@ impl Engine {
             crate::smt2::lex::command_head(text),
             Some("get-value" | "get-model" | "eval")
         );
-        let Some((check, read)) = self.sat_check.clone() else {
+        let Some(check) = self.sat_check.clone() else {
             return;
         };
-        if !reads_model || !matches!(self.last, Last::Sat) {
+        if !reads_model || !matches!(self.last, Last::Sat) || check.query != self.stats.queries {
             return;
         }
-        let model = if read {
+        let model = if check.read {
             let busy = self.planner.busy();
             let m = self
                 .planner
@@ -868,7 +881,7 @@ impl Engine {
         } else {
             None
         };
-        if let Some(cmd) = recheck::recheck(self.dialect, &check, model.as_deref()) {
+        if let Some(cmd) = recheck::recheck(self.dialect, &check.text, model.as_deref()) {
             self.lean.check_again(&cmd);
         }
     }
@@ -1209,6 +1222,10 @@ impl Engine {
     /// The engine's own handling of a parsed command (not passthrough).
     fn interpret(&mut self, cmd: Command, text: &str, line: usize, col: usize) -> Outcome {
         let mut outcome = Outcome::default();
+        if cmd.changes_state() {
+            // The model of the last check is not run again over another state.
+            self.sat_check = None;
+        }
         if !matches!(cmd, Command::SetLogic(_)) && set_option::initializes(self.dialect, &cmd) {
             self.client.initialized = true;
         }
@@ -1431,7 +1448,11 @@ impl Engine {
                 };
                 // Kept before the answer goes out (a model printed with it is read), and
                 // dropped by `answered` unless it is sat.
-                self.sat_check = Some((text.to_string(), false));
+                self.sat_check = Some(SatCheck {
+                    text: text.to_string(),
+                    query: self.stats.queries + 1,
+                    read: false,
+                });
                 let a = self.check(&lits);
                 outcome.check = Some(a);
             }
@@ -1808,7 +1829,8 @@ impl Engine {
         if self.model_refused("model", text, line, col) {
             return Outcome::default();
         }
-        let model_unread = self.sat_check.as_ref().is_some_and(|(_, read)| !read);
+        let model_unread =
+            (self.sat_check.as_ref()).is_some_and(|c| !c.read && c.query == self.stats.queries);
         if self.dialect == Dialect::Yices && !self.flags.smt2_model_format && model_unread {
             // yices without `--smt2-model-format` prints its model as `(= x 1)` lines in
             // an order of its own, arrays and functions as `@fun_N` blocks: its own words,
@@ -1839,8 +1861,8 @@ impl Engine {
 
     /// The client has read (part of) the model of its last check-sat.
     fn model_read(&mut self) {
-        if let Some((_, read)) = self.sat_check.as_mut() {
-            *read = true;
+        if let Some(c) = self.sat_check.as_mut() {
+            c.read = true;
         }
     }
 

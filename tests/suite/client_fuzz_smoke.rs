@@ -7,9 +7,9 @@
 //! * `fuzz_smoke_lex`: ~5k mutated inputs through the lexical layer and both framers (whole
 //!   and in pieces), capped at 30 s.
 //! * `fuzz_smoke_engine`: ~100 short mutated inputs through the whole engine with the real
-//!   z3 (hybrid vs passthrough answers), capped at 30 s.
-//! * `fuzz_smoke_engine_mock`: ~600 mutated inputs through the whole engine behind the mock
-//!   solver (`fuzz/src/mock_solver.rs`), every strategy, capped at 30 s.
+//!   z3 (hybrid vs passthrough answers), capped at 20 s.
+//! * `fuzz_smoke_engine_mock`: ~400 mutated inputs through the whole engine behind the mock
+//!   solver (`fuzz/src/mock_solver.rs`), every strategy, capped at 20 s.
 //! * `fuzz_regressions`: replays every saved crash input in `fuzz/regressions/`.
 //!
 //! A panic found by the loop is saved as `fuzz/regressions/<target>-<hash>.smt2` and the test
@@ -366,7 +366,7 @@ fn fuzz_smoke_lex() {
 fn fuzz_smoke_engine() {
     common::require("z3");
     let iters = env_num("SMTPROXY_FUZZ_ENGINE_ITERS", 150);
-    let secs = env_num("SMTPROXY_FUZZ_SECS", 30);
+    let secs = env_num("SMTPROXY_FUZZ_SECS", 20);
     let (_, crashes) = fuzz_loop(
         "engine",
         iters,
@@ -405,8 +405,8 @@ fn mock_input(script: &[u8]) -> Vec<u8> {
 #[test]
 fn fuzz_smoke_engine_mock() {
     let mock = mock_solver();
-    let iters = env_num("SMTPROXY_FUZZ_MOCK_ITERS", 600);
-    let secs = env_num("SMTPROXY_FUZZ_SECS", 30);
+    let iters = env_num("SMTPROXY_FUZZ_MOCK_ITERS", 400);
+    let secs = env_num("SMTPROXY_FUZZ_SECS", 20);
     let (execs, crashes) = fuzz_loop(
         "engine_mock",
         iters,
