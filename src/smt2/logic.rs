@@ -13,7 +13,9 @@
 //!
 //! Invariants:
 //! * `outside` says true only where the solver refuses (each rule checked against cvc5
-//!   1.0 and yices 2.6 in `tests/suite/proxy_acceptance.rs`); a logic name it does not read
+//!   1.0, yices 2.6 and, for the arithmetics, z3 in `tests/suite/proxy_acceptance.rs`);
+//!   z3 under a logic without arithmetic (KLEE's QF_AUFBV) is not judged at all, so its
+//!   sessions pay no check; a logic name it does not read
 //!   (`ALL`, strings, floating point, datatypes, ...) and sorts smtproxy does not model
 //!   are not judged, so a command is never refused here that the solver takes, and at
 //!   worst a command the solver refuses is taken as before.
@@ -140,10 +142,10 @@ fn enforced(dialect: Dialect) -> Theories {
         .union(Theories::BV)
         .union(Theories::ARRAY);
     match dialect {
-        // z3 takes sorts and operators of theories a logic leaves out (an Int in QF_BV),
-        // but not an arithmetic's operators the logic's arithmetic lacks (`/` under
-        // QF_LIA, `to_int` under QF_LRA: "logic does not support reals") nor a
-        // non-linear term under a linear logic.
+        // z3 is judged only on an arithmetic's operators the logic's arithmetic lacks
+        // (`/` under QF_LIA, `to_int` under QF_LRA: "logic does not support reals") and
+        // on a non-linear term under a linear logic (its refusal of a theory's sorts
+        // outside the logic, an Int under QF_BV, is not judged here).
         Dialect::Z3 => Theories::REAL_OPS
             .union(Theories::INT_OPS)
             .union(Theories::MIXED)
@@ -167,9 +169,14 @@ const UNSEEN: u16 = u16::MAX;
 
 impl LogicCheck {
     /// The check for `logic` under `dialect`'s solver, or `None` when nothing is refused
-    /// there (z3, a logic this does not read, a logic with every enforced theory).
+    /// there (a logic this does not read, a logic with every enforced theory, z3 under a
+    /// logic without arithmetic: its rules here are the arithmetics').
     pub fn new(dialect: Dialect, logic: &str) -> Option<LogicCheck> {
-        let refused = enforced(dialect).minus(admitted(logic)?);
+        let admitted = admitted(logic)?;
+        if dialect == Dialect::Z3 && !admitted.meets(Theories::ARITH) {
+            return None;
+        }
+        let refused = enforced(dialect).minus(admitted);
         (refused != Theories::NONE).then(|| LogicCheck {
             refused,
             memo: Vec::new(),
@@ -496,5 +503,8 @@ mod tests {
         assert!(outside(Z3, "QF_LIA", &[a], "(assert (= (* a a) 4))"));
         assert!(!outside(Z3, "QF_NIA", &[a], "(assert (= (* a a) 4))"));
         assert!(!outside(Z3, "QF_LIA", &[a], "(assert (= (div a 2) 1))"));
+        assert!(
+            LogicCheck::new(Z3, "QF_AUFBV").is_none() && LogicCheck::new(Z3, "QF_BV").is_none()
+        );
     }
 }
