@@ -33,22 +33,13 @@ pub fn filter_model(
     let Ok(sx) = Sexps::parse(text) else {
         return text.to_string();
     };
-    let Some(&root) = sx.roots.first() else {
-        return text.to_string();
-    };
-    let Some(items) = sx.list(root) else {
+    let Some(items) = entries(&sx) else {
         return text.to_string();
     };
     let mut changed = false;
     // (order, entry text)
     let mut kept: Vec<((bool, usize), String)> = Vec::new();
-    let mut start = 0;
-    if let Some(&first) = items.first() {
-        if sx.is_symbol(first, "model") {
-            start = 1;
-        }
-    }
-    for &it in &items[start..] {
+    for &it in items {
         let k = sx.list(it).unwrap_or(&[]);
         let name = k.get(1).and_then(|&n| sx.symbol(n));
         match name.map(|n| (n, names.get(n))) {
@@ -79,6 +70,16 @@ pub fn filter_model(
     }
     let entries: Vec<String> = kept.into_iter().map(|(_, k)| k).collect();
     response::model_of_entries(dialect, &entries)
+}
+
+/// The entries (node ids) of a printed model: the items of its first list, past the
+/// `model` head yices (`--smt2-model-format`) and z3 before 4.8 put there.
+pub(crate) fn entries<'s>(sx: &'s Sexps<'_>) -> Option<&'s [u32]> {
+    let items = sx.list(*sx.roots.first()?)?;
+    match items.first() {
+        Some(&first) if sx.is_symbol(first, "model") => Some(&items[1..]),
+        _ => Some(items),
+    }
 }
 
 #[cfg(test)]

@@ -39,14 +39,10 @@ pub fn recheck(dialect: Dialect, check: &str, model: Option<&str>) -> Option<Str
 /// arguments), or None where one cannot be pinned (see the module doc).
 fn pins(model: &str) -> Option<Vec<String>> {
     let sx = Sexps::parse(model).ok()?;
-    let &[root] = sx.roots.as_slice() else {
+    if sx.roots.len() != 1 {
         return None;
-    };
-    let mut defs = sx.list(root)?;
-    // z3 before 4.8.x printed `(model (define-fun ...) ...)`.
-    if defs.first().is_some_and(|&d| sx.is_symbol(d, "model")) {
-        defs = &defs[1..];
     }
+    let defs = super::model_text::entries(&sx)?;
     let mut out = Vec::with_capacity(defs.len());
     for &d in defs {
         let parts = sx.list(d)?;
